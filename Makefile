@@ -1,0 +1,60 @@
+# dshctl — see README.md. Every target works on a fresh machine with Go 1.26.
+GO        ?= go
+BIN       ?= bin/dshctl
+FUZZTIME  ?= 30s
+CRASHRUNS ?= 200
+PKGS      := ./...
+
+.PHONY: all build test vet fmtcheck demo bench fuzz crash ci clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/dshctl
+
+# The full test suite: vet, formatting, unit, contract and testscript tests.
+test: vet fmtcheck
+	$(GO) test -count=1 $(PKGS)
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmtcheck:
+	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+# A first run on the bundled sample store (real dsh 0.1.0 logs); no dsh needed.
+demo: build
+	@echo '$$ dshctl list --all'
+	@$(BIN) --store testdata/demo/sessions list --all
+	@echo
+	@echo '$$ dshctl stat session-4f1c'
+	@$(BIN) --store testdata/demo/sessions stat session-4f1c
+	@echo
+	@echo '$$ dshctl cat -o text session-7a2b'
+	@$(BIN) --store testdata/demo/sessions cat -o text session-7a2b
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+# Runs every fuzz target for FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+	    echo "fuzz $$pkg $$f"; \
+	    $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+# Kills writer processes at random points and checks that no acknowledged event is lost.
+crash:
+	DSHCTL_CRASH_RUNS=$(CRASHRUNS) $(GO) test -count=1 -run='^TestCrash' -v ./internal/jsonl/
+
+# What CI runs: the full suite, then short fuzz and crash loops.
+ci: test
+	$(MAKE) fuzz FUZZTIME=3s
+	$(MAKE) crash CRASHRUNS=30
+
+clean:
+	rm -rf bin

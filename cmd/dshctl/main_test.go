@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"dshctl": func() { os.Exit(run(os.Args[1:], newEnv())) },
+		// holdlock takes the write lock of a session folder and keeps it
+		// until killed, standing in for a running dsh.
+		"holdlock": holdLock,
+	})
+}
+
+// sharedFixtures is ../shared/fixtures seen from the repository root.
+func sharedFixtures(t *testing.T) string {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("shared fixtures not found at %s: %v", dir, err)
+	}
+	return dir
+}
+
+func TestScripts(t *testing.T) {
+	fixtures := sharedFixtures(t)
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("..", "..", "testdata", "scripts"),
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("FIXTURES", fixtures)
+			e.Setenv("HOME", filepath.Join(e.WorkDir, "home"))
+			e.Setenv("XDG_STATE_HOME", filepath.Join(e.WorkDir, "state"))
+			e.Setenv("DSH_HOME", "")
+			e.Setenv("DSHCTL_STORE", "")
+			e.Setenv("NO_COLOR", "1")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"fixture":   cmdFixture,
+			"cmpjsonl":  cmdCmpJSONL,
+			"truncate":  cmdTruncate,
+			"countline": cmdCountLines,
+			"jsonfield": cmdJSONField,
+			"waitfile":  cmdWaitFile,
+		},
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+	})
+}
+
+// cmdFixture copies a file or tree from the shared fixtures into the work
+// directory, writable, so scripts never touch the read-only originals:
+//
+//	fixture dsh-0.1.0/jsonl-zstd store
+func cmdFixture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: fixture SRC DST")
+	}
+	src := filepath.Join(ts.Getenv("FIXTURES"), args[0])
+	dst := ts.MkAbs(args[1])
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	ts.Check(err)
+}
+
+// cmdCmpJSONL compares two JSONL files line by line as JSON values, so key
+// order does not matter:
+//
+//	cmpjsonl stdout $FIXTURES/…/id.events.jsonl
+func cmdCmpJSONL(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: cmpjsonl FILE1 FILE2")
+	}
+	a, b := readJSONL(ts, args[0]), readJSONL(ts, args[1])
+	equal := len(a) == len(b)
+	first := -1
+	for i := 0; i < min(len(a), len(b)); i++ {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			equal = false
+			first = i
+			break
+		}
+	}
+	switch {
+	case neg && equal:
+		ts.Fatalf("%s and %s are equal", args[0], args[1])
+	case !neg && !equal && first >= 0:
+		ts.Fatalf("line %d differs:\n%s\n%s", first+1, mustJSON(a[first]), mustJSON(b[first]))
+	case !neg && !equal:
+		ts.Fatalf("%s has %d lines, %s has %d", args[0], len(a), args[1], len(b))
+	}
+}
+
+func readJSONL(ts *testscript.TestScript, name string) []any {
+	var data []byte
+	if name == "stdout" || name == "stderr" {
+		data = []byte(ts.ReadFile(name))
+	} else {
+		var err error
+		data, err = os.ReadFile(ts.MkAbs(name))
+		ts.Check(err)
+	}
+	var out []any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		var v any
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			ts.Fatalf("%s line %d: %v", name, n, err)
+		}
+		out = append(out, v)
+	}
+	ts.Check(sc.Err())
+	return out
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// cmdTruncate cuts a file: truncate FILE -N removes N bytes from the end,
+// truncate FILE N keeps the first N bytes.
+func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: truncate FILE [-]N")
+	}
+	name := ts.MkAbs(args[0])
+	n, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	if n < 0 {
+		fi, err := os.Stat(name)
+		ts.Check(err)
+		n += fi.Size()
+	}
+	ts.Check(os.Truncate(name, n))
+}
+
+// cmdCountLines checks the number of lines of a file or stdout:
+//
+//	countline stdout 42
+func cmdCountLines(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: countline FILE N")
+	}
+	data := ts.ReadFile(args[0])
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	got := bytes.Count([]byte(data), []byte("\n"))
+	if (got == want) == neg {
+		ts.Fatalf("%s has %d lines, want %s%d", args[0], got, map[bool]string{true: "not ", false: ""}[neg], want)
+	}
+}
+
+// cmdJSONField checks one top-level field of the JSON object on stdout:
+//
+//	jsonfield eventCount 113
+func cmdJSONField(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: jsonfield KEY VALUE")
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(ts.ReadFile("stdout")), &obj); err != nil {
+		ts.Fatalf("stdout is not a JSON object: %v", err)
+	}
+	got := fmt.Sprint(obj[args[0]])
+	if (got == args[1]) == neg {
+		ts.Fatalf("%s is %s, want %s", args[0], got, args[1])
+	}
+}
+
+// cmdWaitFile waits up to 10 s for a file to exist (a background process
+// signalling that it is ready).
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	name := ts.MkAbs(args[0])
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(name); err == nil {
+			return
+		}
+	}
+	ts.Fatalf("%s did not appear", args[0])
+}
+
+// holdLock flocks DIR/session.lock, creates READY, and sleeps until killed:
+//
+//	exec holdlock DIR READY &
+func holdLock() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: holdlock DIR READYFILE")
+		os.Exit(2)
+	}
+	f, err := os.OpenFile(filepath.Join(os.Args[1], "session.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err == nil {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	}
+	if err == nil {
+		err = os.WriteFile(os.Args[2], nil, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	time.Sleep(time.Hour)
+}

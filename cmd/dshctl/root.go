@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Exit codes, as cli.md defines them.
+const (
+	exitOK       = 0
+	exitError    = 1 // operational: not found, I/O, lock busy, corrupt store
+	exitUsage    = 2 // unknown flag, bad argument
+	exitFindings = 3 // the check ran and found problems
+)
+
+// env is what a command may use of the outside world; tests replace it.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	now            func() time.Time
+	// stdoutTTY and stderrTTY say whether the streams are terminals:
+	// tables, colour and progress bars are for people only.
+	stdoutTTY, stderrTTY bool
+}
+
+func newEnv() *env {
+	return &env{
+		stdin:     os.Stdin,
+		stdout:    os.Stdout,
+		stderr:    os.Stderr,
+		getenv:    os.Getenv,
+		now:       time.Now,
+		stdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		stderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
+	}
+}
+
+// colour reports whether output to a terminal may use colour.
+func (e *env) colour() bool {
+	return e.stdoutTTY && e.getenv("NO_COLOR") == "" && e.getenv("TERM") != "dumb"
+}
+
+// globals are the flags every command shares.
+type globals struct {
+	store  string
+	output string
+	// allowUnknown is set by commands that show events of types unknown
+	// to the log's version instead of refusing the log.
+	allowUnknown bool
+}
+
+// usageError marks an error as the user's misuse of the command line.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// findingsError says the check ran and found problems (exit 3). Its message
+// has been printed already as part of the report.
+type findingsError struct{ summary string }
+
+func (f findingsError) Error() string { return f.summary }
+
+// hintError adds a second line telling the user what to do next.
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (h hintError) Error() string { return h.err.Error() }
+func (h hintError) Unwrap() error { return h.err }
+
+func withHint(err error, hint string) error { return hintError{err, hint} }
+
+// run executes one dshctl invocation and returns its exit code.
+func run(args []string, e *env) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g := &globals{}
+	root := newRootCmd(e, g)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return report(e, err)
+}
+
+// report prints err the way cli.md asks (one line, plus a hint line) and
+// maps it to an exit code.
+func report(e *env, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var f findingsError
+	if errors.As(err, &f) {
+		return exitFindings
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	fmt.Fprintf(e.stderr, "dshctl: %s\n", msg)
+	var h hintError
+	if errors.As(err, &h) && h.hint != "" {
+		fmt.Fprintf(e.stderr, "hint: %s\n", h.hint)
+	}
+	var u usageError
+	if errors.As(err, &u) {
+		fmt.Fprintln(e.stderr, "Run 'dshctl --help' for usage.")
+		return exitUsage
+	}
+	return exitError
+}
+
+func newRootCmd(e *env, g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dshctl",
+		Short: "Inspect and repair DeepSeek Harness (dsh) session logs",
+		Long: `dshctl inspects and repairs the session logs of the DeepSeek Harness (dsh).
+
+The store is $DSH_HOME/sessions (or ~/.dsh/sessions) unless --store or
+DSHCTL_STORE names another. A session is named by its id, a unique id prefix,
+or the path of its folder or log file.`,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetIn(e.stdin)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.store, "store", "", "session store: a JSONL root directory (default $DSHCTL_STORE, $DSH_HOME/sessions, ~/.dsh/sessions)")
+	pf.StringVarP(&g.output, "output", "o", "", "output format: table|json|jsonl (cat also: text)")
+
+	root.AddCommand(
+		newStatCmd(e, g),
+		newCatCmd(e, g),
+	)
+	// Unknown subcommands and bad positional arguments are usage errors.
+	for _, c := range root.Commands() {
+		wrapArgs(c)
+	}
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+		}
+		return nil
+	}
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	return root
+}
+
+// wrapArgs turns a command's argument validation errors into usage errors.
+func wrapArgs(c *cobra.Command) {
+	if c.Args == nil {
+		return
+	}
+	check := c.Args
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,138 @@
+package inspect
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// FilterOptions are `cat`'s event filters; the zero value matches every
+// event.
+type FilterOptions struct {
+	// From is the first seq to match.
+	From int64
+	// To is the last seq to match, when HasTo is set.
+	To    int64
+	HasTo bool
+	// Types are path.Match patterns of event types ("tool/*"); an event
+	// matches when any pattern does. Empty means every type.
+	Types []string
+	// Turn, when positive, matches the events from turn/start {turn:Turn}
+	// through its turn/end, inclusive.
+	Turn int64
+}
+
+// maxTypeCache bounds the per-type match cache of a Filter; a log has a few
+// dozen types, so this is only a guard against hostile input.
+const maxTypeCache = 1024
+
+// Filter matches events against FilterOptions. It must be fed every event of
+// the scanned range in seq order (turn tracking depends on it), and tells the
+// caller when no later event can match.
+type Filter struct {
+	o      FilterOptions
+	exact  map[string]bool
+	globs  []string
+	cache  map[string]bool
+	inTurn bool
+	done   bool
+}
+
+// NewFilter checks o (patterns must be valid, From must not exceed To) and
+// returns its Filter.
+func NewFilter(o FilterOptions) (*Filter, error) {
+	if o.From < 0 {
+		return nil, fmt.Errorf("--from %d: a seq is never negative", o.From)
+	}
+	if o.HasTo && o.From > o.To {
+		return nil, fmt.Errorf("--from %d is after --to %d", o.From, o.To)
+	}
+	f := &Filter{o: o}
+	if len(o.Types) > 0 {
+		f.exact, f.cache = map[string]bool{}, map[string]bool{}
+	}
+	for _, p := range o.Types {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("--type %q: %w", p, err)
+		}
+		if strings.ContainsAny(p, `*?[\`) {
+			f.globs = append(f.globs, p)
+		} else {
+			f.exact[p] = true
+		}
+	}
+	return f, nil
+}
+
+// ScanFrom is the seq a caller's scan may start at: From, or 0 with a turn
+// filter, whose turn/start may precede From.
+func (f *Filter) ScanFrom() int64 {
+	if f.o.Turn > 0 {
+		return 0
+	}
+	return f.o.From
+}
+
+// Match reports whether e passes every filter. After it, Done reports
+// whether the scan can stop.
+func (f *Filter) Match(e *seam.Event) bool {
+	if f.o.HasTo && e.Seq >= f.o.To {
+		f.done = true
+		if e.Seq > f.o.To {
+			return false
+		}
+	}
+	in := true
+	if f.o.Turn > 0 {
+		in = f.turn(e)
+	}
+	return in && e.Seq >= f.o.From && f.typeMatch(e.Type)
+}
+
+// turn tracks turn f.o.Turn and reports whether e belongs to it.
+func (f *Filter) turn(e *seam.Event) bool {
+	switch e.Type {
+	case typeTurnStart:
+		var d turnStep
+		f.inTurn = json.Unmarshal(e.Data, &d) == nil && d.Turn == f.o.Turn
+		return f.inTurn
+	case typeTurnEnd:
+		if !f.inTurn {
+			return false
+		}
+		// Turn numbers only grow, so nothing after this turn/end matches.
+		f.inTurn, f.done = false, true
+		return true
+	}
+	return f.inTurn
+}
+
+func (f *Filter) typeMatch(typ string) bool {
+	if f.exact == nil || f.exact[typ] {
+		return true
+	}
+	if len(f.globs) == 0 {
+		return false
+	}
+	if m, ok := f.cache[typ]; ok {
+		return m
+	}
+	m := false
+	for _, p := range f.globs {
+		if ok, _ := path.Match(p, typ); ok {
+			m = true
+			break
+		}
+	}
+	if len(f.cache) < maxTypeCache {
+		f.cache[typ] = m
+	}
+	return m
+}
+
+// Done reports that no event after the last one matched can pass: the scan
+// is past To, or past the end of the wanted turn.
+func (f *Filter) Done() bool { return f.done }

@@ -1,0 +1,82 @@
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// Stats are the exact figures of `stat --exact`, from one full pass.
+type Stats struct {
+	Events int64            `json:"events"`
+	ByType map[string]int64 `json:"byType"`
+	// Turns counts turn/start events; TurnEnds counts turn/end events by
+	// reason kind.
+	Turns    int64            `json:"turns"`
+	TurnEnds map[string]int64 `json:"turnEnds"`
+	// FirstTime and LastTime are the times of the first and last events (0
+	// for a log without events); they are not necessarily the extremes,
+	// since a fork's inherited events are older than its header.
+	FirstTime    int64     `json:"firstTime"`
+	LastTime     int64     `json:"lastTime"`
+	LastPromptAt int64     `json:"lastPromptAt,omitempty"`
+	OpenTurn     *OpenTurn `json:"openTurn,omitempty"`
+}
+
+// StatsCollector accumulates Stats over events fed in seq order.
+type StatsCollector struct {
+	s    Stats
+	open *OpenTurnTracker
+}
+
+// NewStatsCollector returns a collector for a log of format version.
+func NewStatsCollector(version int) *StatsCollector {
+	return &StatsCollector{
+		s:    Stats{ByType: map[string]int64{}, TurnEnds: map[string]int64{}},
+		open: NewOpenTurnTracker(version),
+	}
+}
+
+// Observe feeds the next event.
+func (c *StatsCollector) Observe(e *seam.Event) {
+	s := &c.s
+	if s.Events == 0 {
+		s.FirstTime = e.Time
+	}
+	s.Events++
+	s.LastTime = e.Time
+	s.ByType[e.Type]++
+	switch e.Type {
+	case typeTurnStart:
+		s.Turns++
+	case typeTurnEnd:
+		var d turnEnd
+		_ = json.Unmarshal(e.Data, &d)
+		s.TurnEnds[d.Reason.Kind]++
+	case typeUserMessage:
+		if isHumanPrompt(e) {
+			s.LastPromptAt = e.Time
+		}
+	}
+	c.open.Observe(e)
+}
+
+// Stats returns the figures so far; the maps are the collector's own.
+func (c *StatsCollector) Stats() Stats {
+	s := c.s
+	s.OpenTurn = c.open.OpenTurn()
+	return s
+}
+
+// ExactStats reads the whole of h once and returns its Stats.
+func ExactStats(ctx context.Context, h seam.Handle) (Stats, error) {
+	c := NewStatsCollector(h.Header().Version)
+	for e, err := range h.Scan(ctx, seam.ScanOptions{}) {
+		if err != nil {
+			return c.Stats(), err
+		}
+		c.Observe(&e)
+	}
+	return c.Stats(), nil
+}

@@ -1,0 +1,431 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// DefaultTranscriptWidth is the line width a Transcript uses when
+// TranscriptOptions.Width is 0.
+const DefaultTranscriptWidth = 100
+
+// TranscriptOptions tune a Transcript.
+type TranscriptOptions struct {
+	// Width caps the one-line renderings (tool calls, tool results,
+	// reasoning) and the rules, in runes: 0 means DefaultTranscriptWidth, a
+	// negative value means no cap.
+	Width int
+	// Color adds ANSI colours; callers set it only for a terminal without
+	// NO_COLOR.
+	Color bool
+	// Location is the zone of the times in turn headers; nil means UTC.
+	Location *time.Location
+}
+
+// ANSI styles.
+const (
+	sgrReset  = "\x1b[0m"
+	sgrBold   = "\x1b[1m"
+	sgrDim    = "\x1b[2m"
+	sgrRed    = "\x1b[31m"
+	sgrGreen  = "\x1b[32m"
+	sgrYellow = "\x1b[33m"
+	sgrBlue   = "\x1b[34m"
+	sgrCyan   = "\x1b[36m"
+)
+
+// Transcript renders events as a readable conversation for `cat -o text`:
+// turn headers, prompts, assistant text, tool calls and results, errors,
+// titles, compactions, and one line for each event of a plugin's type. The
+// other dsh events (chunks, steps, requests) are passed over. Its state is
+// bounded by one turn.
+type Transcript struct {
+	w     io.Writer
+	o     TranscriptOptions
+	width int // < 0: no cap
+	rule  int
+	buf   []byte
+	// names maps the current turn's call ids to tool names; shown holds the
+	// ids already rendered from an assistant/message, so the tool/call that
+	// follows is not rendered twice.
+	names map[string]string
+	shown map[string]bool
+	wrote bool
+}
+
+// NewTranscript returns a Transcript writing to w.
+func NewTranscript(w io.Writer, o TranscriptOptions) *Transcript {
+	t := &Transcript{w: w, o: o, width: o.Width, names: map[string]string{}, shown: map[string]bool{}}
+	if t.width == 0 {
+		t.width = DefaultTranscriptWidth
+	}
+	t.rule = 80
+	if t.width > 0 {
+		t.rule = min(t.width, 80)
+	}
+	if t.o.Location == nil {
+		t.o.Location = time.UTC
+	}
+	return t
+}
+
+// Render writes the lines for e, if any, with a single Write.
+func (t *Transcript) Render(e *seam.Event) error {
+	t.buf = t.buf[:0]
+	t.replaced(e)
+	switch e.Type {
+	case typeTurnStart:
+		t.turnStart(e)
+	case typeTurnEnd:
+		t.turnEnd(e)
+	case typeUserMessage:
+		var m message
+		if decode(e.Data, &m) {
+			t.user(&m)
+		}
+	case typeAssistantMessage:
+		t.assistant(e)
+	case typeToolCall:
+		var d toolCallPayload
+		if json.Unmarshal(e.Data, &d) == nil {
+			t.names[d.CallID] = d.Name
+			if !t.shown[d.CallID] {
+				t.call(d.Name, d.Arguments)
+			}
+		}
+	case typeToolResult:
+		t.toolResult(e)
+	case typeSystemMessage, typeDeveloperMessage:
+		t.other(e)
+	case typeSessionTitle:
+		var d struct{ Title string }
+		if json.Unmarshal(e.Data, &d) == nil {
+			t.labelled("title", sgrBlue, d.Title)
+		}
+	case typeEndSeed:
+		// v2+ marks the end of a fork's inherited events with inherited:
+		// true; the plain marker (and every v0 one) also follows a resume.
+		s := "── session/end-seed ──"
+		if bytes.Contains(e.Data, []byte(`"inherited":true`)) {
+			s = "── end of inherited events ──"
+		}
+		t.styled(sgrDim, s)
+		t.nl()
+	case typeSubagent:
+		var d struct{ Label, Mode string }
+		if json.Unmarshal(e.Data, &d) == nil && d.Label != "" {
+			t.styled(sgrDim, "subagent: "+clean(d.Label)+modeSuffix(d.Mode))
+			t.nl()
+		}
+	default:
+		// A type outside dsh's vocabulary comes from a plugin: show that it
+		// happened, since nothing else would.
+		if !seam.KnownType(seam.MaxVersion, e.Type) && !seam.KnownType(0, e.Type) {
+			t.styled(sgrDim, t.line("· "+clean(e.Type)+" ", string(e.Data)))
+			t.nl()
+		}
+	}
+	if len(t.buf) == 0 {
+		return nil
+	}
+	t.wrote = true
+	_, err := t.w.Write(t.buf)
+	return err
+}
+
+func modeSuffix(mode string) string {
+	if mode == "" {
+		return ""
+	}
+	return " (" + clean(mode) + ")"
+}
+
+func (t *Transcript) turnStart(e *seam.Event) {
+	clear(t.names)
+	clear(t.shown)
+	var d turnStep
+	_ = json.Unmarshal(e.Data, &d)
+	if t.wrote {
+		t.nl()
+	}
+	head := "── turn " + strconv.FormatInt(d.Turn, 10) + " · " +
+		time.UnixMilli(e.Time).In(t.o.Location).Format("2006-01-02 15:04:05 MST") + " "
+	if n := t.rule - utf8.RuneCountInString(head); n > 2 {
+		head += strings.Repeat("─", n)
+	} else {
+		head += "──"
+	}
+	t.styled(sgrBold, head)
+	t.nl()
+}
+
+// turnEnd is silent for a completed turn and shows every other reason as an
+// error rule.
+func (t *Transcript) turnEnd(e *seam.Event) {
+	var d turnEnd
+	_ = json.Unmarshal(e.Data, &d)
+	r := d.Reason
+	if r.Kind == "completed" {
+		return
+	}
+	s := "── turn " + strconv.FormatInt(d.Turn, 10) + " " + clean(r.Kind)
+	if r.Reason.Kind != "" {
+		s += " (" + clean(r.Reason.Kind) + ")"
+	}
+	if r.Error.Code != "" {
+		s += " " + clean(r.Error.Code)
+	}
+	if r.Error.Message != "" {
+		s += ": " + oneLine(r.Error.Message)
+	}
+	t.styled(sgrRed, t.cut(s+" ──"))
+	t.nl()
+}
+
+// replaced announces a surface event that replaces earlier ones, like a
+// compaction summary replacing the messages it shadows.
+func (t *Transcript) replaced(e *seam.Event) {
+	if len(e.SurfaceOp) == 0 || e.SurfaceOp[0] != '{' {
+		return
+	}
+	var op struct {
+		Start, End, StartSeq, EndSeq *int64
+	}
+	if json.Unmarshal(e.SurfaceOp, &op) != nil {
+		return
+	}
+	start, end := op.Start, op.End
+	if op.StartSeq != nil {
+		start, end = op.StartSeq, op.EndSeq
+	}
+	if start == nil || end == nil {
+		return
+	}
+	t.styled(sgrDim, "── replaces seqs "+strconv.FormatInt(*start, 10)+"–"+strconv.FormatInt(*end, 10)+" ──")
+	t.nl()
+}
+
+func (t *Transcript) user(m *message) {
+	label := "user"
+	if k := m.Source.Kind; k != "" && k != "user" {
+		label += " (" + clean(k)
+		if m.Source.Plugin != "" {
+			label += " " + clean(m.Source.Plugin)
+		}
+		label += ")"
+	}
+	t.labelled(label, sgrCyan, contentText(m.Content))
+}
+
+func (t *Transcript) assistant(e *seam.Event) {
+	var d assistantPayload
+	if !decode(e.Data, &d) {
+		return
+	}
+	for _, b := range d.Message.Content {
+		switch b.Type {
+		case "text":
+			if b.Text != "" {
+				t.labelled("assistant", sgrGreen, b.Text)
+			}
+		case "reasoning":
+			t.styled(sgrDim, t.line("  thinking: ", b.Text))
+			t.nl()
+		case "tool-call":
+			t.names[b.ID], t.shown[b.ID] = b.Name, true
+			t.call(b.Name, b.Arguments)
+		}
+	}
+	if d.Interrupted {
+		t.styled(sgrDim, "  (interrupted)")
+		t.nl()
+	}
+}
+
+func (t *Transcript) call(name, args string) {
+	t.styled(sgrYellow, t.line("  → "+clean(name)+" ", args))
+	t.nl()
+}
+
+func (t *Transcript) toolResult(e *seam.Event) {
+	var d toolResultPayload
+	if !decode(e.Data, &d) {
+		return
+	}
+	m := &d.Message
+	content, isErr := m.Content, m.IsError
+	if m.Role != "tool" {
+		// v0–v3: the result sits in a tool-result block.
+		for _, b := range content {
+			if b.Type == "tool-result" {
+				content, isErr = b.Content, b.IsError
+				break
+			}
+		}
+	}
+	name := t.names[m.callID()]
+	if name == "" {
+		name = "tool"
+	}
+	mark, style := "  ← ", ""
+	if isErr || d.Error != nil {
+		mark, style = "  ✗ ", sgrRed
+	}
+	s := mark + clean(name)
+	if d.Error != nil && d.Error.Code != "" {
+		s += " " + clean(d.Error.Code)
+	}
+	if text := contentText(content); strings.TrimSpace(text) != "" {
+		s = t.line(s+": ", text)
+	} else {
+		s = t.cut(s + " (no output)")
+	}
+	t.styled(style, s)
+	t.nl()
+}
+
+// other renders system and developer messages, whose payload is the message
+// or holds it under "message".
+func (t *Transcript) other(e *seam.Event) {
+	var d struct {
+		Message *message `json:"message"`
+	}
+	if !decode(e.Data, &d) {
+		return
+	}
+	m := d.Message
+	if m == nil {
+		m = new(message)
+		if !decode(e.Data, m) {
+			return
+		}
+	}
+	if text := contentText(m.Content); text != "" {
+		t.labelled(strings.TrimSuffix(e.Type, "/message"), sgrDim, text)
+	}
+}
+
+// contentText joins the text of content blocks with newlines, naming the
+// blocks that have no text.
+func contentText(bs []block) string {
+	var sb strings.Builder
+	for _, b := range bs {
+		var s string
+		switch b.Type {
+		case "text":
+			s = b.Text
+		case "image", "file":
+			s = "[" + b.Type + "]"
+		default:
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(s)
+	}
+	return sb.String()
+}
+
+// labelled writes "label: text", indenting the text's later lines.
+func (t *Transcript) labelled(label, style, text string) {
+	t.styled(style, label+":")
+	lines := strings.Split(clean(strings.TrimRight(text, "\n")), "\n")
+	if lines[0] != "" {
+		t.buf = append(t.buf, ' ')
+		t.buf = append(t.buf, lines[0]...)
+	}
+	for _, line := range lines[1:] {
+		t.nl()
+		if line != "" {
+			t.buf = append(t.buf, "  "...)
+			t.buf = append(t.buf, line...)
+		}
+	}
+	t.nl()
+}
+
+func (t *Transcript) styled(style, s string) {
+	if t.o.Color && style != "" && s != "" {
+		t.buf = append(t.buf, style...)
+		t.buf = append(t.buf, s...)
+		t.buf = append(t.buf, sgrReset...)
+		return
+	}
+	t.buf = append(t.buf, s...)
+}
+
+func (t *Transcript) nl() { t.buf = append(t.buf, '\n') }
+
+// cut shortens s to the width, ending it with "…" when something is left out.
+func (t *Transcript) cut(s string) string {
+	if t.width < 0 || utf8.RuneCountInString(s) <= t.width {
+		return s
+	}
+	return ellipsis(prefixRunes(s, t.width-1))
+}
+
+// line returns prefix and text on one line, cut to the width. Only the head
+// of a long text is looked at, so a huge tool result costs no more than a
+// short one.
+func (t *Transcript) line(prefix, text string) string {
+	if t.width < 0 {
+		return prefix + oneLine(text)
+	}
+	head := prefixRunes(text, 8*t.width)
+	s := t.cut(prefix + oneLine(head))
+	if len(head) < len(text) && !strings.HasSuffix(s, "…") {
+		s = ellipsis(prefixRunes(s, t.width-1))
+	}
+	return s
+}
+
+// prefixRunes returns the first n runes of s.
+func prefixRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+func ellipsis(s string) string { return strings.TrimRight(s, " ") + "…" }
+
+// oneLine collapses every run of white space in s to one space, after
+// clean.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(clean(s)), " ")
+}
+
+// clean makes log text safe for a terminal: "\r\n" becomes "\n", and every
+// other control character (escape sequences included) becomes U+FFFD, so a
+// log cannot move the cursor or recolour the screen.
+func clean(s string) string {
+	ok := true
+	for _, r := range s {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,207 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/")
+
+func render(t testing.TB, o TranscriptOptions, events []seam.Event) string {
+	t.Helper()
+	var b bytes.Buffer
+	tr := NewTranscript(&b, o)
+	for i := range events {
+		if err := tr.Render(&events[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "transcript", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// TestTranscriptGolden renders real logs of every format version.
+func TestTranscriptGolden(t *testing.T) {
+	v2v4 := filepath.Join(fixtures, "dsh-v2-v4")
+	open := fixtureEvents(t, openTailID)
+	cases := []struct {
+		name   string
+		o      TranscriptOptions
+		events func() []seam.Event
+	}{
+		{"tools-aborted.txt", TranscriptOptions{Width: 80}, func() []seam.Event {
+			return fixtureEvents(t, "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c")
+		}},
+		{"compaction.txt", TranscriptOptions{}, func() []seam.Event {
+			return fixtureEvents(t, "session-2c3d4e5f-6071-4829-9abc-def012345678")
+		}},
+		{"fork.txt", TranscriptOptions{}, func() []seam.Event {
+			return fixtureEvents(t, "session-6e7f8091-0213-4b4c-9d5e-6f7081920314")
+		}},
+		{"plugin-unicode.txt", TranscriptOptions{Width: 40}, func() []seam.Event {
+			return append(fixtureEvents(t, "task_review_01___x"), fixtureEvents(t, "session-9e8d7c6b-5a49-4382-a716-05f4e3d2c1b0")...)
+		}},
+		{"subagent.txt", TranscriptOptions{}, func() []seam.Event {
+			return fixtureEvents(t, "session-c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f")
+		}},
+		{"interrupted-closers.txt", TranscriptOptions{Width: 72}, func() []seam.Event {
+			return append(open, track(0, open).Closers()...)
+		}},
+		{"interrupted-closers-color.txt", TranscriptOptions{Width: 72, Color: true, Location: time.FixedZone("CEST", 2*3600)}, func() []seam.Event {
+			return append(open, track(0, open).Closers()...)
+		}},
+		{"v3-showcase.txt", TranscriptOptions{Width: 100}, func() []seam.Event {
+			_, es := readLines(t, filepath.Join(v2v4, "--dsh-workspace--", "preview-showcase", "session.v3.jsonl"), 3)
+			return es
+		}},
+		{"v3-seeded-subagent-tail.txt", TranscriptOptions{}, func() []seam.Event {
+			_, es := readLines(t, filepath.Join(v2v4, "--dsh-workspace--", "preview-architecture-review", "session.v3.jsonl"), 3)
+			return es[len(es)-12:]
+		}},
+		{"v4-plugin-types.txt", TranscriptOptions{}, func() []seam.Event {
+			_, es := readLines(t, filepath.Join(v2v4, "_no-cwd", "legacy-sdk-history", "session.v4.jsonl"), 4)
+			return es
+		}},
+		{"v4-tool-messages.txt", TranscriptOptions{Width: 90}, func() []seam.Event { return v4Turn() }},
+		{"errors.txt", TranscriptOptions{Width: 90}, func() []seam.Event { return errorTurns() }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := render(t, c.o, c.events())
+			golden(t, c.name, got)
+			if !c.o.Color && strings.Contains(got, "\x1b") {
+				t.Error("escape sequence without Color")
+			}
+		})
+	}
+}
+
+// v4Turn is a v4 turn with tool messages, an error result, reasoning, a
+// system message and an interrupted closer.
+func v4Turn() []seam.Event {
+	events := []seam.Event{
+		ev(0, 1790000000000, "turn/start", `{"turn":1}`),
+		ev(1, 1790000000001, "system/message", `{"turn":1,"step":1,"message":{"id":"s","role":"system","content":[{"type":"text","text":"Be brief."}],"source":{"kind":"system"}}}`),
+		ev(2, 1790000000002, "user/message", `{"id":"u","role":"user","content":[{"type":"text","text":"Look at this:"},{"type":"image","attachment":{"id":"a"}}],"source":{"kind":"user"}}`),
+		ev(3, 1790000000003, "step/start", `{"turn":1,"step":1}`),
+		ev(4, 1790000000004, "assistant/message", `{"turn":1,"step":1,"message":{"id":"m","role":"assistant","content":[`+
+			`{"type":"reasoning","text":"The user shows an image.\nI should list the files and then read the biggest one, carefully, without guessing."},`+
+			`{"type":"text","text":"Checking.\n\nTwo calls:"},`+
+			`{"type":"tool-call","id":"c1","name":"ls","arguments":"{\"path\":\".\"}"},`+
+			`{"type":"tool-call","id":"c2","name":"cat","arguments":"{\"path\":\"big.bin\"}"},`+
+			`{"type":"tool-call","id":"c3","name":"rm","arguments":"{\"path\":\"tmp\"}"}]}}`),
+		ev(5, 1790000000005, "tool/call", `{"turn":1,"step":1,"callId":"c1","name":"ls","arguments":"{\"path\":\".\"}"}`),
+		ev(6, 1790000000006, "tool/result", `{"turn":1,"step":1,"message":{"id":"r1","role":"tool","toolCallId":"c1","source":{"kind":"tool","callId":"c1"},"content":[{"type":"text","text":"a.txt\nbig.bin\n\u001b[31mred\u001b[0m"}]}}`),
+		ev(7, 1790000000007, "tool/call", `{"turn":1,"step":1,"callId":"c2","name":"cat","arguments":"{\"path\":\"big.bin\"}"}`),
+		ev(8, 1790000000008, "tool/result", `{"turn":1,"step":1,"message":{"id":"r2","role":"tool","toolCallId":"c2","isError":true,"source":{"kind":"tool","callId":"c2"},"content":[{"type":"text","text":"binary file"}]}}`),
+		ev(9, 1790000000009, "tool/call", `{"turn":1,"step":1,"callId":"c3","name":"rm","arguments":"{\"path\":\"tmp\"}"}`),
+		ev(10, 1790000000010, "tool/call", `{"turn":1,"step":1,"callId":"late","name":"echo","arguments":"{}"}`),
+		ev(11, 1790000000011, "developer/message", `{"id":"d","role":"developer","content":[{"type":"text","text":"note"}],"source":{"kind":"developer"}}`),
+	}
+	return append(events, track(4, events).Closers()...)
+}
+
+// errorTurns has failed turns, a result whose content is a plain string,
+// a v3 replace and a resume marker.
+func errorTurns() []seam.Event {
+	events := []seam.Event{
+		ev(0, 1787000000000, "turn/start", `{"turn":1}`),
+		prompt(1, 1787000000001, "user"),
+		ev(2, 1787000000002, "tool/call", `{"turn":1,"step":1,"callId":"c","name":"fetch","arguments":"{\"url\":\"https://example.com\"}"}`),
+		ev(3, 1787000000003, "tool/result", `{"turn":1,"step":1,"message":{"id":"r","role":"user","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","isError":true,"content":"HTTP 503\nretry later"}]}}`),
+		ev(4, 1787000000004, "turn/end", `{"turn":1,"reason":{"kind":"error","error":{"message":"provider 500: boom","code":"SERVER","status":500}}}`),
+		ev(5, 1787000000005, "session/end-seed", `{}`),
+		ev(6, 1787000000006, "turn/start", `{"turn":2}`),
+		ev(7, 1787000000007, "assistant/message", `{"turn":2,"step":1,"message":{"id":"a","role":"assistant","content":[{"type":"text","text":"Summary of turn 1."}]}}`),
+		ev(8, 1787000000008, "turn/end", `{"turn":2,"reason":{"kind":"max-tokens"}}`),
+	}
+	events[7].SurfaceOp = json.RawMessage(`{"op":"replace","startSeq":1,"endSeq":3}`)
+	return events
+}
+
+func TestTranscriptWidth(t *testing.T) {
+	long := strings.Repeat("é", 50)
+	events := []seam.Event{
+		ev(0, 0, "tool/call", `{"turn":1,"step":1,"callId":"c","name":"t","arguments":"`+long+`"}`),
+	}
+	// Only the head of a long text is read, and what is left out is marked.
+	spaced := []seam.Event{
+		ev(0, 0, "tool/call", `{"turn":1,"step":1,"callId":"c","name":"t","arguments":"a`+strings.Repeat(" ", 2000)+`b"}`),
+	}
+	if got := render(t, TranscriptOptions{Width: 20}, spaced); got != "  → t a…\n" {
+		t.Errorf("spaced: %q", got)
+	}
+	for _, c := range []struct {
+		width int
+		want  string
+	}{
+		{10, "  → t ééé…\n"},
+		{-1, "  → t " + long + "\n"},
+		{0, "  → t " + long + "\n"},
+	} {
+		if got := render(t, TranscriptOptions{Width: c.width}, events); got != c.want {
+			t.Errorf("width %d: %q, want %q", c.width, got, c.want)
+		}
+	}
+}
+
+// TestTranscriptSafe: text from a log never reaches the terminal as control
+// sequences, and undecodable payloads are passed over.
+func TestTranscriptSafe(t *testing.T) {
+	events := []seam.Event{
+		prompt(0, 0, "user"),
+		ev(1, 0, "user/message", `{"content":[{"type":"text","text":"a\u001b]0;pwned\u0007b\r\nc"}],"source":{"kind":"user"}}`),
+		ev(2, 0, "assistant/message", `{"turn":"x"}`),
+		ev(3, 0, "tool/result", `[]`),
+		ev(4, 0, "turn/start", `{}`),
+	}
+	got := render(t, TranscriptOptions{}, events)
+	want := "user: hi\nuser: a\uFFFD]0;pwned\uFFFDb\n  c\n\n── turn 0 · 1970-01-01 00:00:00 UTC " + strings.Repeat("─", 44) + "\n"
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
+
+func TestTranscriptWriteError(t *testing.T) {
+	tr := NewTranscript(failWriter{}, TranscriptOptions{})
+	skip := ev(0, 0, "step/start", `{"turn":1,"step":1}`)
+	if err := tr.Render(&skip); err != nil {
+		t.Errorf("silent event: %v", err)
+	}
+	e := prompt(1, 0, "user")
+	if err := tr.Render(&e); err == nil {
+		t.Error("write error not returned")
+	}
+}

@@ -1,0 +1,302 @@
+package jsonl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"iter"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// handle is an open session of a Store.
+type handle struct {
+	s         *Store
+	id        string
+	access    seam.Access
+	hdr       seam.Header
+	inherited int64
+	dir       *sessionDir
+
+	mu     sync.Mutex
+	closed bool
+	log    *logFile     // nil while a create is pending
+	body   position     // the first body record
+	cps    []checkpoint // resumable positions, by seq
+	w      *writer      // write state; nil for read handles
+}
+
+var (
+	_ seam.Handle    = (*handle)(nil)
+	_ seam.RawReader = (*handle)(nil)
+)
+
+func (h *handle) ID() string                 { return h.id }
+func (h *handle) Header() seam.Header        { return h.hdr }
+func (h *handle) InheritedEventCount() int64 { return h.inherited }
+func (h *handle) Access() seam.Access        { return h.access }
+
+// Open opens a stored session. A read open checks the layout, the header
+// and the tail (and, for a seeded v2+ header, finds the seed marker); the
+// body is validated as it is read. A write open takes the session lock and
+// validates the whole log first, as dsh does before it appends.
+func (s *Store) Open(ctx context.Context, id string, access seam.Access) (seam.Handle, error) {
+	if err := s.check(ctx, "open"); err != nil {
+		return nil, err
+	}
+	if access == seam.Write {
+		return s.openWrite(ctx, id)
+	}
+	if h := s.pending(id); h != nil {
+		return &handle{s: s, id: id, access: seam.Read, hdr: h.hdr, inherited: h.inherited, dir: h.dir}, nil
+	}
+	d, err := s.find("open", id)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.openLog("open", d, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.openRead(ctx, l, d)
+	if err != nil {
+		l.f.Close()
+		return nil, seam.Wrap(err, seam.ErrIO, "open", id)
+	}
+	return h, nil
+}
+
+func (s *Store) openRead(ctx context.Context, l *logFile, d *sessionDir) (*handle, error) {
+	ht, err := s.readHeadTail(l, d)
+	if err != nil {
+		return nil, err
+	}
+	h := &handle{s: s, id: d.id, access: seam.Read, hdr: ht.hi.hdr, dir: d, log: l,
+		body: position{fileOff: ht.hi.bodyOff, textOff: ht.hi.bodyText, lineNo: 1, frame: 1}}
+	if t := ht.tail.last; t != nil && !s.opts.AllowUnknownTypes {
+		for _, e := range t.Events() {
+			if err := seam.CheckVocabulary(&e, h.hdr.Version); err != nil {
+				return nil, l.located(err, seam.ErrUnsupportedFormat, ht.tail.lastPos)
+			}
+		}
+	}
+	if h.inherited, err = h.findInherited(ctx, ht.size); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// findInherited returns the inherited event count: the header's seedLength
+// (v0/v1), or the seq of the first session/end-seed {inherited:true}
+// marker of a seeded v2+ log. A full forward Scan checks that the last
+// marker agrees.
+func (h *handle) findInherited(ctx context.Context, size int64) (int64, error) {
+	if h.hdr.Version < 2 || !h.hdr.Seeded() {
+		var m seam.SeedMarker
+		return m.Result(&h.hdr)
+	}
+	var m seam.SeedMarker
+	found := false
+	r := h.reader(true)
+	_, _, err := r.forward(ctx, r.start(), size, 0, 0, func(e *seam.Event) bool {
+		if e.Type != "session/end-seed" {
+			return true
+		}
+		m.Observe(e)
+		_, err := m.Result(&h.hdr)
+		found = err == nil
+		return !found
+	})
+	if err != nil {
+		return 0, err
+	}
+	n, err := m.Result(&h.hdr)
+	if err != nil {
+		return 0, h.log.located(err, seam.ErrCorrupt, h.log.pos(0, -1, 1, -1))
+	}
+	return n, nil
+}
+
+// reader returns a reader of h's log; lenient serves unknown types.
+func (h *handle) reader(lenient bool) *reader {
+	return &reader{l: h.log, hdr: &h.hdr, body: h.body, lenient: lenient, onCheckpoint: h.addCheckpoint}
+}
+
+func (h *handle) addCheckpoint(cp checkpoint) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n := len(h.cps); n == 0 || h.cps[n-1].next < cp.next {
+		h.cps = append(h.cps, cp)
+	}
+}
+
+// checkpointFor returns the latest remembered position at or before seq.
+func (h *handle) checkpointFor(seq int64) checkpoint {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i := sort.Search(len(h.cps), func(i int) bool { return h.cps[i].next > seq })
+	if i == 0 {
+		return checkpoint{at: h.body}
+	}
+	return h.cps[i-1]
+}
+
+// use checks that h is open and returns the log (nil while pending) and
+// the size of the file to read.
+func (h *handle) use(op string) (*logFile, int64, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, 0, &seam.Error{Kind: seam.ErrHandleClosed, Op: op, ID: h.id, Pos: seam.NoPos}
+	}
+	if h.log == nil {
+		return nil, 0, nil
+	}
+	if h.w != nil {
+		return h.log, h.w.size, nil
+	}
+	fi, err := h.log.f.Stat()
+	if err != nil {
+		return nil, 0, seam.Wrap(h.log.ioError(err, -1), seam.ErrIO, op, h.id)
+	}
+	return h.log, fi.Size(), nil
+}
+
+// Read returns the committed events from seq offset on, at most length of
+// them (all when length < 0).
+func (h *handle) Read(ctx context.Context, offset, length int64) ([]seam.Event, error) {
+	if offset < 0 {
+		return nil, seam.Errorf(seam.ErrInvalid, "read", h.id, seam.NoPos, "negative offset %d", offset)
+	}
+	var out []seam.Event
+	if length == 0 {
+		if _, _, err := h.use("read"); err != nil {
+			return nil, err
+		}
+		return []seam.Event{}, nil
+	}
+	for e, err := range h.Scan(ctx, seam.ScanOptions{From: offset}) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+		if length > 0 && int64(len(out)) == length {
+			break
+		}
+	}
+	if out == nil {
+		out = []seam.Event{}
+	}
+	return out, nil
+}
+
+// Scan streams committed events. Forward scans validate what they read (a
+// complete one also checks the v2+ seed-marker rule); reverse scans read
+// from the tail with the same backward search as Stat. Errors end the
+// stream.
+func (h *handle) Scan(ctx context.Context, opts seam.ScanOptions) iter.Seq2[seam.Event, error] {
+	return func(yield func(seam.Event, error) bool) {
+		fail := func(err error) { yield(seam.Event{}, seam.Wrap(err, seam.ErrIO, "read", h.id)) }
+		if opts.From < 0 {
+			fail(seam.Errorf(seam.ErrInvalid, "read", h.id, seam.NoPos, "negative seq %d", opts.From))
+			return
+		}
+		l, size, err := h.use("read")
+		if err != nil || l == nil {
+			if err != nil {
+				fail(err)
+			}
+			return
+		}
+		r := h.reader(h.s.opts.AllowUnknownTypes)
+		emit := func(e *seam.Event) bool { return yield(*e, nil) }
+		if opts.Reverse {
+			if err := r.reverse(ctx, size, opts.MaxBytes, opts.From, emit); err != nil {
+				fail(err)
+			}
+			return
+		}
+		end, done, err := r.forward(ctx, h.checkpointFor(opts.From), size, opts.MaxBytes, opts.From, emit)
+		switch {
+		case err != nil:
+			fail(err)
+		case done:
+			if n, err := end.marker.Result(&h.hdr); err != nil {
+				fail(l.located(err, seam.ErrCorrupt, l.pos(0, -1, 1, -1)))
+			} else if n != h.inherited {
+				fail(l.errorf(seam.ErrCorrupt, l.pos(-1, -1, -1, n), "the last seed marker is at seq %d, the first at %d", n, h.inherited))
+			}
+		}
+	}
+}
+
+// Raw streams the physical records of the live log as stored, header
+// included, up to the torn tail.
+func (h *handle) Raw(ctx context.Context) iter.Seq2[seam.RawRecord, error] {
+	return func(yield func(seam.RawRecord, error) bool) {
+		fail := func(err error) { yield(seam.RawRecord{}, seam.Wrap(err, seam.ErrIO, "raw", h.id)) }
+		l, size, err := h.use("raw")
+		if err != nil || l == nil {
+			if err != nil {
+				fail(err)
+			}
+			return
+		}
+		br, err := l.newBodyReader(position{}, size, 0)
+		if err != nil {
+			fail(err)
+			return
+		}
+		defer br.close()
+		for {
+			if err := ctx.Err(); err != nil {
+				fail(err)
+				return
+			}
+			rec, err := br.next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				fail(err)
+				return
+			}
+			raw := seam.RawRecord{Line: bytes.Clone(rec.line), Offset: rec.off, Frame: rec.frame}
+			if rec.frame >= 0 {
+				raw.FrameOffset, raw.FrameSize = rec.frameOff, rec.frameSize
+			}
+			if !yield(raw, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Close releases the handle; a write handle releases ownership and, for a
+// create that was never materialized, the pending id.
+func (h *handle) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	l, w := h.log, h.w
+	h.mu.Unlock()
+	var errs []error
+	if w != nil || h.access == seam.Write {
+		errs = append(errs, h.closeWriter(w))
+		h.s.release(h.id, h)
+	}
+	if l != nil {
+		errs = append(errs, l.f.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return seam.Wrap(err, seam.ErrIO, "close", h.id)
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package jsonl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// fixturesDir returns shared/fixtures: $DSHCTL_FIXTURES/.. when set (it
+// names dsh-0.1.0), else the nearest ancestor of the working directory
+// that has it.
+func fixturesDir(tb testing.TB) string {
+	tb.Helper()
+	if d := os.Getenv("DSHCTL_FIXTURES"); d != "" {
+		return filepath.Dir(d)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for dir := wd; ; {
+		p := filepath.Join(dir, "shared", "fixtures")
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatalf("shared/fixtures not found above %s; set DSHCTL_FIXTURES", wd)
+		}
+		dir = parent
+	}
+}
+
+// copyTree copies the directory src into a new temp dir and returns it;
+// fixtures are read-only and must never be written in place.
+func copyTree(tb testing.TB, src string) string {
+	tb.Helper()
+	dst := filepath.Join(tb.TempDir(), "root")
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dst
+}
+
+// testFS wraps the real file system: it counts the bytes read and can make
+// writes, syncs and truncations fail.
+type testFS struct {
+	osFS
+	read atomic.Int64
+
+	mu           sync.Mutex
+	failWrite    func(path string) error
+	failSync     func(path string) error
+	failTruncate func(path string) error
+}
+
+func (t *testFS) OpenFile(name string, flag int, perm fs.FileMode) (file, error) {
+	f, err := t.osFS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &testFile{file: f, fs: t, path: name}, nil
+}
+
+func (t *testFS) hook(which *func(string) error, path string) error {
+	t.mu.Lock()
+	f := *which
+	t.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return f(path)
+}
+
+func (t *testFS) set(which *func(string) error, f func(string) error) {
+	t.mu.Lock()
+	*which = f
+	t.mu.Unlock()
+}
+
+type testFile struct {
+	file
+	fs   *testFS
+	path string
+}
+
+func (f *testFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.file.ReadAt(p, off)
+	f.fs.read.Add(int64(n))
+	return n, err
+}
+
+func (f *testFile) Write(p []byte) (int, error) {
+	if err := f.fs.hook(&f.fs.failWrite, f.path); err != nil {
+		// Write half, as a full disk would, then fail.
+		n, _ := f.file.Write(p[:len(p)/2])
+		return n, err
+	}
+	return f.file.Write(p)
+}
+
+func (f *testFile) Sync() error {
+	if err := f.fs.hook(&f.fs.failSync, f.path); err != nil {
+		return err
+	}
+	return f.file.Sync()
+}
+
+func (f *testFile) Truncate(size int64) error {
+	if err := f.fs.hook(&f.fs.failTruncate, f.path); err != nil {
+		return err
+	}
+	return f.file.Truncate(size)
+}
+
+// openStore opens root with opts and the test file system.
+func openStore(tb testing.TB, root string, opts Options) (*Store, *testFS) {
+	tb.Helper()
+	tfs := &testFS{}
+	opts.fs = tfs
+	s, err := Open(root, opts)
+	if err != nil {
+		tb.Fatalf("Open(%s): %v", root, err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s, tfs
+}
+
+// scanAll reads every event of a session through a read handle.
+func scanAll(tb testing.TB, s *Store, id string) ([]seam.Event, error) {
+	tb.Helper()
+	ctx := context.Background()
+	h, err := s.Open(ctx, id, seam.Read)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	var out []seam.Event
+	for e, err := range h.Scan(ctx, seam.ScanOptions{}) {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// readJSONL returns the JSON values of the lines of a file.
+func readJSONL(tb testing.TB, path string) []any {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []any
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	for {
+		var v any
+		if err := dec.Decode(&v); err == io.EOF {
+			return out
+		} else if err != nil {
+			tb.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, v)
+	}
+}
+
+// jsonValue decodes the canonical JSON of a value for comparison.
+func jsonValue(tb testing.TB, v any) any {
+	tb.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// sameEvents compares events with expected JSON values.
+func sameEvents(tb testing.TB, got []seam.Event, want []any) {
+	tb.Helper()
+	if len(got) != len(want) {
+		tb.Fatalf("got %d events, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if g := jsonValue(tb, got[i]); !reflect.DeepEqual(g, want[i]) {
+			tb.Fatalf("event %d:\n got %s\nwant %s", i, mustJSON(g), mustJSON(want[i]))
+		}
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// wantKind fails unless err matches kind.
+func wantKind(tb testing.TB, err, kind error) {
+	tb.Helper()
+	if !errors.Is(err, kind) {
+		tb.Fatalf("error %v, want kind %v", err, kind)
+	}
+	var se *seam.Error
+	if !errors.As(err, &se) {
+		tb.Fatalf("error %v is not a *seam.Error", err)
+	}
+}

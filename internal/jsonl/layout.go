@@ -1,0 +1,288 @@
+package jsonl
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// NoCwdFolder is the project folder of sessions whose header has no cwd.
+const NoCwdFolder = "_no-cwd"
+
+// lockName is the cross-process write lock file of a session folder.
+const lockName = "session.lock"
+
+// maxProjectKey is the length dsh cuts a project key to, in UTF-16 units.
+const maxProjectKey = 251
+
+// ProjectKey returns the project folder name for cwd, "--<key>--", the way
+// dsh derives it: separators collapse to '-', other units outside
+// [A-Za-z0-9._-] become ~XXXX. The key is lossy; session ids keep sessions
+// apart. An empty cwd is an error.
+func ProjectKey(cwd string) (string, error) {
+	if cwd == "" {
+		return "", errors.New("empty cwd")
+	}
+	units, err := utf16Units(cwd)
+	if err != nil {
+		return "", fmt.Errorf("cwd %q: %w", cwd, err)
+	}
+	var b strings.Builder
+	sep := false
+	for _, u := range units {
+		if u == '/' || u == '\\' || u == ':' {
+			if !sep {
+				b.WriteByte('-')
+			}
+			sep = true
+			continue
+		}
+		sep = false
+		appendUnit(&b, u)
+	}
+	key := strings.TrimLeft(b.String(), "-")
+	if key == "" {
+		key = "root"
+	}
+	if len(key) > maxProjectKey { // the key is ASCII: bytes are units
+		key = key[:maxProjectKey]
+	}
+	return "--" + key + "--", nil
+}
+
+// projectFolder returns the folder that holds sessions whose header names
+// cwd: the project key, or NoCwdFolder when cwd is absent.
+func projectFolder(cwd string) (string, error) {
+	if cwd == "" {
+		return NoCwdFolder, nil
+	}
+	return ProjectKey(cwd)
+}
+
+// isProjectFolder reports whether a root entry name can be a project folder.
+func isProjectFolder(name string) bool {
+	return name == NoCwdFolder || (len(name) > 4 && strings.HasPrefix(name, "--") && strings.HasSuffix(name, "--"))
+}
+
+// EncodeSegment returns the session folder name of id. Every UTF-16 unit
+// outside [A-Za-z0-9._-] becomes ~XXXX (so '/', '\\', ':' and NUL never reach
+// the file system) and "." and ".." are escaped, so the name never leaves its
+// project folder. The mapping is injective; DecodeSegment reverses it.
+func EncodeSegment(id string) (string, error) {
+	if id == "" {
+		return "", errors.New("empty session id")
+	}
+	units, err := utf16Units(id)
+	if err != nil {
+		return "", fmt.Errorf("session id %q: %w", id, err)
+	}
+	switch id {
+	case ".":
+		return "~002E", nil
+	case "..":
+		return "~002E~002E", nil
+	}
+	var b strings.Builder
+	for _, u := range units {
+		appendUnit(&b, u)
+	}
+	return b.String(), nil
+}
+
+// DecodeSegment returns the session id a folder name encodes. It accepts
+// only the canonical encoding (what EncodeSegment returns), so two folders
+// never decode to the same id.
+func DecodeSegment(name string) (string, error) {
+	bad := func(why string) (string, error) {
+		return "", fmt.Errorf("folder name %q is not an encoded session id: %s", name, why)
+	}
+	if name == "" {
+		return bad("empty")
+	}
+	units := make([]uint16, 0, len(name))
+	for i := 0; i < len(name); {
+		c := name[i]
+		if c == '~' {
+			if i+5 > len(name) {
+				return bad("short escape")
+			}
+			n, err := strconv.ParseUint(name[i+1:i+5], 16, 16)
+			if err != nil || strings.ToUpper(name[i+1:i+5]) != name[i+1:i+5] {
+				return bad("invalid escape")
+			}
+			units = append(units, uint16(n))
+			i += 5
+			continue
+		}
+		if !plainUnit(uint16(c)) {
+			return bad(fmt.Sprintf("unescaped %q", c))
+		}
+		units = append(units, uint16(c))
+		i++
+	}
+	for i := 0; i < len(units); i++ {
+		switch {
+		case utf16.IsSurrogate(rune(units[i])) && units[i] < 0xDC00 && i+1 < len(units) &&
+			units[i+1] >= 0xDC00 && units[i+1] <= 0xDFFF:
+			i++
+		case utf16.IsSurrogate(rune(units[i])):
+			return bad("unpaired surrogate")
+		}
+	}
+	id := string(utf16.Decode(units))
+	if enc, err := EncodeSegment(id); err != nil || enc != name {
+		return bad("not canonical")
+	}
+	return id, nil
+}
+
+func utf16Units(s string) ([]uint16, error) {
+	if !utf8.ValidString(s) {
+		return nil, errors.New("not valid UTF-8")
+	}
+	return utf16.Encode([]rune(s)), nil
+}
+
+func plainUnit(u uint16) bool {
+	return u >= 'A' && u <= 'Z' || u >= 'a' && u <= 'z' || u >= '0' && u <= '9' ||
+		u == '.' || u == '_' || u == '-'
+}
+
+func appendUnit(b *strings.Builder, u uint16) {
+	if plainUnit(u) {
+		b.WriteByte(byte(u))
+		return
+	}
+	fmt.Fprintf(b, "~%04X", u)
+}
+
+// Encoding is the physical encoding of the logs of a root.
+type Encoding string
+
+const (
+	// Zstd logs are concatenations of zstd frames (.jsonl.zstd).
+	Zstd Encoding = "zstd"
+	// None logs are plain JSONL (.jsonl).
+	None Encoding = "none"
+)
+
+func (e Encoding) suffix() string {
+	if e == Zstd {
+		return ".jsonl.zstd"
+	}
+	return ".jsonl"
+}
+
+// LogName returns the file name of generation gen of a session log:
+// session.jsonl[.zstd] for format v0, session.vN.jsonl[.zstd] after.
+func LogName(gen int, enc Encoding) string {
+	if gen == 0 {
+		return "session" + enc.suffix()
+	}
+	return "session.v" + strconv.Itoa(gen) + enc.suffix()
+}
+
+// ParseLogName tells whether name is a session log file and returns its
+// generation and encoding. Temporary files (*.tmp) are not logs.
+func ParseLogName(name string) (gen int, enc Encoding, ok bool) {
+	var rest string
+	switch {
+	case strings.HasSuffix(name, ".jsonl.zstd"):
+		rest, enc = strings.TrimSuffix(name, ".jsonl.zstd"), Zstd
+	case strings.HasSuffix(name, ".jsonl"):
+		rest, enc = strings.TrimSuffix(name, ".jsonl"), None
+	default:
+		return 0, "", false
+	}
+	if rest == "session" {
+		return 0, enc, true
+	}
+	digits, found := strings.CutPrefix(rest, "session.v")
+	if !found || digits == "" || digits[0] == '0' || len(digits) > 9 {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || n <= 0 {
+		return 0, "", false
+	}
+	return n, enc, true
+}
+
+// DefaultRoot returns the store root dsh uses: $DSH_HOME/sessions, or
+// ~/.dsh/sessions when DSH_HOME is unset or blank.
+func DefaultRoot(getenv func(string) string) (string, error) {
+	if home := getenv("DSH_HOME"); strings.TrimSpace(home) != "" {
+		return filepath.Join(home, "sessions"), nil
+	}
+	home := getenv("HOME")
+	if strings.TrimSpace(home) == "" {
+		return "", errors.New("cannot locate the dsh store: HOME and DSH_HOME are unset; set DSH_HOME or pass --store")
+	}
+	return filepath.Join(home, ".dsh", "sessions"), nil
+}
+
+// DefaultBackupDir returns where repairs keep the bytes they remove:
+// $XDG_STATE_HOME/dshctl/backups, or ~/.local/state/dshctl/backups.
+func DefaultBackupDir(getenv func(string) string) (string, error) {
+	if state := getenv("XDG_STATE_HOME"); strings.TrimSpace(state) != "" && filepath.IsAbs(state) {
+		return filepath.Join(state, "dshctl", "backups"), nil
+	}
+	home := getenv("HOME")
+	if strings.TrimSpace(home) == "" {
+		return "", errors.New("cannot locate a backup directory: HOME and XDG_STATE_HOME are unset")
+	}
+	return filepath.Join(home, ".local", "state", "dshctl", "backups"), nil
+}
+
+// SafeName returns id with every UTF-16 unit outside [A-Za-z0-9_-]
+// replaced by '_' (as dsh's JavaScript does), for file names outside the
+// store (backups, exports).
+func SafeName(id string) string {
+	var b strings.Builder
+	for _, r := range id {
+		switch {
+		case r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-':
+			b.WriteRune(r)
+		case r > 0xFFFF: // a surrogate pair: two units
+			b.WriteString("__")
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// SessionFromPath locates the session that path names: a session folder
+// (<root>/<project folder>/<encoded id>) or a log file in one. The root is
+// inferred from the path, so a user can name a session by its files
+// without --store.
+func SessionFromPath(path string) (root, id string, err error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", "", err
+	}
+	dir := abs
+	if !fi.IsDir() {
+		if _, _, ok := ParseLogName(filepath.Base(abs)); !ok {
+			return "", "", fmt.Errorf("%s is not a session log (session.jsonl[.zstd] or session.vN.jsonl[.zstd])", abs)
+		}
+		dir = filepath.Dir(abs)
+	}
+	project := filepath.Dir(dir)
+	if !isProjectFolder(filepath.Base(project)) {
+		return "", "", fmt.Errorf("%s is not a session folder: its parent is not a project folder of a dsh store", dir)
+	}
+	if id, err = DecodeSegment(filepath.Base(dir)); err != nil {
+		return "", "", err
+	}
+	return filepath.Dir(project), id, nil
+}

@@ -1,0 +1,325 @@
+package jsonl
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+const (
+	// maxHeaderLine bounds the header record; dsh headers are a few hundred
+	// bytes.
+	maxHeaderLine = 1 << 20
+	// tailBlock is the block size of backward reads of plain logs.
+	tailBlock = 32 << 10
+	// tailFrameLimit bounds the decoded size of a final frame that the
+	// tail search holds in memory; a larger frame is streamed instead.
+	tailFrameLimit = 16 << 20
+	// reverseFrameLimit bounds the decoded size of one frame a reverse scan
+	// holds in memory.
+	reverseFrameLimit = 256 << 20
+)
+
+// errBudget ends a read that reached its byte bound; scans report it as
+// seam.ErrScanBudget.
+var errBudget = errors.New("read budget exhausted")
+
+// errHeaderless marks a log without a complete header record: an empty file
+// or a zstd file without a complete first frame. List skips such files (a
+// create may be in progress); opening one is ErrCorrupt.
+var errHeaderless = errors.New("empty or header-less")
+
+// logFile is one open log file of a session.
+type logFile struct {
+	f    file
+	path string
+	id   string
+	enc  Encoding
+	gen  int
+}
+
+// pos returns a position in l with unknown fields set to -1.
+func (l *logFile) pos(off int64, frame, line int, seq int64) seam.Pos {
+	return seam.Pos{Path: l.path, Offset: off, Frame: frame, Line: line, Seq: seq}
+}
+
+// errorf returns an error of kind at p.
+func (l *logFile) errorf(kind error, p seam.Pos, format string, args ...any) *seam.Error {
+	return &seam.Error{Kind: kind, ID: l.id, Pos: p, Err: fmt.Errorf(format, args...)}
+}
+
+// located copies err, an error of the seam helpers without a position,
+// with the position p and the session id. A seam error keeps its kind; any
+// other error becomes kind.
+func (l *logFile) located(err error, kind error, p seam.Pos) error {
+	var se *seam.Error
+	if errors.As(err, &se) {
+		c := *se
+		c.ID, c.Pos = l.id, p
+		if c.Pos.Seq < 0 {
+			c.Pos.Seq = se.Pos.Seq
+		}
+		return &c
+	}
+	return &seam.Error{Kind: kind, ID: l.id, Pos: p, Err: err}
+}
+
+// ioError wraps a failed file operation.
+func (l *logFile) ioError(err error, off int64) error {
+	var se *seam.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return &seam.Error{Kind: seam.ErrIO, ID: l.id, Pos: l.pos(off, -1, -1, -1), Err: err}
+}
+
+// encName is the encoding as dsh's messages name it.
+func (l *logFile) encName() string {
+	if l.enc == Zstd {
+		return "Zstandard session log"
+	}
+	return "session log"
+}
+
+// headerInfo is the header record of a log and where the body starts.
+type headerInfo struct {
+	hdr seam.Header
+	// bodyOff is the file offset of the first body record (plain) or frame
+	// (zstd); bodyText is the decoded offset of the first body record.
+	bodyOff  int64
+	bodyText int64
+}
+
+// readHeader reads and validates the header record of a log of the given
+// size: the header line (plain) or frame 0, which must hold exactly the
+// header line (zstd). The header is checked against the log's generation.
+func (l *logFile) readHeader(size int64, dec func() (*zstdframe.Decoder, error)) (headerInfo, error) {
+	var hi headerInfo
+	var line []byte
+	p0 := l.pos(0, -1, 1, -1)
+	if l.enc == Zstd {
+		p0.Frame = 0
+		f0, err := zstdframe.ParseFrame(l.f, 0, size)
+		switch {
+		case err == io.EOF || errors.Is(err, zstdframe.ErrTorn):
+			return hi, l.errorf(seam.ErrCorrupt, p0, "%w %s", errHeaderless, l.encName())
+		case err != nil:
+			return hi, l.frameError(err, 0, 0)
+		}
+		d, err := dec()
+		if err != nil {
+			return hi, err
+		}
+		content, err := d.DecodeAll(l.f, f0, maxHeaderLine)
+		switch {
+		case errors.Is(err, zstdframe.ErrTooLarge):
+			return hi, l.errorf(seam.ErrCorrupt, p0, "first frame is not exactly one header line")
+		case err != nil:
+			return hi, l.frameError(err, 0, 0)
+		}
+		if len(content) == 0 || bytes.IndexByte(content, '\n') != len(content)-1 {
+			return hi, l.errorf(seam.ErrCorrupt, p0, "first frame is not exactly one header line")
+		}
+		line = content[:len(content)-1]
+		hi.bodyOff, hi.bodyText = f0.End(), int64(len(content))
+	} else {
+		if size == 0 {
+			return hi, l.errorf(seam.ErrCorrupt, p0, "%w %s", errHeaderless, l.encName())
+		}
+		n := min(size, maxHeaderLine)
+		buf := make([]byte, min(n, 4096))
+		for {
+			if err := readFullAt(l.f, buf, 0); err != nil {
+				return hi, l.ioError(err, 0)
+			}
+			if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+				line = buf[:i]
+				break
+			}
+			if int64(len(buf)) == n {
+				if n == size {
+					return hi, l.errorf(seam.ErrCorrupt, p0, "%w %s", errHeaderless, l.encName())
+				}
+				return hi, l.errorf(seam.ErrCorrupt, p0, "header line longer than %d bytes", maxHeaderLine)
+			}
+			buf = make([]byte, min(n, 4*int64(len(buf))))
+		}
+		hi.bodyOff = int64(len(line)) + 1
+		hi.bodyText = hi.bodyOff
+	}
+	h, err := seam.ParseHeader(line)
+	if err != nil {
+		if errors.Is(err, seam.ErrUnsupportedFormat) {
+			return hi, l.located(err, seam.ErrUnsupportedFormat, p0)
+		}
+		return hi, l.located(err, seam.ErrCorrupt, p0)
+	}
+	if h.Version != l.gen {
+		return hi, l.errorf(seam.ErrCorrupt, p0, "header version %d does not match the file's generation %d", h.Version, l.gen)
+	}
+	if h.ID != l.id {
+		return hi, l.errorf(seam.ErrCorrupt, p0, "header id %q does not match the session folder (id %q)", h.ID, l.id)
+	}
+	hi.hdr = h
+	return hi, nil
+}
+
+// frameError turns an error from zstdframe about frame index idx into
+// ErrCorrupt worded as dsh words it, or into an I/O error. base is the
+// offset that the reader given to zstdframe was shifted by.
+func (l *logFile) frameError(err error, idx int, base int64) error {
+	var fe *zstdframe.Error
+	if !errors.As(err, &fe) {
+		return l.ioError(err, base)
+	}
+	off := fe.Offset + base
+	p := l.pos(off, idx, -1, -1)
+	detail := strings.TrimPrefix(fe.Error(), fmt.Sprintf("frame at byte %d: ", fe.Offset))
+	switch {
+	case errors.Is(err, zstdframe.ErrTorn):
+		return l.errorf(seam.ErrCorrupt, p, "frame at byte %d is incomplete", off)
+	case strings.HasPrefix(detail, "invalid frame magic"):
+		return l.errorf(seam.ErrCorrupt, p, "invalid frame magic at byte %d", off)
+	}
+	return l.errorf(seam.ErrCorrupt, p, "frame at byte %d failed validation: %s", off, detail)
+}
+
+// tailInfo is what the tail of a log tells without reading its body.
+type tailInfo struct {
+	next int64 // event count: the next seq
+	// last is the last committed physical row; nil for a header-only log.
+	last *seam.Record
+	// physEnd is the end of the last complete line (plain) or frame (zstd);
+	// the bytes after it are a torn tail.
+	physEnd int64
+	lastPos seam.Pos
+}
+
+// readTail finds the last committed physical row from the end of the file,
+// stepping over a torn tail and over trailing records that are not valid
+// rows (store.md 3).
+func (l *logFile) readTail(size int64, hi *headerInfo, dec func() (*zstdframe.Decoder, error)) (tailInfo, error) {
+	if l.enc == Zstd {
+		return l.zstdTail(size, hi, dec)
+	}
+	return l.plainTail(size, hi)
+}
+
+func (l *logFile) plainTail(size int64, hi *headerInfo) (tailInfo, error) {
+	t := tailInfo{physEnd: hi.bodyOff}
+	b := newBackLines(l.f, hi.bodyOff, size, tailBlock, 0)
+	first := true
+	for {
+		line, off, err := b.prev()
+		if err == io.EOF {
+			return t, nil
+		}
+		if err != nil {
+			return t, l.ioError(err, off)
+		}
+		if first {
+			first = false
+			if line[len(line)-1] != '\n' {
+				continue // torn tail
+			}
+		}
+		if t.physEnd == hi.bodyOff {
+			t.physEnd = off + int64(len(line))
+		}
+		if rec, err := seam.DecodeRecord(line[:len(line)-1], hi.hdr.Version); err == nil {
+			t.next, t.last = rec.NextSeq(), &rec
+			t.lastPos = l.pos(off, -1, -1, rec.FirstSeq())
+			return t, nil
+		}
+	}
+}
+
+func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.Decoder, error)) (tailInfo, error) {
+	var t tailInfo
+	d, err := dec()
+	if err != nil {
+		return t, err
+	}
+	end := size
+	for {
+		last, err := zstdframe.LastFrame(l.f, end, zstdframe.LastOptions{Decoder: d})
+		if err != nil {
+			if errors.Is(err, zstdframe.ErrNoFrame) {
+				return t, l.errorf(seam.ErrCorrupt, l.pos(0, 0, -1, -1), "%w %s", errHeaderless, l.encName())
+			}
+			return t, l.frameError(err, -1, 0)
+		}
+		f := last.Frame
+		if end == size {
+			t.physEnd = f.End()
+		} else if last.Torn.Size != 0 {
+			return t, l.errorf(seam.ErrCorrupt, l.pos(last.Torn.Offset, -1, -1, -1), "invalid frame at byte %d", last.Torn.Offset)
+		}
+		if f.Offset < hi.bodyOff {
+			return t, nil // only the header frame
+		}
+		rec, found, err := l.lastRowOfFrame(d, f, hi.hdr.Version)
+		if err != nil {
+			return t, err
+		}
+		if found {
+			t.next, t.last = rec.NextSeq(), &rec
+			t.lastPos = l.pos(f.Offset, -1, -1, rec.FirstSeq())
+			return t, nil
+		}
+		end = f.Offset
+	}
+}
+
+// lastRowOfFrame returns the last valid row of the complete frame f.
+func (l *logFile) lastRowOfFrame(d *zstdframe.Decoder, f zstdframe.Frame, v int) (seam.Record, bool, error) {
+	var best seam.Record
+	content, err := d.DecodeAll(l.f, f, tailFrameLimit)
+	if err == nil {
+		if len(content) > 0 && content[len(content)-1] != '\n' {
+			return best, false, l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1),
+				"frame at byte %d does not end on a record boundary", f.Offset)
+		}
+		for len(content) > 0 {
+			i := bytes.LastIndexByte(content[:len(content)-1], '\n')
+			line := content[i+1 : len(content)-1]
+			content = content[:i+1]
+			if rec, err := seam.DecodeRecord(line, v); err == nil {
+				return rec, true, nil
+			}
+		}
+		return best, false, nil
+	}
+	if !errors.Is(err, zstdframe.ErrTooLarge) {
+		return best, false, l.frameError(err, -1, 0)
+	}
+	// A frame too large to hold: stream it, keeping the last valid row.
+	rd, err := d.NewReader(l.f, f)
+	if err != nil {
+		return best, false, l.frameError(err, -1, 0)
+	}
+	var lr lineReader
+	lr.reset(rd)
+	found := false
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			if len(line) > 0 {
+				return best, false, l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1),
+					"frame at byte %d does not end on a record boundary", f.Offset)
+			}
+			return best, found, nil
+		}
+		if err != nil {
+			return best, false, l.frameError(err, -1, 0)
+		}
+		if rec, err := seam.DecodeRecord(line[:len(line)-1], v); err == nil {
+			best, found = rec, true
+		}
+	}
+}

@@ -1,0 +1,387 @@
+package jsonl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// checkpointEvery is the spacing, in file bytes, of the resumable positions
+// a handle remembers, so that Read(offset) does not start from the header.
+const checkpointEvery = 1 << 20
+
+// checkpoint is the state of a validated forward read at a record
+// boundary: every record before it is committed.
+type checkpoint struct {
+	at     position
+	next   int64
+	marker seam.SeedMarker
+}
+
+// badRecord is the first record of an uncommitted tail.
+type badRecord struct {
+	off       int64 // decoded text offset (the file offset in a plain log)
+	lineNo    int
+	frame     int
+	frameOff  int64 // file offset of its frame (zstd)
+	frameText int64 // decoded offset of its frame's first byte
+	cause     error
+}
+
+// forwardEnd is the state of a forward read that reached the committed end.
+type forwardEnd struct {
+	next    int64 // the event count
+	marker  seam.SeedMarker
+	physEnd int64 // end of the complete lines or frames
+	torn    int64 // bytes of the torn tail after physEnd
+	bad     *badRecord
+}
+
+// cutOffset is the file offset where the uncommitted bytes start: the bad
+// record's line (plain) or frame (zstd), or the torn tail.
+func (e *forwardEnd) cutOffset() int64 {
+	switch {
+	case e.bad == nil:
+		return e.physEnd
+	case e.bad.frame >= 0:
+		return e.bad.frameOff
+	}
+	return e.bad.off
+}
+
+// reader reads the body of one log under dsh's recoverable rules.
+type reader struct {
+	l       *logFile
+	hdr     *seam.Header
+	body    position // the first body record
+	lenient bool     // serve unknown non-ignorable types
+	// onCheckpoint, if set, receives resumable positions as they pass.
+	onCheckpoint func(checkpoint)
+}
+
+// start is the checkpoint before the first body record.
+func (r *reader) start() checkpoint {
+	return checkpoint{at: r.body}
+}
+
+// forward reads the body from cp to the committed end of a file of size
+// bytes and calls fn with each committed event whose seq is at least from,
+// until fn returns false (then done is false).
+//
+// The first record that is not a valid row continuing the seq (store.md 4,
+// "Corruption that is not a torn tail") starts an uncommitted tail, which is
+// not served, unless a later record is a turn/end: then committed data is
+// damaged and the read fails with ErrCorrupt. Complete zstd frames that do
+// not verify are ErrCorrupt wherever they are. A non-ignorable type outside
+// the version's vocabulary is ErrUnsupportedFormat unless r.lenient.
+func (r *reader) forward(ctx context.Context, cp checkpoint, size, limit, from int64, fn func(*seam.Event) bool) (end forwardEnd, done bool, err error) {
+	br, err := r.l.newBodyReader(cp.at, size, limit)
+	if err != nil {
+		return end, false, err
+	}
+	defer br.close()
+	v := r.hdr.Version
+	cur := seam.Cursor{Next: cp.next}
+	marker := cp.marker
+	lastCP := cp.at.fileOff
+	for {
+		if err := ctx.Err(); err != nil {
+			return end, false, err
+		}
+		rec, err := br.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return end, false, r.budgetError(err)
+		}
+		if rec.first && r.onCheckpoint != nil && rec.frameOff-lastCP >= checkpointEvery {
+			lastCP = rec.frameOff
+			r.onCheckpoint(checkpoint{at: position{fileOff: rec.frameOff, textOff: rec.frameText,
+				lineNo: rec.lineNo - 1, frame: rec.frame}, next: cur.Next, marker: marker})
+		}
+		row, derr := seam.DecodeRecord(rec.line[:len(rec.line)-1], v)
+		if derr == nil {
+			derr = cur.Advance(&row)
+		}
+		if derr != nil {
+			bad := badRecord{off: rec.off, lineNo: rec.lineNo, frame: rec.frame, frameOff: rec.frameOff,
+				frameText: rec.frameText, cause: derr}
+			if err := r.uncommitted(br, &bad, cur.Next); err != nil {
+				return end, false, err
+			}
+			end.bad = &bad
+			break
+		}
+		events := row.Events()
+		for i := range events {
+			e := &events[i]
+			if !r.lenient {
+				if err := seam.CheckVocabulary(e, v); err != nil {
+					return end, false, r.l.located(err, seam.ErrUnsupportedFormat,
+						r.l.pos(rec.frameOff, rec.frame, rec.lineNo, e.Seq))
+				}
+			}
+			marker.Observe(e)
+			if e.Seq >= from && !fn(e) {
+				return end, false, nil
+			}
+		}
+	}
+	end.next, end.marker, end.torn = cur.Next, marker, br.torn()
+	end.physEnd = size - end.torn
+	return end, true, nil
+}
+
+// uncommitted reads the records after the bad one and fails with ErrCorrupt
+// if one of them is a turn/end: then the bad record was committed.
+func (r *reader) uncommitted(br bodyReader, bad *badRecord, next int64) error {
+	for {
+		rec, err := br.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return r.budgetError(err)
+		}
+		if !isTurnEnd(rec.line) {
+			continue
+		}
+		what := "invalid committed record"
+		if strings.HasPrefix(bad.cause.Error(), "unparsable") || strings.Contains(bad.cause.Error(), ": unparsable") {
+			what = "unparsable committed event"
+		}
+		p := r.l.pos(bad.frameOff, bad.frame, bad.lineNo, next)
+		return r.l.errorf(seam.ErrCorrupt, p, "%s at line %d (a turn/end follows at line %d): %v",
+			what, bad.lineNo, rec.lineNo, causeOf(bad.cause))
+	}
+}
+
+// causeOf strips the kind of a seam error, which the caller restates.
+func causeOf(err error) error {
+	var se *seam.Error
+	if errors.As(err, &se) && se.Err != nil {
+		return se.Err
+	}
+	return err
+}
+
+var turnEndType = []byte(`"turn/end"`)
+
+// isTurnEnd reports whether a physical record is a turn/end event.
+func isTurnEnd(line []byte) bool {
+	if !bytes.Contains(line, turnEndType) {
+		return false
+	}
+	var t struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(line, &t) == nil && t.Type == "turn/end"
+}
+
+func (r *reader) budgetError(err error) error {
+	if errors.Is(err, errBudget) {
+		return &seam.Error{Kind: seam.ErrScanBudget, ID: r.l.id, Pos: r.l.pos(-1, -1, -1, -1)}
+	}
+	return err
+}
+
+// reverse reads committed events from the end of a file of size bytes
+// toward the first, calling fn with each event whose seq is below before
+// (all when before is 0) until fn returns false. Like the tail search, it
+// steps over trailing records that are not valid rows; an invalid record or
+// a seq gap below a valid one is ErrCorrupt.
+func (r *reader) reverse(ctx context.Context, size, limit, before int64, fn func(*seam.Event) bool) error {
+	rv := reverseState{r: r, before: before, fn: fn}
+	if r.l.enc == Zstd {
+		return rv.zstd(ctx, size, limit)
+	}
+	b := newBackLines(r.l.f, r.body.fileOff, size, tailBlock, limit)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line, off, err := b.prev()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return r.budgetError(r.l.ioError(err, off))
+		}
+		if line[len(line)-1] != '\n' {
+			continue // the torn tail
+		}
+		if more, err := rv.record(line[:len(line)-1], r.l.pos(off, -1, -1, -1)); err != nil || !more {
+			return err
+		}
+	}
+}
+
+type reverseState struct {
+	r        *reader
+	before   int64
+	fn       func(*seam.Event) bool
+	accepted bool
+	expect   int64 // the first seq of the record accepted last
+}
+
+// record handles one physical record, last to first. It returns false when
+// the scan should stop.
+func (s *reverseState) record(line []byte, p seam.Pos) (bool, error) {
+	l, v := s.r.l, s.r.hdr.Version
+	row, err := seam.DecodeRecord(line, v)
+	if err != nil {
+		if !s.accepted {
+			return true, nil // an uncommitted tail
+		}
+		return false, l.located(err, seam.ErrCorrupt, p)
+	}
+	if s.accepted && row.NextSeq() != s.expect {
+		p.Seq = row.FirstSeq()
+		return false, l.errorf(seam.ErrCorrupt, p, "seq gap: record ends at %d, the next starts at %d", row.NextSeq(), s.expect)
+	}
+	s.accepted, s.expect = true, row.FirstSeq()
+	events := row.Events()
+	for i := len(events) - 1; i >= 0; i-- {
+		e := &events[i]
+		if s.before > 0 && e.Seq >= s.before {
+			continue
+		}
+		if !s.r.lenient {
+			if err := seam.CheckVocabulary(e, v); err != nil {
+				p.Seq = e.Seq
+				return false, l.located(err, seam.ErrUnsupportedFormat, p)
+			}
+		}
+		if !s.fn(e) {
+			return false, nil
+		}
+	}
+	return s.expect > 0, nil
+}
+
+// zstd walks the frames from the tail with the backward frame search, each
+// frame decoded whole (so memory is bounded by the largest frame).
+func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
+	l := s.r.l
+	d, err := zstdframe.NewDecoder()
+	if err != nil {
+		return l.ioError(err, size)
+	}
+	defer d.Close()
+	src := newBlockCache(l.f, limit)
+	end := size
+	for end > s.r.body.fileOff {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		last, err := zstdframe.LastFrame(src, end, zstdframe.LastOptions{Decoder: d})
+		if err != nil {
+			return s.r.budgetError(l.frameError(err, -1, 0))
+		}
+		if end < size && last.Torn.Size != 0 {
+			return l.errorf(seam.ErrCorrupt, l.pos(last.Torn.Offset, -1, -1, -1), "invalid frame at byte %d", last.Torn.Offset)
+		}
+		f := last.Frame
+		if f.Offset < s.r.body.fileOff {
+			return nil
+		}
+		content, err := d.DecodeAll(src, f, reverseFrameLimit)
+		if err != nil {
+			return s.r.budgetError(l.frameError(err, -1, 0))
+		}
+		if len(content) > 0 && content[len(content)-1] != '\n' {
+			return l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1), "frame at byte %d does not end on a record boundary", f.Offset)
+		}
+		for len(content) > 0 {
+			i := bytes.LastIndexByte(content[:len(content)-1], '\n')
+			line := content[i+1 : len(content)-1]
+			content = content[:i+1]
+			if more, err := s.record(line, l.pos(f.Offset, -1, -1, -1)); err != nil || !more {
+				return err
+			}
+		}
+		end = f.Offset
+	}
+	return nil
+}
+
+// blockCache is an io.ReaderAt that keeps the last few aligned blocks it
+// read, so the backward frame search, which rereads the tail below each
+// frame, costs each byte of the file once. It fails with errBudget past
+// limit bytes read from the file (0: no limit).
+type blockCache struct {
+	r      io.ReaderAt
+	blocks [cacheBlocks]cachedBlock
+	clock  int
+	n      int64
+	limit  int64
+}
+
+type cachedBlock struct {
+	idx  int64
+	data []byte // nil when empty
+	used int
+}
+
+const (
+	cacheBlockSize = 64 << 10
+	cacheBlocks    = 8
+)
+
+func newBlockCache(r io.ReaderAt, limit int64) *blockCache {
+	return &blockCache{r: r, limit: limit}
+}
+
+func (c *blockCache) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		b, err := c.block((off + int64(n)) / cacheBlockSize)
+		if err != nil {
+			return n, err
+		}
+		i := (off + int64(n)) % cacheBlockSize
+		if i >= int64(len(b)) {
+			return n, io.EOF
+		}
+		n += copy(p[n:], b[i:])
+	}
+	return n, nil
+}
+
+func (c *blockCache) block(idx int64) ([]byte, error) {
+	c.clock++
+	victim := 0
+	for i := range c.blocks {
+		b := &c.blocks[i]
+		if b.data != nil && b.idx == idx {
+			b.used = c.clock
+			return b.data, nil
+		}
+		if b.used < c.blocks[victim].used {
+			victim = i
+		}
+	}
+	if c.limit > 0 && c.n >= c.limit {
+		return nil, errBudget
+	}
+	b := &c.blocks[victim]
+	if b.data == nil {
+		b.data = make([]byte, cacheBlockSize)
+	}
+	b.data = b.data[:cacheBlockSize]
+	n, err := c.r.ReadAt(b.data, idx*cacheBlockSize)
+	if err != nil && err != io.EOF {
+		b.data = nil
+		return nil, err
+	}
+	c.n += int64(n)
+	b.data, b.idx, b.used = b.data[:n], idx, c.clock
+	return b.data, nil
+}

@@ -1,0 +1,15 @@
+package jsonl
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// fileIdentity returns the device, inode and change time of fi.
+func fileIdentity(fi fs.FileInfo) (dev, ino uint64, ctimeNs int64) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, fi.ModTime().UnixNano()
+	}
+	return uint64(st.Dev), st.Ino, st.Ctim.Nano()
+}

@@ -1,0 +1,503 @@
+// Package jsonl is the JSONL backend of the persistence seam: dsh session
+// logs stored as files, plain (.jsonl) or as concatenated zstd frames
+// (.jsonl.zstd), format v0 to v4 (spec/store.md).
+//
+// Reads follow dsh's recoverable mode and never serve a torn tail. Stat and
+// List read only the head and the tail of each log; Scan streams with
+// memory bounded by the largest record (in reverse, by the largest zstd
+// frame). Write handles hold the session's flock and append one frame (or
+// the batch's lines) per batch, fsynced.
+package jsonl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// Options configure Open.
+type Options struct {
+	// Compression is the encoding of the root's logs. Empty means: detect
+	// it from the logs the root holds, or Zstd for a root without logs.
+	// Logs of the other encoding are reported as encoding mismatches.
+	Compression Encoding
+	// BackupDir receives the bytes that removing a torn or uncommitted
+	// tail cuts from a log; empty means DefaultBackupDir.
+	BackupDir string
+	// AllowUnknownTypes makes reads serve events whose type the log's
+	// version does not know and that are not ignorable, instead of failing
+	// with ErrUnsupportedFormat. It is for inspection (cat shows a plugin's
+	// events while verify reports them); write opens refuse such logs
+	// regardless.
+	AllowUnknownTypes bool
+	// CreateRoot makes the root directory (0700) when it is missing;
+	// otherwise a missing root is ErrNotFound.
+	CreateRoot bool
+
+	// fs replaces the file system in tests.
+	fs fileSystem
+}
+
+// Store is a JSONL session store rooted at one directory. It implements
+// seam.Service, seam.LockProber and, through its handles, seam.RawReader.
+type Store struct {
+	root string
+	enc  Encoding
+	opts Options
+	fs   fileSystem
+
+	mu      sync.Mutex
+	writers map[string]*handle // ids this store owns for writing, pending creates included
+	closed  bool
+}
+
+var (
+	_ seam.Service    = (*Store)(nil)
+	_ seam.LockProber = (*Store)(nil)
+)
+
+// Open returns the store rooted at root. It detects the root's encoding
+// from the logs it holds.
+func Open(root string, opts Options) (*Store, error) {
+	fsys := opts.fs
+	if fsys == nil {
+		fsys = osFS{}
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
+	}
+	if opts.Compression != "" && opts.Compression != Zstd && opts.Compression != None {
+		return nil, seam.Errorf(seam.ErrInvalid, "open store", "", seam.NoPos, "compression %q is not zstd or none", opts.Compression)
+	}
+	fi, err := fsys.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) && opts.CreateRoot {
+		err = mkdirAll(fsys, abs)
+		if err == nil {
+			fi, err = fsys.Stat(abs)
+		}
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &seam.Error{Kind: seam.ErrNotFound, Op: "open store", Pos: seam.Pos{Path: abs, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+			Err: fmt.Errorf("no session store at %s (choose one with --store or DSH_HOME)", abs)}
+	case err != nil:
+		return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
+	case !fi.IsDir():
+		return nil, seam.Errorf(seam.ErrInvalid, "open store", "", seam.NoPos, "%s is not a directory", abs)
+	}
+	s := &Store{root: abs, opts: opts, fs: fsys, writers: map[string]*handle{}}
+	found, err := s.detectEncoding()
+	if err != nil {
+		return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
+	}
+	switch {
+	case opts.Compression != "":
+		s.enc = opts.Compression
+	case found != "":
+		s.enc = found
+	default:
+		s.enc = Zstd
+	}
+	return s, nil
+}
+
+// Root returns the store's root directory.
+func (s *Store) Root() string { return s.root }
+
+// Encoding returns the encoding of the store's logs.
+func (s *Store) Encoding() Encoding { return s.enc }
+
+// detectEncoding returns the encoding of the first session folder, in
+// name order, whose logs all use one encoding (a folder holding both is an
+// error of its own, not evidence), or "" when there is none.
+func (s *Store) detectEncoding() (Encoding, error) {
+	projects, err := s.fs.ReadDir(s.root)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range projects {
+		if !p.IsDir() || !isProjectFolder(p.Name()) {
+			continue
+		}
+		entries, err := s.fs.ReadDir(filepath.Join(s.root, p.Name()))
+		if err != nil {
+			return "", err
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			files, err := s.fs.ReadDir(filepath.Join(s.root, p.Name(), e.Name()))
+			if err != nil {
+				return "", err
+			}
+			var found Encoding
+			for _, f := range files {
+				if _, enc, ok := ParseLogName(f.Name()); ok {
+					if found != "" && found != enc {
+						found = ""
+						break
+					}
+					found = enc
+				}
+			}
+			if found != "" {
+				return found, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// sessionDir is a session folder and the logs in it.
+type sessionDir struct {
+	id      string
+	project string // project folder name
+	dir     string // path of the session folder
+	live    int    // generation of the live log; -1 when none
+	older   []int
+}
+
+func (d *sessionDir) livePath(enc Encoding) string {
+	return filepath.Join(d.dir, LogName(d.live, enc))
+}
+
+// location returns the Location of d's live log.
+func (s *Store) location(d *sessionDir) seam.Location {
+	loc := seam.Location{Backend: "jsonl", Encoding: string(s.enc), Generation: max(d.live, 0), OlderGenerations: d.older}
+	if d.live >= 0 {
+		loc.Path = d.livePath(s.enc)
+	} else {
+		loc.Path = d.dir
+	}
+	return loc
+}
+
+// find locates the session folder of id among the project folders.
+func (s *Store) find(op, id string) (*sessionDir, error) {
+	seg, err := EncodeSegment(id)
+	if err != nil {
+		return nil, seam.Errorf(seam.ErrInvalid, op, id, seam.NoPos, "%v", err)
+	}
+	projects, err := s.fs.ReadDir(s.root)
+	if err != nil {
+		return nil, &seam.Error{Kind: seam.ErrIO, Op: op, ID: id, Pos: seam.NoPos, Err: err}
+	}
+	var found []string
+	for _, p := range projects {
+		if !p.IsDir() || !isProjectFolder(p.Name()) {
+			continue
+		}
+		fi, err := s.fs.Lstat(filepath.Join(s.root, p.Name(), seg))
+		if err == nil && fi.IsDir() {
+			found = append(found, p.Name())
+		}
+	}
+	var dirs []*sessionDir
+	for _, p := range found {
+		d, err := s.inspect(op, id, p, seg)
+		if err != nil {
+			return nil, err
+		}
+		if d.live >= 0 {
+			dirs = append(dirs, d)
+		}
+	}
+	switch len(dirs) {
+	case 0:
+		return nil, seam.NotFound(op, id)
+	case 1:
+		return dirs[0], nil
+	}
+	return nil, seam.Errorf(seam.ErrCorrupt, op, id, seam.Pos{Path: s.root, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+		"session id found in %d project folders: %s and %s", len(dirs), dirs[0].dir, dirs[1].dir)
+}
+
+// inspect reads a session folder: its generations and encoding.
+func (s *Store) inspect(op, id, project, seg string) (*sessionDir, error) {
+	d := &sessionDir{id: id, project: project, dir: filepath.Join(s.root, project, seg), live: -1}
+	entries, err := s.fs.ReadDir(d.dir)
+	if err != nil {
+		return d, &seam.Error{Kind: seam.ErrIO, Op: op, ID: id, Pos: seam.NoPos, Err: err}
+	}
+	var gens []int
+	for _, e := range entries {
+		gen, enc, ok := ParseLogName(e.Name())
+		if !ok {
+			continue
+		}
+		path := filepath.Join(d.dir, e.Name())
+		p := seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}
+		if enc != s.enc {
+			return d, seam.Errorf(seam.ErrCorrupt, op, id, p,
+				"encoding mismatch: session artifact %q uses %s, but this store holds %s logs; use a separate root or select the matching compression",
+				path, enc.suffix(), s.enc.suffix())
+		}
+		if !e.Type().IsRegular() {
+			return d, seam.Errorf(seam.ErrCorrupt, op, id, p, "%s is not a regular file", path)
+		}
+		gens = append(gens, gen)
+	}
+	if len(gens) == 0 {
+		return d, nil
+	}
+	slices.Sort(gens)
+	d.live, d.older = gens[len(gens)-1], gens[:len(gens)-1]
+	if len(d.older) == 0 {
+		d.older = nil
+	}
+	return d, nil
+}
+
+// openLog opens the live log of d with flag.
+func (s *Store) openLog(op string, d *sessionDir, flag int) (*logFile, error) {
+	path := d.livePath(s.enc)
+	f, err := s.fs.OpenFile(path, flag, 0)
+	if err != nil {
+		kind := seam.ErrIO
+		if errors.Is(err, fs.ErrNotExist) {
+			kind = seam.ErrNotFound
+		}
+		return nil, &seam.Error{Kind: kind, Op: op, ID: d.id, Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: err}
+	}
+	return &logFile{f: f, path: path, id: d.id, enc: s.enc, gen: d.live}, nil
+}
+
+// checkProject checks that the header's cwd maps to the project folder
+// holding the session, or to a folder that is the same directory.
+func (s *Store) checkProject(l *logFile, d *sessionDir, h *seam.Header) error {
+	want, err := projectFolder(h.Cwd)
+	if err != nil {
+		return l.errorf(seam.ErrCorrupt, l.pos(0, -1, 1, -1), "header cwd: %v", err)
+	}
+	if want == d.project {
+		return nil
+	}
+	a, err1 := s.fs.Stat(filepath.Join(s.root, want))
+	b, err2 := s.fs.Stat(filepath.Join(s.root, d.project))
+	if err1 == nil && err2 == nil && os.SameFile(a, b) {
+		return nil
+	}
+	return l.errorf(seam.ErrCorrupt, l.pos(0, -1, 1, -1), "header cwd %q belongs in project folder %q, not %q", h.Cwd, want, d.project)
+}
+
+// revision is the opaque token of a file's state.
+func revision(fi fs.FileInfo) string {
+	dev, ino, ctime := fileIdentity(fi)
+	return fmt.Sprintf("%x:%x:%x:%x:%x", dev, ino, fi.Size(), fi.ModTime().UnixNano(), ctime)
+}
+
+// decoderOnce returns a function that creates a decoder on first use, and
+// a function that closes it.
+func decoderOnce() (get func() (*zstdframe.Decoder, error), done func()) {
+	var d *zstdframe.Decoder
+	get = func() (*zstdframe.Decoder, error) {
+		if d != nil {
+			return d, nil
+		}
+		var err error
+		d, err = zstdframe.NewDecoder()
+		if err != nil {
+			return nil, &seam.Error{Kind: seam.ErrIO, Pos: seam.NoPos, Err: err}
+		}
+		return d, nil
+	}
+	done = func() {
+		if d != nil {
+			d.Close()
+		}
+	}
+	return get, done
+}
+
+// headTail is a log's header and tail, read without its body.
+type headTail struct {
+	hi   headerInfo
+	tail tailInfo
+	size int64
+	rev  string
+}
+
+// readHeadTail reads the header and the tail of an open log.
+func (s *Store) readHeadTail(l *logFile, d *sessionDir) (headTail, error) {
+	var ht headTail
+	fi, err := l.f.Stat()
+	if err != nil {
+		return ht, l.ioError(err, -1)
+	}
+	ht.size, ht.rev = fi.Size(), revision(fi)
+	dec, done := decoderOnce()
+	defer done()
+	if ht.hi, err = l.readHeader(ht.size, dec); err != nil {
+		return ht, err
+	}
+	if err := s.checkProject(l, d, &ht.hi.hdr); err != nil {
+		return ht, err
+	}
+	ht.tail, err = l.readTail(ht.size, &ht.hi, dec)
+	return ht, err
+}
+
+// snapshot reads the metadata of the session in d.
+func (s *Store) snapshot(op string, d *sessionDir) (seam.Snapshot, error) {
+	snap := seam.Snapshot{Header: seam.Header{ID: d.id}, Location: s.location(d)}
+	l, err := s.openLog(op, d, os.O_RDONLY)
+	if err != nil {
+		return snap, err
+	}
+	defer l.f.Close()
+	ht, err := s.readHeadTail(l, d)
+	snap.SizeBytes, snap.Revision = ht.size, ht.rev
+	if err != nil {
+		return snap, seam.Wrap(err, seam.ErrIO, op, d.id)
+	}
+	snap.Header = ht.hi.hdr
+	snap.EventCount = ht.tail.next
+	snap.Location.TornBytes = ht.size - ht.tail.physEnd
+	return snap, nil
+}
+
+// Stat returns the metadata of a session from the head and the tail of its
+// live log.
+func (s *Store) Stat(ctx context.Context, id string) (seam.Snapshot, error) {
+	if err := s.check(ctx, "stat"); err != nil {
+		return seam.Snapshot{}, err
+	}
+	if h := s.pending(id); h != nil {
+		return h.pendingSnapshot(), nil
+	}
+	d, err := s.find("stat", id)
+	if err != nil {
+		return seam.Snapshot{}, err
+	}
+	return s.snapshot("stat", d)
+}
+
+// List returns every session of the root, in path order. A folder that is
+// a session but cannot be read (bad header, encoding mismatch, wrong
+// project folder, duplicate id, a log file placed directly in a project
+// folder) is an entry with Err; files that are not sessions yet (an empty
+// log, a zstd log without a complete first frame) are skipped.
+func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
+	if err := s.check(ctx, "list"); err != nil {
+		return nil, err
+	}
+	projects, err := s.fs.ReadDir(s.root)
+	if err != nil {
+		return nil, &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
+	}
+	var out []seam.Entry
+	seen := map[string][]int{} // id -> indexes in out
+	for _, p := range projects {
+		if !p.IsDir() || !isProjectFolder(p.Name()) {
+			continue
+		}
+		entries, err := s.fs.ReadDir(filepath.Join(s.root, p.Name()))
+		if err != nil {
+			return nil, &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
+		}
+		for _, e := range entries {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			entry, ok := s.listEntry(p.Name(), e)
+			if !ok {
+				continue
+			}
+			if id := entry.Snapshot.Header.ID; id != "" {
+				seen[id] = append(seen[id], len(out))
+			}
+			out = append(out, entry)
+		}
+	}
+	for id, idx := range seen {
+		if len(idx) < 2 {
+			continue
+		}
+		for _, i := range idx {
+			out[i].Err = seam.Errorf(seam.ErrCorrupt, "list", id, seam.Pos{Path: out[i].Snapshot.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+				"session id found in %d project folders", len(idx))
+		}
+	}
+	for _, h := range s.pendingHandles() {
+		if _, dup := seen[h.id]; !dup {
+			out = append(out, seam.Entry{Snapshot: h.pendingSnapshot()})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Snapshot.Location.Path < out[j].Snapshot.Location.Path })
+	return out, nil
+}
+
+// listEntry reads one entry of a project folder; ok is false for entries
+// that are not sessions.
+func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, bool) {
+	path := filepath.Join(s.root, project, e.Name())
+	if !e.IsDir() {
+		if _, _, ok := ParseLogName(e.Name()); !ok {
+			return seam.Entry{}, false
+		}
+		return seam.Entry{
+			Snapshot: seam.Snapshot{Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.enc)}},
+			Err: seam.Errorf(seam.ErrCorrupt, "list", "", seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+				"log file placed directly in a project folder (old flat layout)"),
+		}, true
+	}
+	id, derr := DecodeSegment(e.Name())
+	d, err := s.inspect("list", id, project, e.Name())
+	if err == nil && d.live < 0 {
+		return seam.Entry{}, false
+	}
+	if derr != nil {
+		return seam.Entry{
+			Snapshot: seam.Snapshot{Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.enc)}},
+			Err:      &seam.Error{Kind: seam.ErrCorrupt, Op: "list", Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: derr},
+		}, true
+	}
+	if err != nil {
+		return seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: id}, Location: s.location(d)}, Err: err}, true
+	}
+	snap, err := s.snapshot("list", d)
+	if err != nil && errors.Is(err, errHeaderless) {
+		return seam.Entry{}, false
+	}
+	return seam.Entry{Snapshot: snap, Err: err}, true
+}
+
+// check fails when the store is closed or ctx is done.
+func (s *Store) check(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return &seam.Error{Kind: seam.ErrHandleClosed, Op: op, Pos: seam.NoPos, Err: errors.New("store is closed")}
+	}
+	return nil
+}
+
+// mkdirAll makes dir and its missing parents with mode 0700.
+func mkdirAll(fsys fileSystem, dir string) error {
+	if _, err := fsys.Stat(dir); err == nil {
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := mkdirAll(fsys, parent); err != nil {
+			return err
+		}
+	}
+	if err := fsys.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}

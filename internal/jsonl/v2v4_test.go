@@ -1,0 +1,107 @@
+package jsonl
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// TestV2V4Fixtures reads the format v2 to v4 logs of public dsh
+// repositories: the highest generation is live, a seeded subagent's
+// inherited count comes from its marker, and a plugin's v4 log is refused
+// unless unknown types are allowed.
+func TestV2V4Fixtures(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(fixturesDir(t), "dsh-v2-v4")
+	s, _ := openStore(t, root, Options{})
+	if s.Encoding() != None {
+		t.Fatalf("encoding %s", s.Encoding())
+	}
+	for _, c := range []struct {
+		id        string
+		inherited int64
+		events    int64
+	}{
+		{"preview-showcase", 0, -1},
+		{"preview-follow-up-builder", 0, -1},
+		{"preview-architecture-review", -1, -1},
+	} {
+		t.Run(c.id, func(t *testing.T) {
+			snap, err := s.Stat(ctx, c.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if snap.Location.Generation != 3 || len(snap.Location.OlderGenerations) != 1 || snap.Location.OlderGenerations[0] != 2 ||
+				!strings.HasSuffix(snap.Location.Path, "session.v3.jsonl") || snap.Header.Version != 3 {
+				t.Errorf("location %+v, version %d", snap.Location, snap.Header.Version)
+			}
+			h, err := s.Open(ctx, c.id, seam.Read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			events, err := h.Read(ctx, 0, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int64(len(events)) != snap.EventCount {
+				t.Errorf("read %d events, Stat says %d", len(events), snap.EventCount)
+			}
+			var marker int64
+			for _, e := range events {
+				if e.Type == "session/end-seed" && strings.Contains(string(e.Data), `"inherited":true`) {
+					marker = e.Seq
+				}
+			}
+			if c.inherited < 0 {
+				if marker == 0 || h.InheritedEventCount() != marker {
+					t.Errorf("inherited %d, marker at %d", h.InheritedEventCount(), marker)
+				}
+			} else if h.InheritedEventCount() != c.inherited {
+				t.Errorf("inherited %d, want %d", h.InheritedEventCount(), c.inherited)
+			}
+		})
+	}
+	t.Run("legacy-sdk-history", func(t *testing.T) {
+		_, err := s.Open(ctx, "legacy-sdk-history", seam.Read)
+		wantKind(t, err, seam.ErrUnsupportedFormat)
+		if !strings.HasSuffix(err.Error(), filepath.Join("legacy-sdk-history", "session.v4.jsonl")+")") {
+			t.Errorf("error %q does not end with the raw log path", err)
+		}
+		snap, err := s.Stat(ctx, "legacy-sdk-history")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lenient, _ := openStore(t, root, Options{AllowUnknownTypes: true})
+		events, err := scanAll(t, lenient, "legacy-sdk-history")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(events)) != snap.EventCount || len(events) == 0 {
+			t.Fatalf("lenient read %d events, Stat says %d", len(events), snap.EventCount)
+		}
+		for _, e := range events {
+			if !strings.HasPrefix(e.Type, "roleplay/") {
+				t.Errorf("event %d has type %s", e.Seq, e.Type)
+			}
+		}
+		writable, _ := openStore(t, copyTree(t, root), Options{AllowUnknownTypes: true})
+		_, err = writable.Open(ctx, "legacy-sdk-history", seam.Write)
+		wantKind(t, err, seam.ErrUnsupportedFormat)
+	})
+	entries, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 4 {
+		t.Errorf("List returned %d entries", len(entries))
+	}
+	for _, e := range entries {
+		if e.Err != nil {
+			t.Errorf("List: %v", e.Err)
+		}
+	}
+}

@@ -1,0 +1,605 @@
+package jsonl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
+	"github.com/dshctl/dshctl/internal/seam"
+	"golang.org/x/sys/unix"
+)
+
+// writer is the state of a write handle.
+type writer struct {
+	pending bool // a create not yet materialized
+	lock    file // the flocked session.lock; nil while pending
+	lockFI  fs.FileInfo
+	size    int64 // file size after the last durable write
+	next    int64 // next seq
+	// cut is where committed data ends; bytes [cut, size) are a torn or
+	// uncommitted tail that the next append removes.
+	cut int64
+	// salvage holds the committed lines of the zstd frame at cut that
+	// precede an uncommitted record; the next append rewrites them.
+	salvage []byte
+}
+
+// Create reserves a new session. Nothing is written until the first
+// Append or Flush; closing the handle before either erases the
+// reservation.
+func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptions) (seam.Handle, error) {
+	if err := s.check(ctx, "create"); err != nil {
+		return nil, err
+	}
+	invalid := func(format string, args ...any) error {
+		return seam.Errorf(seam.ErrInvalid, "create", h.ID, seam.NoPos, format, args...)
+	}
+	if err := seam.ValidateHeader(h, ""); err != nil {
+		return nil, invalid("%v", causeOf(err))
+	}
+	switch {
+	case h.Version < 2 && h.SeedLength != nil && opts.InheritedEventCount != *h.SeedLength:
+		return nil, invalid("inherited event count %d differs from seedLength %d", opts.InheritedEventCount, *h.SeedLength)
+	case !h.Seeded() && opts.InheritedEventCount != 0:
+		return nil, invalid("inherited event count %d for an unseeded header", opts.InheritedEventCount)
+	case opts.InheritedEventCount < 0:
+		return nil, invalid("negative inherited event count")
+	}
+	seg, err := EncodeSegment(h.ID)
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
+	project, err := projectFolder(h.Cwd)
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
+	hd := &handle{s: s, id: h.ID, access: seam.Write, hdr: h, inherited: opts.InheritedEventCount,
+		dir: &sessionDir{id: h.ID, project: project, dir: filepath.Join(s.root, project, seg), live: -1},
+		w:   &writer{pending: true}}
+	if err := s.claim(h.ID, hd, seam.ErrAlreadyExists, "create"); err != nil {
+		return nil, err
+	}
+	if _, err := s.find("create", h.ID); !errors.Is(err, seam.ErrNotFound) {
+		s.release(h.ID, hd)
+		return nil, &seam.Error{Kind: seam.ErrAlreadyExists, Op: "create", ID: h.ID, Pos: seam.NoPos,
+			Err: fmt.Errorf("session %q already exists", h.ID)}
+	}
+	return hd, nil
+}
+
+// claim registers h as the in-process writer of id; kind is the error when
+// another handle holds it.
+func (s *Store) claim(id string, h *handle, kind error, op string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.writers[id] != nil {
+		return &seam.Error{Kind: kind, Op: op, ID: id, Pos: seam.NoPos, Err: errors.New("held by another handle of this process")}
+	}
+	s.writers[id] = h
+	return nil
+}
+
+func (s *Store) release(id string, h *handle) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.writers[id] == h {
+		delete(s.writers, id)
+	}
+}
+
+// pending returns the handle of a create of id not yet materialized.
+func (s *Store) pending(id string) *handle {
+	s.mu.Lock()
+	h := s.writers[id]
+	s.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || !h.w.pending {
+		return nil
+	}
+	return h
+}
+
+func (s *Store) pendingHandles() []*handle {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.writers))
+	for id := range s.writers {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	var out []*handle
+	for _, id := range ids {
+		if h := s.pending(id); h != nil {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func (h *handle) pendingSnapshot() seam.Snapshot {
+	return seam.Snapshot{Header: h.hdr, Revision: "pending", Location: seam.Location{Backend: "jsonl",
+		Path: filepath.Join(h.dir.dir, LogName(h.hdr.Version, h.s.enc)), Encoding: string(h.s.enc), Generation: h.hdr.Version}}
+}
+
+// lockSession takes the session's cross-process write lock without
+// waiting: flock(LOCK_EX|LOCK_NB) on session.lock, created if needed and
+// never deleted.
+func lockSession(fsys fileSystem, dir string) (file, fs.FileInfo, error) {
+	f, err := fsys.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.Flock(unix.LOCK_EX | unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, nil, seam.ErrAlreadyOwned
+		}
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// openWrite claims id, takes its lock and validates the whole log.
+func (s *Store) openWrite(ctx context.Context, id string) (seam.Handle, error) {
+	h := &handle{s: s, id: id, access: seam.Write, w: &writer{}}
+	if err := s.claim(id, h, seam.ErrAlreadyOwned, "open"); err != nil {
+		return nil, err
+	}
+	if err := s.loadWriter(ctx, h); err != nil {
+		if h.w.lock != nil {
+			h.w.lock.Close()
+		}
+		if h.log != nil {
+			h.log.f.Close()
+		}
+		s.release(id, h)
+		return nil, seam.Wrap(err, seam.ErrIO, "open", id)
+	}
+	return h, nil
+}
+
+func (s *Store) loadWriter(ctx context.Context, h *handle) error {
+	d, err := s.find("open", h.id)
+	if err != nil {
+		return err
+	}
+	h.dir = d
+	lock, fi, err := lockSession(s.fs, d.dir)
+	if errors.Is(err, seam.ErrAlreadyOwned) {
+		return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: h.id, Pos: seam.Pos{Path: filepath.Join(d.dir, lockName), Offset: -1, Frame: -1, Line: -1, Seq: -1}}
+	}
+	if err != nil {
+		return &seam.Error{Kind: seam.ErrIO, Op: "open", ID: h.id, Pos: seam.NoPos, Err: err}
+	}
+	h.w.lock, h.w.lockFI = lock, fi
+	l, err := s.openLog("open", d, os.O_RDWR|os.O_APPEND)
+	if err != nil {
+		return err
+	}
+	h.log = l
+	st, err := l.f.Stat()
+	if err != nil {
+		return l.ioError(err, -1)
+	}
+	size := st.Size()
+	dec, done := decoderOnce()
+	hi, err := l.readHeader(size, dec)
+	done()
+	if err != nil {
+		return err
+	}
+	if err := s.checkProject(l, d, &hi.hdr); err != nil {
+		return err
+	}
+	h.hdr = hi.hdr
+	h.body = position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}
+	r := h.reader(false)
+	end, _, err := r.forward(ctx, r.start(), size, 0, 0, func(*seam.Event) bool { return true })
+	if err != nil {
+		return err
+	}
+	if h.inherited, err = end.marker.Result(&h.hdr); err != nil {
+		return l.located(err, seam.ErrCorrupt, l.pos(0, -1, 1, -1))
+	}
+	h.w.size, h.w.next, h.w.cut = size, end.next, end.cutOffset()
+	if b := end.bad; b != nil && b.frame >= 0 && b.off > b.frameText {
+		if h.w.salvage, err = l.frameText(b.frameOff, size, b.off-b.frameText); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// frameText returns the first n decoded bytes of the frame at off.
+func (l *logFile) frameText(off, size, n int64) ([]byte, error) {
+	f, err := zstdframe.ParseFrame(l.f, off, size)
+	if err != nil {
+		return nil, l.frameError(err, -1, 0)
+	}
+	d, err := zstdframe.NewDecoder()
+	if err != nil {
+		return nil, l.ioError(err, off)
+	}
+	defer d.Close()
+	content, err := d.DecodeAll(l.f, f, n)
+	if err != nil && !errors.Is(err, zstdframe.ErrTooLarge) {
+		return nil, l.frameError(err, -1, 0)
+	}
+	if err != nil {
+		rd, err := d.NewReader(l.f, f)
+		if err != nil {
+			return nil, l.frameError(err, -1, 0)
+		}
+		content = make([]byte, n)
+		if _, err := io.ReadFull(rd, content); err != nil {
+			return nil, l.frameError(err, -1, 0)
+		}
+	}
+	return content[:n], nil
+}
+
+// writable checks that h is an open write handle.
+func (h *handle) writable(op string) error {
+	if h.closed {
+		return &seam.Error{Kind: seam.ErrHandleClosed, Op: op, ID: h.id, Pos: seam.NoPos}
+	}
+	if h.access != seam.Write {
+		return &seam.Error{Kind: seam.ErrReadOnly, Op: op, ID: h.id, Pos: seam.NoPos}
+	}
+	return nil
+}
+
+// Append validates the batch, removes a torn or uncommitted tail (keeping
+// its bytes in a backup file), writes the batch as one zstd frame (or its
+// lines) with O_APPEND and fsyncs. On a failed write the file is cut back,
+// so a retry never leaves a seq gap.
+func (h *handle) Append(ctx context.Context, events []seam.Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.writable("append"); err != nil {
+		return err
+	}
+	batch, err := seam.PrepareBatch(h.id, h.hdr.Version, h.w.next, events)
+	if err != nil {
+		return err
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	var lines []byte
+	for i := range batch {
+		lines = appendRecord(lines, &batch[i], h.hdr.Version)
+	}
+	if h.w.pending {
+		err = h.materialize(lines, int64(len(batch)))
+	} else {
+		err = h.appendLines(lines, int64(len(batch)))
+	}
+	return seam.Wrap(err, seam.ErrIO, "append", h.id)
+}
+
+// appendRecord appends the physical line of e in format v: v2+ logs store
+// sourceEventSeqs range-encoded.
+func appendRecord(dst []byte, e *seam.Event, v int) []byte {
+	if v < 2 || e.SourceEventSeqs == nil {
+		return append(e.AppendJSON(dst), '\n')
+	}
+	c := *e
+	c.SourceEventSeqs = nil
+	dst = c.AppendJSON(dst)
+	dst = append(dst[:len(dst)-1], `,"sourceEventSeqs":`...)
+	dst = seam.AppendSourceSeqsV2(dst, e.SourceEventSeqs)
+	return append(dst, '}', '\n')
+}
+
+// appendLines appends lines holding n events to the stored log.
+func (h *handle) appendLines(lines []byte, n int64) error {
+	l, w := h.log, h.w
+	if err := h.checkOwnership(); err != nil {
+		return err
+	}
+	if w.cut < w.size {
+		if err := h.removeTail(); err != nil {
+			return err
+		}
+	}
+	payload := lines
+	if l.enc == Zstd {
+		payload = zstdframe.AppendFrame(nil, append(w.salvage, lines...))
+	}
+	if err := h.write(payload); err != nil {
+		return err
+	}
+	w.salvage = nil
+	w.next += n
+	return nil
+}
+
+// write appends payload at w.cut and fsyncs, or cuts the file back.
+func (h *handle) write(payload []byte) error {
+	l, w := h.log, h.w
+	m, err := l.f.Write(payload)
+	if err == nil && m != len(payload) {
+		err = errors.New("short write")
+	}
+	if err == nil {
+		err = l.f.Sync()
+	}
+	if err != nil {
+		if terr := truncateSync(l.f, w.cut); terr != nil {
+			w.size = -1 // unknown: checkOwnership fails from now on
+			return l.ioError(errors.Join(err, fmt.Errorf("cutting the log back to %d bytes: %w", w.cut, terr)), w.cut)
+		}
+		w.size = w.cut
+		return l.ioError(err, w.cut)
+	}
+	w.size = w.cut + int64(len(payload))
+	w.cut = w.size
+	return nil
+}
+
+func truncateSync(f file, size int64) error {
+	if err := f.Truncate(size); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// checkOwnership fails with ErrOwnershipLost when the lock file was
+// replaced or the log changed behind the handle.
+func (h *handle) checkOwnership() error {
+	l, w := h.log, h.w
+	lost := func(why string) error {
+		return &seam.Error{Kind: seam.ErrOwnershipLost, Op: "append", ID: h.id, Pos: l.pos(-1, -1, -1, -1), Err: errors.New(why)}
+	}
+	fi, err := h.s.fs.Lstat(filepath.Join(h.dir.dir, lockName))
+	if err != nil || !os.SameFile(fi, w.lockFI) {
+		return lost("session.lock was removed or replaced")
+	}
+	st, err := l.f.Stat()
+	if err != nil {
+		return l.ioError(err, -1)
+	}
+	if st.Size() != w.size {
+		return lost(fmt.Sprintf("the log is %d bytes, not the %d this handle wrote", st.Size(), w.size))
+	}
+	return nil
+}
+
+// removeTail copies the bytes [cut, size) to a backup file outside the
+// store, fsyncs it, then truncates the log to cut and fsyncs.
+func (h *handle) removeTail() error {
+	l, w := h.log, h.w
+	if _, err := h.s.backup(h.id, l, w.cut, w.size); err != nil {
+		return err
+	}
+	if err := truncateSync(l.f, w.cut); err != nil {
+		return l.ioError(fmt.Errorf("removing the tail after byte %d: %w", w.cut, err), w.cut)
+	}
+	w.size = w.cut
+	return nil
+}
+
+// backup copies [from, to) of l to <backup dir>/<safe id>/<time>-<from>.bin
+// and fsyncs it and its directory.
+func (s *Store) backup(id string, l *logFile, from, to int64) (string, error) {
+	dir := s.opts.BackupDir
+	if dir == "" {
+		var err error
+		if dir, err = DefaultBackupDir(os.Getenv); err != nil {
+			return "", l.ioError(err, from)
+		}
+	}
+	dir = filepath.Join(dir, SafeName(id))
+	if err := mkdirAll(s.fs, dir); err != nil {
+		return "", l.ioError(fmt.Errorf("backup directory: %w", err), from)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%s-%d.bin", time.Now().UTC().Format("20060102T150405.000000000Z"), from))
+	f, err := s.fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", l.ioError(fmt.Errorf("backup: %w", err), from)
+	}
+	err = copyRange(f, l.f, from, to)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(s.fs, dir)
+	}
+	if err != nil {
+		s.fs.Remove(path)
+		return "", l.ioError(fmt.Errorf("backup %s: %w", path, err), from)
+	}
+	return path, nil
+}
+
+// copyRange writes the bytes [from, to) of src to dst.
+func copyRange(dst file, src file, from, to int64) error {
+	buf := make([]byte, min(to-from, 1<<20))
+	for off := from; off < to; {
+		n := min(int64(len(buf)), to-off)
+		if err := readFullAt(src, buf[:n], off); err != nil {
+			return err
+		}
+		if _, err := dst.Write(buf[:n]); err != nil {
+			return err
+		}
+		off += n
+	}
+	return nil
+}
+
+// materialize writes a created session: a temp file holding the header
+// (its own frame in zstd) and the first batch, fsynced, published with
+// link(2) so that a racing creator gets ErrAlreadyExists, then the temp is
+// unlinked and the directory fsynced.
+func (h *handle) materialize(lines []byte, n int64) error {
+	s, d := h.s, h.dir
+	exists := func() error {
+		return &seam.Error{Kind: seam.ErrAlreadyExists, Op: "create", ID: h.id, Pos: seam.NoPos,
+			Err: fmt.Errorf("session %q already exists", h.id)}
+	}
+	if err := mkdirAll(s.fs, d.dir); err != nil {
+		return &seam.Error{Kind: seam.ErrIO, Op: "create", ID: h.id, Pos: seam.NoPos, Err: err}
+	}
+	lock, lockFI, err := lockSession(s.fs, d.dir)
+	if errors.Is(err, seam.ErrAlreadyOwned) {
+		return exists()
+	}
+	if err != nil {
+		return &seam.Error{Kind: seam.ErrIO, Op: "create", ID: h.id, Pos: seam.NoPos, Err: err}
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			lock.Close()
+		}
+	}()
+	if cur, err := s.inspect("create", h.id, d.project, filepath.Base(d.dir)); err != nil || cur.live >= 0 {
+		return exists()
+	}
+	gen := h.hdr.Version
+	final := filepath.Join(d.dir, LogName(gen, s.enc))
+	headerLine := append(h.hdr.AppendJSON(nil), '\n')
+	var content []byte
+	var bodyOff int64
+	if s.enc == Zstd {
+		content = zstdframe.AppendFrame(nil, headerLine)
+		bodyOff = int64(len(content))
+		if len(lines) > 0 {
+			content = zstdframe.AppendFrame(content, lines)
+		}
+	} else {
+		content = append(headerLine, lines...)
+		bodyOff = int64(len(headerLine))
+	}
+	var suffix [6]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return &seam.Error{Kind: seam.ErrIO, Op: "create", ID: h.id, Pos: seam.NoPos, Err: err}
+	}
+	tmp := final + "." + hex.EncodeToString(suffix[:]) + ".tmp"
+	l := &logFile{path: final, id: h.id, enc: s.enc, gen: gen}
+	if err := writeNew(s.fs, tmp, content); err != nil {
+		return l.ioError(err, 0)
+	}
+	err = s.fs.Link(tmp, final)
+	s.fs.Remove(tmp)
+	if errors.Is(err, fs.ErrExist) {
+		return exists()
+	}
+	if err != nil {
+		return l.ioError(err, 0)
+	}
+	for dir := d.dir; ; dir = filepath.Dir(dir) {
+		if err := syncDir(s.fs, dir); err != nil {
+			return l.ioError(err, 0)
+		}
+		if dir == s.root || filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	f, err := s.fs.OpenFile(final, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return l.ioError(err, 0)
+	}
+	l.f = f
+	ok = true
+	d.live = gen
+	h.log = l
+	h.body = position{fileOff: bodyOff, textOff: int64(len(headerLine)), lineNo: 1, frame: 1}
+	h.w = &writer{lock: lock, lockFI: lockFI, size: int64(len(content)), cut: int64(len(content)), next: n}
+	return nil
+}
+
+// writeNew writes content to a new file (O_EXCL, 0600) and fsyncs it.
+func writeNew(fsys fileSystem, path string, content []byte) error {
+	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(content)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fsys.Remove(path)
+	}
+	return err
+}
+
+// Flush is a durability barrier. Appends are durable when they return, so
+// it only materializes a created session that has no event yet.
+func (h *handle) Flush(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.writable("flush"); err != nil {
+		return err
+	}
+	if h.w.pending {
+		return seam.Wrap(h.materialize(nil, 0), seam.ErrIO, "flush", h.id)
+	}
+	return nil
+}
+
+// closeWriter releases the session lock; a pending create leaves nothing.
+func (h *handle) closeWriter(w *writer) error {
+	if w == nil || w.lock == nil {
+		return nil
+	}
+	return w.lock.Close()
+}
+
+// Flush materializes every open write handle of the store and joins their
+// errors.
+func (s *Store) Flush(ctx context.Context) error {
+	s.mu.Lock()
+	hs := make([]*handle, 0, len(s.writers))
+	for _, h := range s.writers {
+		hs = append(hs, h)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, h := range hs {
+		if err := h.Flush(ctx); err != nil && !errors.Is(err, seam.ErrHandleClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close marks the store closed; later calls on it fail. Handles stay
+// usable until they are closed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}

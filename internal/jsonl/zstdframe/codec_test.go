@@ -1,0 +1,187 @@
+package zstdframe
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"testing"
+)
+
+// jsonl returns n bytes of JSONL-like text.
+func jsonl(n int) []byte {
+	var b bytes.Buffer
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, `{"type":"assistant/chunk","seq":%d,"time":%d,"data":{"text":"%x"}}`+"\n", i, 1785331619000+i*7, i*i)
+	}
+	return b.Bytes()[:n]
+}
+
+func TestAppendFrameRoundTrip(t *testing.T) {
+	dec := newTestDecoder(t)
+	for _, n := range []int{0, 1, 100, 1 << 10, 128 << 10, 128<<10 + 1, 3 << 20} {
+		for _, kind := range []string{"text", "random"} {
+			content := jsonl(n)
+			if kind == "random" {
+				content = pseudoRandom(n, uint64(n))
+			}
+			t.Run(fmt.Sprintf("%s-%d", kind, n), func(t *testing.T) {
+				prefix := []byte("keep")
+				data := AppendFrame(prefix[:len(prefix):len(prefix)], content)
+				if !bytes.HasPrefix(data, prefix) {
+					t.Fatal("AppendFrame lost dst")
+				}
+				data = data[len(prefix):]
+				if again := AppendFrame(nil, content); !bytes.Equal(again, data) {
+					t.Fatal("AppendFrame is not deterministic")
+				}
+				frames, torn, err := Walk(bytes.NewReader(data), int64(len(data)))
+				if err != nil || torn != (Torn{}) || len(frames) != 1 || frames[0].Size != int64(len(data)) {
+					t.Fatalf("Walk = %+v, %+v, %v", frames, torn, err)
+				}
+				f := frames[0]
+				if !f.HasChecksum || (f.ContentSize != int64(n) && !(f.ContentSize == -1 && n > 0 && n < 256)) || f.WindowSize > 2<<20 || f.Blocks != max(1, (n+128<<10-1)/(128<<10)) {
+					t.Fatalf("frame %+v", f)
+				}
+				got, err := dec.DecodeAll(bytes.NewReader(data), f, int64(n))
+				if err != nil || !bytes.Equal(got, content) {
+					t.Fatalf("DecodeAll: %d bytes, %v", len(got), err)
+				}
+			})
+		}
+	}
+}
+
+func TestAppendFrameConcurrent(t *testing.T) {
+	content := jsonl(300 << 10)
+	want := AppendFrame(nil, content)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if got := AppendFrame(nil, content); !bytes.Equal(got, want) {
+				t.Error("concurrent AppendFrame differs")
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestDecoderStreamsLargeFrame(t *testing.T) {
+	dec := newTestDecoder(t)
+	content := jsonl(20 << 20)
+	data := AppendFrame(nil, content)
+	f, err := ParseFrame(bytes.NewReader(data), 0, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := dec.NewReader(bytes.NewReader(data), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newPrefixHash()
+	n, err := io.CopyBuffer(h, rd, make([]byte, 32<<10))
+	if err != nil || n != int64(len(content)) || !h.matches(content) {
+		t.Fatalf("streamed %d bytes, %v", n, err)
+	}
+	if got, err := dec.DecodeAll(bytes.NewReader(data), f, math.MaxInt64); err != nil || !bytes.Equal(got, content) {
+		t.Fatalf("DecodeAll without limit: %d bytes, %v", len(got), err)
+	}
+	// DecodeAll refuses more than the limit, with or without a content size.
+	if _, err := dec.DecodeAll(bytes.NewReader(data), f, 1<<20); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("DecodeAll over limit: %v", err)
+	}
+	f.ContentSize = -1
+	if _, err := dec.DecodeAll(bytes.NewReader(data), f, 1<<20); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("DecodeAll over limit, no content size: %v", err)
+	}
+}
+
+// prefixHash checks streamed output against the expected content without
+// keeping it.
+type prefixHash struct {
+	got []byte
+	n   int
+	bad bool
+}
+
+func newPrefixHash() *prefixHash { return &prefixHash{} }
+
+func (p *prefixHash) Write(b []byte) (int, error) {
+	p.got = append(p.got[:0], b...)
+	p.n += len(b)
+	return len(b), nil
+}
+
+func (p *prefixHash) matches(content []byte) bool {
+	return p.n == len(content) && bytes.HasSuffix(content, p.got)
+}
+
+func TestDecoderRejects(t *testing.T) {
+	dec := newTestDecoder(t)
+	// A 16 MiB window is valid zstd but beyond the decoder limit.
+	big := cat(frameHeader(0x04, 0x70), blockHeader(true, 0, 3), []byte("ab\n"), checksumOf([]byte("ab\n")))
+	f, err := ParseFrame(bytes.NewReader(big), 0, int64(len(big)))
+	if err != nil || f.WindowSize != 16<<20 {
+		t.Fatal(f, err)
+	}
+	if _, err := dec.DecodeAll(bytes.NewReader(big), f, 1<<10); !errors.Is(err, ErrTooLarge) || errors.Is(err, ErrCorrupt) {
+		t.Fatalf("16 MiB window: %v", err)
+	}
+	// Corrupt compressed data inside a structurally valid frame.
+	data := AppendFrame(nil, jsonl(4<<10))
+	data[len(data)/2] ^= 0xFF
+	f, err = ParseFrame(bytes.NewReader(data), 0, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dec.DecodeAll(bytes.NewReader(data), f, 1<<20); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("damaged block: %v", err)
+	}
+	// A frame that does not match the file.
+	good := AppendFrame(nil, []byte("a\n"))
+	f, _ = ParseFrame(bytes.NewReader(good), 0, int64(len(good)))
+	f.Size--
+	if _, err := dec.NewReader(bytes.NewReader(good), f); !errors.Is(err, ErrTorn) {
+		t.Fatalf("short frame: %v", err)
+	}
+	f.Size += 2
+	if _, err := dec.NewReader(bytes.NewReader(append(good, 0)), f); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("long frame: %v", err)
+	}
+	if _, err := dec.NewReader(bytes.NewReader(good), Frame{}); err == nil {
+		t.Fatal("zero Frame accepted")
+	}
+	// A reader is invalidated by the next use of its Decoder.
+	f.Size--
+	r1, err := dec.NewReader(bytes.NewReader(good), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dec.DecodeAll(bytes.NewReader(good), f, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(r1); err == nil {
+		t.Fatal("stale reader still reads")
+	}
+}
+
+func TestSalvageCorruptBlock(t *testing.T) {
+	dec := newTestDecoder(t)
+	data := cat(frameHeader(0x04, 0x50), blockHeader(false, 2, 10), bytes.Repeat([]byte{0xFF}, 10),
+		blockHeader(false, 0, 100), []byte("partial"))
+	frames, torn, err := Walk(bytes.NewReader(data), int64(len(data)))
+	if err != nil || len(frames) != 0 || torn.Size != int64(len(data)) {
+		t.Fatal(frames, torn, err)
+	}
+	if got, err := dec.Salvage(bytes.NewReader(data), torn, 1<<20); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Salvage = %q, %v; want ErrCorrupt", got, err)
+	}
+	// The limit holds for salvage too.
+	big := AppendFrame(nil, jsonl(1<<20))
+	big = big[:len(big)-2]
+	if _, err := dec.Salvage(bytes.NewReader(big), Torn{Size: int64(len(big))}, 1<<10); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Salvage over limit: %v", err)
+	}
+}

@@ -1,0 +1,231 @@
+package zstdframe
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+const (
+	// maxWindow is the largest window a Decoder accepts. dsh writes 2 MiB
+	// windows, the zstd CLI uses at most 8 MiB below --ultra/--long, and
+	// RFC 8878 recommends that decoders support 8 MiB. A stream decode
+	// holds about one window plus one block, whatever the content size.
+	maxWindow = 8 << 20
+	// maxMemory caps what klauspost may allocate for one frame. In streaming
+	// mode it bounds the window too, so it is a hard ceiling should the
+	// window limit ever be raised.
+	maxMemory = 64 << 20
+	// maxPrealloc caps the buffer DecodeAll sizes from a frame's declared
+	// content size before decoding proves it.
+	maxPrealloc = 4 << 20
+)
+
+// A Decoder decodes the content of single complete frames. It verifies
+// each frame's checksum, holds at most one window of content in memory
+// and decodes on the calling goroutine. A Decoder is reusable but not safe
+// for concurrent use; Close it when done.
+type Decoder struct {
+	zd  *zstd.Decoder
+	br  *bufio.Reader
+	gen uint64 // counts NewReader calls, so a stale reader fails
+}
+
+// NewDecoder returns a Decoder.
+func NewDecoder() (*Decoder, error) {
+	zd, err := zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxWindow(maxWindow),
+		zstd.WithDecoderMaxMemory(maxMemory),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("zstdframe: new decoder: %w", err)
+	}
+	return &Decoder{zd: zd, br: bufio.NewReaderSize(nil, 64<<10)}, nil
+}
+
+// Close releases the decoder's resources. The Decoder and its readers must
+// not be used afterwards.
+func (d *Decoder) Close() {
+	d.zd.Close()
+}
+
+// NewReader returns a reader of the content of frame f of r, where f was
+// returned by ParseFrame, Frames, Walk or LastFrame for the same file.
+//
+// NewReader first checks that the bytes at f.Offset still hold a complete
+// frame of f.Size bytes, so content of a torn frame is never produced. The
+// checksum covers the whole content and is verified at the end: the reader
+// returns io.EOF only after it matched, and data read before an error must
+// not be trusted. Decoding errors are *Error values matching ErrCorrupt
+// (or ErrTooLarge), located at f.Offset.
+//
+// The reader is valid until d is used again, also by LastFrame.
+func (d *Decoder) NewReader(r io.ReaderAt, f Frame) (io.Reader, error) {
+	if f.Size <= 0 || f.Offset < 0 {
+		return nil, fmt.Errorf("zstdframe: invalid frame location %d+%d", f.Offset, f.Size)
+	}
+	g, err := newSource(r, f.End()).parseFrame(f.Offset)
+	if err != nil {
+		return nil, err
+	}
+	if g.Size != f.Size {
+		return nil, frameError(ErrCorrupt, f.Offset, nil, "frame is %d bytes, not %d", g.Size, f.Size)
+	}
+	if g.WindowSize > maxWindow {
+		return nil, frameError(ErrTooLarge, f.Offset, nil, "window of %d bytes exceeds %d", g.WindowSize, maxWindow)
+	}
+	d.gen++
+	d.br.Reset(&sectionReader{sr: io.NewSectionReader(r, f.Offset, f.Size), off: f.Offset})
+	if err := d.zd.Reset(d.br); err != nil {
+		return nil, d.decodeError(f.Offset, err)
+	}
+	return &frameReader{d: d, off: f.Offset, gen: d.gen}, nil
+}
+
+// DecodeAll returns the content of frame f of r, as NewReader would read
+// it, or an error matching ErrTooLarge if the content exceeds limit bytes.
+func (d *Decoder) DecodeAll(r io.ReaderAt, f Frame, limit int64) ([]byte, error) {
+	if f.ContentSize > limit {
+		return nil, frameError(ErrTooLarge, f.Offset, nil, "content of %d bytes exceeds limit %d", f.ContentSize, limit)
+	}
+	rd, err := d.NewReader(r, f)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if f.ContentSize >= 0 {
+		// Trust the header only so far: it is checked at the end.
+		buf.Grow(int(min(f.ContentSize, maxPrealloc)))
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(rd, max(limit, limit+1))); err != nil {
+		return nil, err
+	}
+	if int64(buf.Len()) > limit {
+		return nil, frameError(ErrTooLarge, f.Offset, nil, "content exceeds limit %d", limit)
+	}
+	return buf.Bytes(), nil
+}
+
+// Salvage returns the content of the complete blocks of the torn final
+// frame t of r, for the opt-in salvage of store.md 4 ("Torn final frame");
+// ordinary readers discard a torn frame whole. The content is unverified,
+// since the checksum is missing or was never reached, and may end inside a
+// record: keep only its complete, valid records. Salvage returns nothing
+// for a torn frame header, an error matching ErrCorrupt if a complete block
+// fails to decode, and one matching ErrTooLarge beyond limit bytes.
+func (d *Decoder) Salvage(r io.ReaderAt, t Torn, limit int64) ([]byte, error) {
+	f, err := newSource(r, t.Offset+t.Size).parseFrame(t.Offset)
+	if !errors.Is(err, ErrTorn) || f.Size != t.Size {
+		if err == nil {
+			err = frameError(ErrCorrupt, t.Offset, nil, "frame is complete, not torn")
+		}
+		return nil, err
+	}
+	if f.HeaderSize == 0 || t.Size <= int64(f.HeaderSize) {
+		return nil, nil
+	}
+	if f.WindowSize > maxWindow {
+		return nil, frameError(ErrTooLarge, t.Offset, nil, "window of %d bytes exceeds %d", f.WindowSize, maxWindow)
+	}
+	// Clear the checksum flag: klauspost drops the last block's content
+	// when the checksum after it is cut. No read-ahead either: klauspost
+	// then reads exactly what it decodes, so an error with every byte
+	// consumed is the cut, not corruption.
+	hdr := make([]byte, f.HeaderSize)
+	if err := readFull(r, hdr, t.Offset); err != nil {
+		return nil, err
+	}
+	hdr[4] &^= 0x04
+	body := t.Size - int64(f.HeaderSize)
+	sr := &sectionReader{sr: io.NewSectionReader(r, f.End()-body, body), off: f.End() - body}
+	d.gen++
+	if err := d.zd.Reset(io.MultiReader(bytes.NewReader(hdr), sr)); err != nil {
+		return nil, d.decodeError(t.Offset, err)
+	}
+	var buf bytes.Buffer
+	_, err = buf.ReadFrom(io.LimitReader(d.zd, max(limit, limit+1)))
+	if int64(buf.Len()) > limit {
+		return nil, frameError(ErrTooLarge, t.Offset, nil, "content exceeds limit %d", limit)
+	}
+	if err == nil {
+		err = io.ErrUnexpectedEOF // a torn frame cannot end cleanly
+	}
+	var rerr *readError
+	if pos, _ := sr.sr.Seek(0, io.SeekCurrent); pos != body || errors.As(err, &rerr) {
+		return nil, d.decodeError(t.Offset, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// verify decodes frame f of r to check its content and checksum.
+func (d *Decoder) verify(r io.ReaderAt, f Frame) error {
+	rd, err := d.NewReader(r, f)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, rd)
+	return err
+}
+
+// decodeError classifies an error from the klauspost decoder for the frame
+// at off. Read errors from the file pass through unchanged. Everything else
+// is corruption: the window was checked against the limits beforehand, and
+// klauspost also reports data that overruns the window as "window size
+// exceeded".
+func (d *Decoder) decodeError(off int64, err error) error {
+	var rerr *readError
+	switch {
+	case errors.As(err, &rerr):
+		return err
+	case errors.Is(err, zstd.ErrCRCMismatch):
+		return frameError(ErrCorrupt, off, nil, "checksum mismatch")
+	}
+	return frameError(ErrCorrupt, off, err, "content does not decode")
+}
+
+// frameReader reads the content of one frame through its Decoder.
+type frameReader struct {
+	d   *Decoder
+	off int64
+	gen uint64
+	err error
+}
+
+func (fr *frameReader) Read(p []byte) (int, error) {
+	if fr.err != nil {
+		return 0, fr.err
+	}
+	if fr.gen != fr.d.gen {
+		fr.err = fmt.Errorf("zstdframe: reader of frame at byte %d used after its Decoder moved on", fr.off)
+		return 0, fr.err
+	}
+	n, err := fr.d.zd.Read(p)
+	if err != nil {
+		if err != io.EOF {
+			err = fr.d.decodeError(fr.off, err)
+		}
+		fr.err = err
+	}
+	return n, err
+}
+
+// sectionReader reads one frame's bytes and marks read failures as
+// *readError, so that decodeError does not mistake them for corruption.
+type sectionReader struct {
+	sr  *io.SectionReader
+	off int64
+}
+
+func (s *sectionReader) Read(p []byte) (int, error) {
+	n, err := s.sr.Read(p)
+	if err != nil && err != io.EOF {
+		pos, _ := s.sr.Seek(0, io.SeekCurrent)
+		err = &readError{off: s.off + pos, err: err}
+	}
+	return n, err
+}

@@ -1,0 +1,148 @@
+package zstdframe
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// addSeeds adds the fixture logs and some handmade frames to f's corpus.
+func addSeeds(f *testing.F, add func([]byte)) {
+	root := fixtureRoot(f)
+	for _, pattern := range []string{"jsonl-zstd/*/*/session.jsonl.zstd", "damaged/*/*/*/session.jsonl.zstd"} {
+		paths, err := filepath.Glob(filepath.Join(root, pattern))
+		if err != nil || len(paths) == 0 {
+			f.Fatalf("no fixtures for %s: %v", pattern, err)
+		}
+		for _, p := range paths {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			add(data)
+		}
+	}
+	inner := AppendFrame(nil, []byte("inner\n"))
+	add(cat(AppendFrame(nil, []byte("h\n")), rawFrame(cat(inner, []byte("\n")))))
+	add(cat(AppendFrame(nil, []byte("h\n")), rawFrame(cat(inner, inner))[:40]))
+	add(cat(frameHeader(0x04, 0x00), blockHeader(true, 1, 1000), []byte("x"), checksumOf(bytes.Repeat([]byte("x"), 1000))))
+	add(cat(frameHeader(0x24, 2), blockHeader(true, 0, 2), []byte("a\n"), checksumOf([]byte("a\n")), magicBytes[:2]))
+	add(nil)
+}
+
+func FuzzWalk(f *testing.F) {
+	addSeeds(f, func(b []byte) { f.Add(b) })
+	dec := newTestDecoder(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, n := bytes.NewReader(data), int64(len(data))
+		frames, torn, err := Walk(r, n)
+		end := int64(0)
+		for _, fr := range frames {
+			if fr.Offset != end || fr.Size < 4+1+blockHeaderLen || fr.HeaderSize < 5 {
+				t.Fatalf("frame %+v does not follow byte %d", fr, end)
+			}
+			if g, err := ParseFrame(r, fr.Offset, n); err != nil || g != fr {
+				t.Fatalf("ParseFrame(%d) = %+v, %v; Walk said %+v", fr.Offset, g, err, fr)
+			}
+			// Decoding may fail but must neither panic nor exceed its limit.
+			if b, err := dec.DecodeAll(r, fr, 1<<20); err == nil && len(b) > 1<<20 {
+				t.Fatalf("DecodeAll returned %d bytes", len(b))
+			}
+			end = fr.End()
+		}
+		switch {
+		case err != nil:
+			var ferr *Error
+			if !errors.As(err, &ferr) || !errors.Is(err, ErrCorrupt) || ferr.Offset != end || torn != (Torn{}) {
+				t.Fatalf("Walk error %v after byte %d, torn %+v", err, end, torn)
+			}
+		case torn.Size > 0:
+			if torn.Offset != end || torn.Offset+torn.Size != n {
+				t.Fatalf("torn %+v after byte %d of %d", torn, end, n)
+			}
+			if b, err := dec.Salvage(r, torn, 1<<20); err == nil && len(b) > 1<<20 {
+				t.Fatalf("Salvage returned %d bytes", len(b))
+			}
+		case end != n:
+			t.Fatalf("Walk stopped at %d of %d without error", end, n)
+		}
+		var iterated []Frame
+		for fr, err := range Frames(r, n) {
+			if err != nil {
+				break
+			}
+			iterated = append(iterated, fr)
+		}
+		if !slices.Equal(iterated, frames) {
+			t.Fatal("Frames and Walk differ")
+		}
+	})
+}
+
+func FuzzLastFrame(f *testing.F) {
+	addSeeds(f, func(b []byte) { f.Add(b, uint16(0)) })
+	dec := newTestDecoder(f)
+	f.Fuzz(func(t *testing.T, data []byte, window uint16) {
+		checkLastFrame(t, dec, data, int64(window))
+	})
+}
+
+// checkLastFrame checks that LastFrame agrees with Walk on data.
+func checkLastFrame(t *testing.T, dec *Decoder, data []byte, window int64) {
+	r, n := bytes.NewReader(data), int64(len(data))
+	frames, torn, werr := Walk(r, n)
+	last, lerr := LastFrame(r, n, LastOptions{Window: window, Decoder: dec})
+	if lerr == nil {
+		// Whatever LastFrame returns is a complete frame followed by at
+		// most a torn one, and decodes.
+		g, err := ParseFrame(r, last.Frame.Offset, n)
+		if err != nil || g != last.Frame {
+			t.Fatalf("LastFrame returned %+v; ParseFrame says %+v, %v", last.Frame, g, err)
+		}
+		tail := Torn{}
+		if e := last.Frame.End(); e < n {
+			tail = Torn{Offset: e, Size: n - e}
+		}
+		if last.Torn != tail {
+			t.Fatalf("LastFrame torn %+v, want %+v", last.Torn, tail)
+		}
+		if err := dec.verify(r, last.Frame); err != nil {
+			t.Fatalf("LastFrame returned a frame that does not decode: %v", err)
+		}
+	}
+	if werr != nil {
+		// LastFrame sees only the tail: it may find an intact last frame,
+		// or, when it walks, the same corruption.
+		if lerr != nil && lerr.Error() != werr.Error() {
+			t.Fatalf("Walk: %v; LastFrame: %v", werr, lerr)
+		}
+		return
+	}
+	if len(frames) == 0 {
+		if !errors.Is(lerr, ErrNoFrame) || last.Torn != torn {
+			t.Fatalf("no frames, torn %+v; LastFrame = %+v, %v", torn, last, lerr)
+		}
+		return
+	}
+	want := Last{Frame: frames[len(frames)-1], Torn: torn}
+	if derr := dec.verify(r, want.Frame); derr != nil {
+		if lerr == nil || lerr.Error() != derr.Error() {
+			t.Fatalf("last frame does not decode (%v); LastFrame = %+v, %v", derr, last, lerr)
+		}
+		return
+	}
+	switch {
+	case lerr != nil:
+		t.Fatalf("LastFrame: %v; Walk's last: %+v", lerr, want)
+	case last == want:
+	case last.Frame.Offset > want.Frame.Offset:
+		// A chain of complete frames stored verbatim inside the last frame
+		// or the torn tail: indistinguishable from the tail alone.
+		t.Logf("LastFrame took frame %+v nested after %+v", last.Frame, want.Frame)
+	default:
+		t.Fatalf("LastFrame = %+v; want %+v", last, want)
+	}
+}

@@ -1,0 +1,179 @@
+package zstdframe
+
+import (
+	"bytes"
+	"errors"
+	"io"
+)
+
+const (
+	// defaultWindow is LastOptions.Window when unset.
+	defaultWindow = 4 << 20
+	// firstChunk is the first read from the end of the file; each further
+	// read doubles, so a log of small frames costs one read.
+	firstChunk = 64 << 10
+	// maxCandidates bounds the magic matches LastFrame tries before it falls
+	// back to the forward walk, so crafted input full of nested frame-like
+	// bytes cannot make the search quadratic.
+	maxCandidates = 64
+)
+
+// LastOptions configures LastFrame. The zero value is ready to use.
+type LastOptions struct {
+	// Window bounds the backward search to the last Window bytes of the
+	// file; 0 means 4 MiB. When no frame in it confirms, LastFrame walks
+	// the whole file forward instead.
+	Window int64
+	// Decoder confirms candidate frames; nil makes LastFrame use (and
+	// close) its own. LastFrame invalidates the Decoder's open reader.
+	Decoder *Decoder
+}
+
+// Last is the result of LastFrame.
+type Last struct {
+	Frame Frame // the last complete frame, its checksum verified
+	Torn  Torn  // the torn final frame after it; Size 0 if none
+}
+
+// LastFrame finds the last complete frame of the file r of the given size
+// and the torn final frame after it, if any, reading only the tail of the
+// file (store.md 3, "eventCount from the last physical row").
+//
+// It searches backwards from the end for the frame magic and confirms each
+// candidate: the candidate must carry a checksum, its structure must parse
+// to exactly the end of the file or to the start of a torn final frame, and
+// its content must decode and match the checksum. A candidate must also
+// start the file or follow a frame that the search finds ending exactly
+// where it starts, which rejects a complete frame stored verbatim inside
+// another frame's data. Unconfirmed candidates, such as magic bytes inside
+// compressed data, are skipped. If nothing confirms within opts.Window (a
+// final or next-to-last frame larger than the window, frames without
+// checksum, a damaged tail), LastFrame falls back to Walk and then reports
+// what Walk finds: corruption, or the last frame, which must decode.
+//
+// Because it reads only the tail, LastFrame does not see corruption before
+// the last frames; use Walk and a Decoder to verify a whole file. When the
+// file holds no complete frame, LastFrame returns ErrNoFrame, with the torn
+// frame, if any, in Last.Torn.
+func LastFrame(r io.ReaderAt, size int64, opts LastOptions) (Last, error) {
+	dec := opts.Decoder
+	if dec == nil {
+		var err error
+		if dec, err = NewDecoder(); err != nil {
+			return Last{}, err
+		}
+		defer dec.Close()
+	}
+	window := opts.Window
+	if window <= 0 {
+		window = defaultWindow
+	}
+	lf := &lastFinder{s: newSource(r, size), dec: dec, pending: make(map[int64]Last)}
+	limit := max(0, size-window)
+	lo, scanned := size, size // tail is [lo, size); candidates at or above scanned are done
+	chunk := int64(firstChunk)
+	for tried := 0; lo > limit && tried < maxCandidates; {
+		lo = max(limit, lo-chunk)
+		chunk *= 2
+		if err := lf.s.loadTail(lo); err != nil {
+			return Last{}, err
+		}
+		// Search tail[:end] so that a match starts below scanned.
+		end := min(scanned+3, size) - lo
+		for tried < maxCandidates {
+			i := bytes.LastIndex(lf.s.tail[:end], magicBytes)
+			if i < 0 {
+				break
+			}
+			tried++
+			last, ok, err := lf.consider(lo + int64(i))
+			if err != nil || ok {
+				return last, err
+			}
+			end = int64(i) + 3
+		}
+		scanned = lo
+	}
+	return walkLast(lf.s, dec)
+}
+
+// lastFinder holds the state of LastFrame's backward search.
+type lastFinder struct {
+	s   *source
+	dec *Decoder
+	// pending holds, by offset, candidates whose structure reaches the end
+	// of the file but whose predecessor has not been found yet.
+	pending map[int64]Last
+}
+
+// consider examines the magic match at p, found below every match
+// considered before, and reports whether it completes a confirmation. The
+// error is non-nil only for read failures.
+func (lf *lastFinder) consider(p int64) (Last, bool, error) {
+	f, err := lf.s.parseFrame(p)
+	if err != nil {
+		return Last{}, false, readFailure(err)
+	}
+	if c, ok := lf.pending[f.End()]; ok {
+		delete(lf.pending, f.End())
+		if last, ok, err := lf.accept(c); ok || err != nil {
+			return last, ok, err
+		}
+	}
+	if !f.HasChecksum {
+		return Last{}, false, nil
+	}
+	c := Last{Frame: f}
+	if end := f.End(); end < lf.s.size {
+		if _, err := lf.s.parseFrame(end); !errors.Is(err, ErrTorn) {
+			return Last{}, false, readFailure(err)
+		}
+		c.Torn = Torn{Offset: end, Size: lf.s.size - end}
+	}
+	if p == 0 {
+		return lf.accept(c)
+	}
+	lf.pending[p] = c
+	return Last{}, false, nil
+}
+
+// accept decodes candidate c and reports whether its checksum matches.
+func (lf *lastFinder) accept(c Last) (Last, bool, error) {
+	if err := lf.dec.verify(lf.s, c.Frame); err != nil {
+		return Last{}, false, readFailure(err)
+	}
+	return c, true, nil
+}
+
+// readFailure returns err if it is a read failure rather than a verdict on
+// the bytes, and nil otherwise.
+func readFailure(err error) error {
+	var rerr *readError
+	if errors.As(err, &rerr) {
+		return err
+	}
+	return nil
+}
+
+// walkLast is LastFrame's fallback: a forward walk of s.
+func walkLast(s *source, dec *Decoder) (Last, error) {
+	var last Last
+	found := false
+	for f, err := range s.frames() {
+		if errors.Is(err, ErrTorn) {
+			last.Torn = Torn{Offset: f.Offset, Size: f.Size}
+			break
+		}
+		if err != nil {
+			return Last{}, err
+		}
+		last.Frame, found = f, true
+	}
+	if !found {
+		return last, ErrNoFrame
+	}
+	if err := dec.verify(s, last.Frame); err != nil {
+		return Last{}, err
+	}
+	return last, nil
+}

@@ -1,0 +1,210 @@
+package reconcile
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Policy is a keep rule under test: which live rows survive a reconcile, plus
+// the historical bugs a variant re-introduces into the state machine.
+type Policy struct {
+	Name   string
+	Doc    string
+	Hidden bool // a historical bug variant, for tests and demos
+
+	membership bool
+	bugs       bug
+}
+
+// bug is a set of historical client bugs, each undone by a later fix.
+type bug uint8
+
+const (
+	// bugA: reconcile cleared the whole live tail, the newer turn included.
+	bugA bug = 1 << iota
+	// bugB: untagged user rows (optimistic and queued messages) were dropped.
+	bugB
+	// bugC: turn-start's backfill tagged every trailing untagged user row,
+	// queued ones included.
+	bugC
+	// bugD: rows consumed by an interrupt were left untagged.
+	bugD
+)
+
+// The policies, by name. membership is the default.
+var (
+	Membership = Policy{Name: "membership", Doc: "positive membership: keep a live row only while it has a reason to outlive the reconcile; dedup against the fetched rows; stale fetches ignored", membership: true}
+	Legacy     = Policy{Name: "legacy", Doc: "as shipped: keep rows of the preserved newer turn and every untagged user row"}
+	BugA       = Policy{Name: "bug-a", Hidden: true, Doc: "legacy before fix A: reconcile clears the live tail of the newer turn (no preserved turn)", bugs: bugA}
+	BugB       = Policy{Name: "bug-b", Hidden: true, Doc: "legacy before fix B: untagged user rows dropped", bugs: bugB}
+	BugC       = Policy{Name: "bug-c", Hidden: true, Doc: "legacy before fix C: backfill tags every trailing untagged user row", bugs: bugC}
+	BugD       = Policy{Name: "bug-d", Hidden: true, Doc: "legacy before fix D: consumed interrupt rows left untagged", bugs: bugD}
+)
+
+// Policies lists every policy, the default first.
+func Policies() []Policy {
+	return []Policy{Membership, Legacy, BugA, BugB, BugC, BugD}
+}
+
+// PolicyByName returns the named policy.
+func PolicyByName(name string) (Policy, error) {
+	var names []string
+	for _, p := range Policies() {
+		if p.Name == name {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return Policy{}, fmt.Errorf("unknown policy %q (want one of %s)", name, strings.Join(names, ", "))
+}
+
+// String returns the policy's name.
+func (p Policy) String() string { return p.Name }
+
+// keep computes the live rows that survive applying fetched rows for a
+// reconcile of turn t, and whether LT and CA survive. It is pure: the
+// idempotence check calls it a second time on its own result.
+func (p Policy) keep(s *State, bk *book, f fetchResult) (kept []Message, keepLTCA bool) {
+	if p.membership {
+		return keepMembership(s, bk, f)
+	}
+	preserve := ""
+	if f.mode == modeReconcile && s.LT != "" && s.LT != f.turn && p.bugs&bugA == 0 {
+		preserve = s.LT
+	}
+	if f.mode == modeResync {
+		// Non-preserving reload: L cleared.
+		return nil, false
+	}
+	for _, r := range s.L {
+		switch {
+		case preserve != "" && r.TurnID == preserve:
+			kept = append(kept, r)
+		case r.Role == RoleUser && r.TurnID == "" && p.bugs&bugB == 0:
+			kept = append(kept, r)
+		}
+	}
+	return kept, preserve != ""
+}
+
+// keepMembership keeps a live row only with a positive reason:
+//   - its message is not durable yet (queued, waiting for its turn, a
+//     continuation waiting for turn-start, a failed send and its error row);
+//   - or it belongs to the preserved newer turn and the fetched rows do not
+//     represent it yet; a user row of any turn is likewise kept until the
+//     fetched rows hold it (a fetch issued before that turn started does not).
+//
+// Everything else goes, untagged rows included: no row is kept "just in case".
+func keepMembership(s *State, bk *book, f fetchResult) ([]Message, bool) {
+	// For a resync, f.turn is LT when it was issued: a turn that started
+	// since is newer than the snapshot the server answered from.
+	preserve := ""
+	if s.LT != "" && s.LT != f.turn {
+		preserve = s.LT
+	}
+	var kept []Message
+	for _, r := range s.L {
+		if keepRow(r, bk, f.rows, preserve) {
+			kept = append(kept, retag(r, bk, preserve))
+		}
+	}
+	return kept, preserve != ""
+}
+
+// retag gives a kept user row the turn membership knows it belongs to: a
+// message that is not durable yet belongs to no turn, whatever turn-start's
+// backfill guessed; only the preserved turn's rows and interrupts keep theirs.
+func retag(r Message, bk *book, preserve string) Message {
+	if r.Role != RoleUser {
+		return r
+	}
+	e := bk.entries[msgID(r.ID)]
+	switch {
+	case e.kind == bkInterrupt:
+	case e.kind == bkBound && e.turn == preserve:
+		r.TurnID = preserve
+	default:
+		r.TurnID = ""
+	}
+	return r
+}
+
+func keepRow(r Message, bk *book, rows []Chunk, preserve string) bool {
+	switch r.Role {
+	case RoleUser:
+		e, ok := bk.entries[msgID(r.ID)]
+		if !ok {
+			return false
+		}
+		switch e.kind {
+		case bkQueued, bkContinuation, bkFailed:
+			return true
+		case bkAwaiting, bkOptimistic, bkBound:
+			// Which turn a send started is a guess until the fetched rows
+			// say it: any turn since the send whose user row holds its
+			// text represents it.
+			for _, t := range bk.turns[min(e.turnsAtSend, len(bk.turns)):] {
+				if hasUserText(rows, t.id, r.text()) {
+					return false
+				}
+			}
+			return true
+		case bkInterrupt:
+			return !hasToolText(rows, e.turn, r.text())
+		}
+		return false
+	case RoleSystem:
+		if id, ok := strings.CutPrefix(r.ID, errorRowPrefix); ok {
+			e, found := bk.entries[id]
+			return found && e.kind == bkFailed
+		}
+		return false
+	default:
+		return r.TurnID != "" && r.TurnID == preserve && !hasContent(rows, preserve)
+	}
+}
+
+// hasUserText reports whether rows hold a user row of turn whose text, or one
+// of its "\n---\n" parts, is text.
+func hasUserText(rows []Chunk, turn, text string) bool {
+	for _, c := range rows {
+		if c.Role == RoleUser && c.TurnID == turn && joinedHas(userText(c), text) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasToolText reports whether a tool_result row of turn contains text.
+func hasToolText(rows []Chunk, turn, text string) bool {
+	for _, c := range rows {
+		if c.Type == "tool_result" && c.TurnID == turn && strings.Contains(textOf(c.Data), text) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasContent reports whether rows hold any assistant or tool row of turn:
+// the server writes a sealed turn's rows in one batch.
+func hasContent(rows []Chunk, turn string) bool {
+	for _, c := range rows {
+		if c.TurnID == turn && c.Role != RoleUser {
+			return true
+		}
+	}
+	return false
+}
+
+// joinedHas reports whether text is joined, or one of its continuation parts.
+func joinedHas(joined, text string) bool {
+	if joined == text {
+		return true
+	}
+	for _, p := range strings.Split(joined, continuationSep) {
+		if p == text {
+			return true
+		}
+	}
+	return false
+}

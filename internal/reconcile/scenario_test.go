@@ -1,0 +1,145 @@
+package reconcile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const tracesDir = "../../testdata/traces"
+
+func loadTrace(t testing.TB, path string) *Trace {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := DecodeTrace(f, filepath.Base(path))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return tr
+}
+
+func traceFiles(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(tracesDir, "*.jsonl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no traces in %s: %v", tracesDir, err)
+	}
+	return files
+}
+
+// TestTracesPass: every trace in testdata/traces passes under membership, and
+// the scenarios S1–S8 under legacy too.
+func TestTracesPass(t *testing.T) {
+	for _, path := range traceFiles(t) {
+		tr := loadTrace(t, path)
+		pols := []Policy{Membership}
+		if strings.HasPrefix(filepath.Base(path), "s") {
+			pols = append(pols, Legacy)
+		}
+		for _, pol := range pols {
+			t.Run(filepath.Base(path)+"/"+pol.Name, func(t *testing.T) {
+				res := Run(tr, Options{Policy: pol})
+				if res.Verdict != Pass {
+					t.Fatalf("verdict %s: %+v\nwarnings: %v", res.Verdict, res.First(), res.Warnings)
+				}
+				if res.Reconciles == 0 {
+					t.Fatalf("no reconcile was checked")
+				}
+			})
+		}
+	}
+}
+
+// TestBugVariantsFailTheirScenario: each historical bug fails the scenario
+// named after it, with the invariant that describes it.
+func TestBugVariantsFailTheirScenario(t *testing.T) {
+	cases := []struct {
+		pol       Policy
+		trace     string
+		invariant int
+	}{
+		{BugA, "s8-deferred-seal-keeps-newer-turn.jsonl", 3},
+		{BugB, "s3-queued-survives-seal.jsonl", 1},
+		{BugC, "s4-backfill-skips-queued.jsonl", 1},
+		{BugD, "s5-consumed-interrupt-collapses.jsonl", 2},
+	}
+	for _, c := range cases {
+		t.Run(c.pol.Name, func(t *testing.T) {
+			res := Run(loadTrace(t, filepath.Join(tracesDir, c.trace)), Options{Policy: c.pol})
+			v := res.First()
+			if res.Verdict != Fail || v == nil {
+				t.Fatalf("%s passes %s", c.pol.Name, c.trace)
+			}
+			if v.Invariant != c.invariant {
+				t.Fatalf("invariant %d (%s), want %d", v.Invariant, v.Detail, c.invariant)
+			}
+			if v.Before == nil || v.After == nil || v.Event == "" {
+				t.Fatalf("violation lacks its event or states: %+v", v)
+			}
+			t.Logf("%s: invariant %d at record %d: %s", c.trace, v.Invariant, v.Index, v.Detail)
+		})
+	}
+}
+
+// TestScenarioEndStates checks the end states replay.md gives for S1–S8.
+func TestScenarioEndStates(t *testing.T) {
+	type want struct {
+		live   []string // live row ids, in order
+		chunks int
+		lt     string
+		render []string // roles of group(C) ++ L
+	}
+	cases := map[string]want{
+		"s1-seal-folds-live-turn.jsonl":           {chunks: 2, render: []string{"user", "assistant"}},
+		"s2-deferral.jsonl":                       {chunks: 1, render: []string{"user"}},
+		"s3-queued-survives-seal.jsonl":           {live: []string{"queued-q1"}, chunks: 2, render: []string{"user", "assistant", "user"}},
+		"s4-backfill-skips-queued.jsonl":          {live: []string{"queued-m2"}, chunks: 2, render: []string{"user", "assistant", "user"}},
+		"s5-consumed-interrupt-collapses.jsonl":   {chunks: 4, render: []string{"user", "assistant", "tool", "assistant"}},
+		"s6-continuation.jsonl":                   {chunks: 4, render: []string{"user", "assistant", "user", "assistant"}},
+		"s6-continuation-server-order.jsonl":      {chunks: 4, render: []string{"user", "assistant", "user", "assistant"}},
+		"s7-two-continuations-collapse.jsonl":     {chunks: 4, render: []string{"user", "assistant", "user", "assistant"}},
+		"s8-deferred-seal-keeps-newer-turn.jsonl": {live: []string{"a2"}, chunks: 2, lt: "b", render: []string{"user", "assistant", "assistant"}},
+	}
+	for name, w := range cases {
+		for _, pol := range []Policy{Membership, Legacy} {
+			t.Run(name+"/"+pol.Name, func(t *testing.T) {
+				s := finalState(t, loadTrace(t, filepath.Join(tracesDir, name)), pol)
+				var live, render []string
+				for _, c := range s.C {
+					render = append(render, c.Role)
+				}
+				for _, r := range s.L {
+					live = append(live, r.ID)
+					render = append(render, r.Role)
+				}
+				if strings.Join(live, ",") != strings.Join(w.live, ",") {
+					t.Errorf("live %v, want %v", live, w.live)
+				}
+				if len(s.C) != w.chunks {
+					t.Errorf("%d chunks, want %d", len(s.C), w.chunks)
+				}
+				if s.LT != w.lt {
+					t.Errorf("LT %q, want %q", s.LT, w.lt)
+				}
+				if strings.Join(render, ",") != strings.Join(w.render, ",") {
+					t.Errorf("render %v, want %v", render, w.render)
+				}
+			})
+		}
+	}
+}
+
+// finalState replays tr and returns the client state at the end.
+func finalState(t *testing.T, tr *Trace, pol Policy) State {
+	t.Helper()
+	idx := make([]int, len(tr.Records))
+	for i := range idx {
+		idx[i] = i
+	}
+	return runOnce(tr.Records, idx, traceTab(tr), pol, false).final
+}

@@ -1,0 +1,59 @@
+package seam
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// PrepareBatch validates a batch for Append to session id, whose log has
+// format version v and next seq next, and returns it in canonical form
+// (compact JSON payloads). It rejects, before anything is written: a seq that
+// does not continue the log (ErrSeqMismatch), a payload that is not a JSON
+// object (NaN and Inf cannot be represented), a broken envelope, and a type
+// that dsh would refuse to read (ErrInvalid).
+func PrepareBatch(id string, v int, next int64, events []Event) ([]Event, error) {
+	out := make([]Event, len(events))
+	for i := range events {
+		e := events[i]
+		if e.Seq != next+int64(i) {
+			return nil, SeqMismatch(id, next+int64(i), i, e.Seq)
+		}
+		if !json.Valid(e.Data) || !isObject(e.Data) {
+			return nil, batchErr(id, i, e.Seq, fmt.Errorf("data of %s is not a JSON object", e.Type))
+		}
+		data, err := compactJSON(e.Data)
+		if err != nil {
+			return nil, batchErr(id, i, e.Seq, err)
+		}
+		e.Data = data
+		if e.SurfaceOp != nil {
+			if !json.Valid(e.SurfaceOp) {
+				return nil, batchErr(id, i, e.Seq, fmt.Errorf("surfaceOp is not valid JSON"))
+			}
+			if e.SurfaceOp, err = compactJSON(e.SurfaceOp); err != nil {
+				return nil, batchErr(id, i, e.Seq, err)
+			}
+		}
+		if e.SourceEventSeqs != nil {
+			e.SourceEventSeqs = append([]int64(nil), e.SourceEventSeqs...)
+		}
+		if err := ValidateEvent(&e, v); err != nil {
+			return nil, batchErr(id, i, e.Seq, err)
+		}
+		if err := CheckVocabulary(&e, v); err != nil {
+			return nil, batchErr(id, i, e.Seq, err)
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+func batchErr(id string, index int, seq int64, err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Err != nil {
+		err = e.Err
+	}
+	return &Error{Kind: ErrInvalid, Op: "append", ID: id, Pos: Pos{Offset: -1, Frame: -1, Line: -1, Seq: seq},
+		Err: fmt.Errorf("event %d: %w", index, err)}
+}

@@ -1,0 +1,47 @@
+package seam
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func FuzzDecodeRecord(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"turn/start","seq":0,"time":1785331618512,"data":{"turn":1}}`,
+		`{"type":"tool/result","seq":7,"time":1,"data":{},"sourceEventSeqs":[[2,4],6],"surfaceOp":{"op":"replace","startSeq":1,"endSeq":3}}`,
+		`{"type":"user/message","seq":42,"time":1,"data":{},"sourceEventSeqs":[40,41,1,18,22,37],"surfaceOp":{"op":"replace","start":1,"end":37}}`,
+		`{"type":"x/y","seq":1,"time":1,"data":{"a":"\u00e9\ud83d\ude80"},"ignorable":true}`,
+		`{"type":"text-chunks","seq0":12,"time0":100,"data":{"turn":1,"step":2,"index":0,"dt":[3,-1],"texts":["Hel","lo","!"]}}`,
+		`{"type":"tool-call-chunks","seq0":3,"time0":9,"data":{"turn":2,"step":1,"index":0,"dt":[1],"id":"c1","name":"bash","args":["{","}"]}}`,
+	} {
+		for _, v := range []int{0, 2, 3, 4} {
+			f.Add([]byte(s), v)
+		}
+	}
+	f.Fuzz(func(t *testing.T, line []byte, v int) {
+		v &= 7 // versions 0 to 7; past MaxVersion no type is known
+		r, err := DecodeRecord(line, v)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("DecodeRecord: %v is not ErrCorrupt", err)
+			}
+			return
+		}
+		events := r.Events()
+		if int64(len(events)) != r.NextSeq()-r.FirstSeq() {
+			t.Fatalf("%d events for seqs %d to %d", len(events), r.FirstSeq(), r.NextSeq())
+		}
+		for i, e := range events {
+			for _, enc := range [][]byte{e.AppendJSON(nil), e.AppendRecordJSON(nil, v)} {
+				again, err := DecodeRecord(enc, v)
+				if err != nil {
+					t.Fatalf("event %d re-encoded as %s: %v", i, enc, err)
+				}
+				if !reflect.DeepEqual(again.Event, e) {
+					t.Fatalf("event %d changed on a round trip through %s:\n got %+v\nwant %+v", i, enc, again.Event, e)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,142 @@
+package seam
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors a consumer can match with errors.Is.
+var (
+	ErrNotFound          = errors.New("not found")
+	ErrAlreadyExists     = errors.New("already exists")
+	ErrAlreadyOwned      = errors.New("session is in use by another writer")
+	ErrReadOnly          = errors.New("handle is read-only")
+	ErrOwnershipLost     = errors.New("write ownership lost; close and reopen")
+	ErrHandleClosed      = errors.New("handle is closed")
+	ErrCorrupt           = errors.New("corrupt session log")
+	ErrUnsupportedFormat = errors.New("unsupported session log")
+	ErrSeqMismatch       = errors.New("append seq mismatch")
+	// ErrInvalid rejects a value a caller passed (a header or a batch) before
+	// anything is stored.
+	ErrInvalid = errors.New("invalid")
+	// ErrScanBudget ends a Scan that reached its MaxBytes bound.
+	ErrScanBudget = errors.New("scan budget exhausted")
+	// ErrIO reports a failed file or database operation (the cause says
+	// which), so no backend returns a bare os or SQL error.
+	ErrIO = errors.New("i/o error")
+)
+
+// Pos locates a problem in stored data. Unknown fields are -1 (or "").
+type Pos struct {
+	Path   string // file or database
+	Offset int64  // byte offset in the file
+	Frame  int    // zstd frame index
+	Line   int    // 1-based line in the decoded text
+	Seq    int64  // event seq
+}
+
+// NoPos is a Pos with nothing known.
+var NoPos = Pos{Offset: -1, Frame: -1, Line: -1, Seq: -1}
+
+func (p Pos) String() string {
+	var parts []string
+	if p.Frame >= 0 {
+		parts = append(parts, fmt.Sprintf("frame %d", p.Frame))
+	}
+	if p.Offset >= 0 {
+		parts = append(parts, fmt.Sprintf("byte %d", p.Offset))
+	}
+	if p.Line > 0 {
+		parts = append(parts, fmt.Sprintf("line %d", p.Line))
+	}
+	if p.Seq >= 0 {
+		parts = append(parts, fmt.Sprintf("seq %d", p.Seq))
+	}
+	// The path comes last: messages about a log end with its path.
+	if p.Path != "" {
+		parts = append(parts, p.Path)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Error is the typed error every backend returns: a sentinel Kind, the
+// operation and session, where it happened and why.
+type Error struct {
+	Kind error  // one of the sentinels above
+	Op   string // "open", "read", "append", ...
+	ID   string // session id, when known
+	Pos  Pos
+	Err  error // the cause, may be nil
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Kind == ErrSeqMismatch && e.Err != nil {
+		return e.Err.Error()
+	}
+	if e.Op != "" {
+		b.WriteString(e.Op)
+		if e.ID != "" {
+			fmt.Fprintf(&b, " %q", e.ID)
+		}
+		b.WriteString(": ")
+	} else if e.ID != "" {
+		fmt.Fprintf(&b, "session %q: ", e.ID)
+	}
+	b.WriteString(e.Kind.Error())
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	if where := e.Pos.String(); where != "" {
+		b.WriteString(" (")
+		b.WriteString(where)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Unwrap exposes both the sentinel and the cause to errors.Is and errors.As.
+func (e *Error) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
+
+// Errorf builds an *Error of the given kind with a formatted cause.
+func Errorf(kind error, op, id string, pos Pos, format string, args ...any) *Error {
+	return &Error{Kind: kind, Op: op, ID: id, Pos: pos, Err: fmt.Errorf(format, args...)}
+}
+
+// Wrap returns err as an *Error with op and id filled in where missing. An
+// err that carries no sentinel becomes kind.
+func Wrap(err error, kind error, op, id string) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		c := *e
+		if c.Op == "" {
+			c.Op = op
+		}
+		if c.ID == "" {
+			c.ID = id
+		}
+		return &c
+	}
+	return &Error{Kind: kind, Op: op, ID: id, Pos: NoPos, Err: err}
+}
+
+// NotFound reports an absent session.
+func NotFound(op, id string) *Error {
+	return &Error{Kind: ErrNotFound, Op: op, ID: id, Pos: NoPos}
+}
+
+// SeqMismatch reports a non-contiguous append batch.
+func SeqMismatch(id string, expected int64, index int, got int64) *Error {
+	return &Error{Kind: ErrSeqMismatch, Op: "append", ID: id, Pos: NoPos,
+		Err: fmt.Errorf("append seq mismatch for %q: expected %d at index %d, got %d", id, expected, index, got)}
+}

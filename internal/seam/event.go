@@ -1,0 +1,129 @@
+package seam
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Event is one logical event: what `cat` prints and `export` writes. Packed
+// rows are expanded and sourceEventSeqs range pairs are expanded.
+type Event struct {
+	Type string
+	Seq  int64
+	Time int64
+	// Data is the payload, a compact JSON object.
+	Data json.RawMessage
+	// Ignorable lets a reader that does not know Type skip the event.
+	Ignorable bool
+	// SurfaceOp is the compact JSON of the surface op; nil when absent.
+	SurfaceOp json.RawMessage
+	// SourceEventSeqs is nil when absent; its order is meaningful.
+	SourceEventSeqs []int64
+}
+
+// AppendJSON appends the canonical JSON of e: keys in dsh's order type,
+// seq, time, data, ignorable, sourceEventSeqs, surfaceOp, optional ones
+// omitted, sourceEventSeqs expanded. It is the logical event as dsh's reader
+// returns it.
+func (e *Event) AppendJSON(dst []byte) []byte { return e.appendJSON(dst, false) }
+
+// AppendRecordJSON appends the physical record of e in a version-v log: as
+// AppendJSON, but from v2 on sourceEventSeqs is range-encoded (see
+// AppendSourceSeqsV2).
+func (e *Event) AppendRecordJSON(dst []byte, v int) []byte { return e.appendJSON(dst, v >= 2) }
+
+func (e *Event) appendJSON(dst []byte, ranges bool) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = AppendString(dst, e.Type)
+	dst = append(dst, `,"seq":`...)
+	dst = strconv.AppendInt(dst, e.Seq, 10)
+	dst = append(dst, `,"time":`...)
+	dst = strconv.AppendInt(dst, e.Time, 10)
+	dst = append(dst, `,"data":`...)
+	if len(e.Data) == 0 {
+		dst = append(dst, "{}"...)
+	} else {
+		dst = append(dst, e.Data...)
+	}
+	if e.Ignorable {
+		dst = append(dst, `,"ignorable":true`...)
+	}
+	if e.SourceEventSeqs != nil {
+		dst = append(dst, `,"sourceEventSeqs":`...)
+		if ranges {
+			dst = AppendSourceSeqsV2(dst, e.SourceEventSeqs)
+		} else {
+			dst = append(dst, '[')
+			for i, s := range e.SourceEventSeqs {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = strconv.AppendInt(dst, s, 10)
+			}
+			dst = append(dst, ']')
+		}
+	}
+	if e.SurfaceOp != nil {
+		dst = append(dst, `,"surfaceOp":`...)
+		dst = append(dst, e.SurfaceOp...)
+	}
+	return append(dst, '}')
+}
+
+// MarshalJSON returns the canonical JSON of e.
+func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
+
+// AppendString appends s as a JSON string the way JSON.stringify writes it:
+// no HTML escaping, invalid UTF-8 replaced by U+FFFD.
+func AppendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c >= 0x20:
+				dst = append(dst, c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c == '\b':
+				dst = append(dst, '\\', 'b')
+			case c == '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, `\ufffd`...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}
+
+// compactJSON returns the compact form of a JSON value, reusing raw when it
+// is already compact.
+func compactJSON(raw []byte) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, err
+	}
+	if bytes.Equal(buf.Bytes(), raw) {
+		return bytes.Clone(raw), nil
+	}
+	return buf.Bytes(), nil
+}

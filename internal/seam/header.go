@@ -1,0 +1,247 @@
+package seam
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MaxVersion is the newest log format dshctl reads and writes.
+const MaxVersion = 4
+
+// Header is the first record of a log. Optional string fields are empty when
+// absent; SeedLength and IsSeeded are nil when absent.
+type Header struct {
+	Version         int
+	ID              string
+	CreatedAt       int64
+	Cwd             string
+	ParentSession   string
+	SeedLength      *int64 // v0/v1 only
+	IsSeeded        *bool  // v2+ only, required there
+	Origin          string // "" or "subagent"
+	DelegationDepth int64
+	AgentPreset     string
+}
+
+// Seeded reports whether the session starts with events inherited from a
+// parent.
+func (h *Header) Seeded() bool {
+	if h.IsSeeded != nil {
+		return *h.IsSeeded
+	}
+	return h.SeedLength != nil && *h.SeedLength > 0
+}
+
+// AppendJSON appends the header line's JSON in dsh's key order, with exactly
+// the keys that are set.
+func (h *Header) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"type":"session","version":`...)
+	dst = strconv.AppendInt(dst, int64(h.Version), 10)
+	dst = append(dst, `,"id":`...)
+	dst = AppendString(dst, h.ID)
+	dst = append(dst, `,"createdAt":`...)
+	dst = strconv.AppendInt(dst, h.CreatedAt, 10)
+	if h.Cwd != "" {
+		dst = append(dst, `,"cwd":`...)
+		dst = AppendString(dst, h.Cwd)
+	}
+	if h.ParentSession != "" {
+		dst = append(dst, `,"parentSession":`...)
+		dst = AppendString(dst, h.ParentSession)
+	}
+	if h.SeedLength != nil {
+		dst = append(dst, `,"seedLength":`...)
+		dst = strconv.AppendInt(dst, *h.SeedLength, 10)
+	}
+	if h.IsSeeded != nil {
+		dst = append(dst, `,"isSeeded":`...)
+		dst = strconv.AppendBool(dst, *h.IsSeeded)
+	}
+	if h.Origin != "" {
+		dst = append(dst, `,"origin":`...)
+		dst = AppendString(dst, h.Origin)
+	}
+	dst = append(dst, `,"delegationDepth":`...)
+	dst = strconv.AppendInt(dst, h.DelegationDepth, 10)
+	if h.AgentPreset != "" {
+		dst = append(dst, `,"agentPreset":`...)
+		dst = AppendString(dst, h.AgentPreset)
+	}
+	return append(dst, '}')
+}
+
+// MarshalJSON returns the header line's JSON.
+func (h Header) MarshalJSON() ([]byte, error) { return h.AppendJSON(nil), nil }
+
+// headerKeys lists the keys a header may hold, per version family.
+var (
+	headerKeysV0 = []string{"type", "version", "id", "createdAt", "cwd", "parentSession",
+		"seedLength", "origin", "delegationDepth", "agentPreset"}
+	headerKeysV2 = []string{"type", "version", "id", "createdAt", "cwd", "parentSession",
+		"isSeeded", "origin", "delegationDepth", "agentPreset"}
+	retiredHeaderKeys = []string{"sandboxMode", "approvalPolicy"}
+)
+
+// ParseHeader decodes and validates a header line. A version newer than
+// MaxVersion is ErrUnsupportedFormat, checked before the shape; any other
+// defect is ErrCorrupt. The returned errors carry no position; callers add it.
+func ParseHeader(line []byte) (Header, error) {
+	var h Header
+	fields, err := objectFields(line)
+	if err != nil {
+		return h, corruptf("header is not a JSON object: %v", err)
+	}
+	if t, ok := fields["type"]; !ok || string(t) != `"session"` {
+		return h, corruptf("first record is not a session header")
+	}
+	v, err := intField(fields, "version", true)
+	if err != nil {
+		return h, corruptf("header: %v", err)
+	}
+	if v > MaxVersion {
+		return h, &Error{Kind: ErrUnsupportedFormat, Pos: NoPos, Err: fmt.Errorf(
+			"log format v%d, but dshctl reads only v0 to v%d: written by a newer dsh", v, MaxVersion)}
+	}
+	if v < 0 {
+		return h, corruptf("header: version %d is negative", v)
+	}
+	h.Version = int(v)
+	allowed := headerKeysV0
+	if h.Version >= 2 {
+		allowed = headerKeysV2
+	}
+	for k := range fields {
+		if slices.Contains(retiredHeaderKeys, k) {
+			return h, corruptf("header: retired key %q", k)
+		}
+		if h.Version >= 2 && !slices.Contains(allowed, k) {
+			return h, corruptf("header: unexpected key %q for v%d", k, h.Version)
+		}
+	}
+	if h.ID, err = stringField(fields, "id", true); err != nil {
+		return h, corruptf("header: %v", err)
+	}
+	if h.ID == "" {
+		return h, corruptf("header: empty id")
+	}
+	if h.CreatedAt, err = intField(fields, "createdAt", true); err != nil {
+		return h, corruptf("header: %v", err)
+	}
+	if h.CreatedAt < 0 || isNegZero(fields["createdAt"]) {
+		return h, corruptf("header: createdAt must be a non-negative integer")
+	}
+	if h.Cwd, err = stringField(fields, "cwd", false); err != nil {
+		return h, corruptf("header: %v", err)
+	}
+	if _, ok := fields["cwd"]; ok && h.Cwd == "" {
+		return h, corruptf("header: empty cwd")
+	}
+	if h.Version >= 4 && h.Cwd != "" && !IsAbsPath(h.Cwd) {
+		return h, corruptf("header: cwd %q is not absolute", h.Cwd)
+	}
+	if h.ParentSession, err = stringField(fields, "parentSession", false); err != nil {
+		return h, corruptf("header: %v", err)
+	}
+	if h.Origin, err = stringField(fields, "origin", false); err != nil {
+		return h, corruptf("header: %v", err)
+	}
+	if _, ok := fields["origin"]; ok && h.Origin != "subagent" {
+		return h, corruptf("header: origin %q is not \"subagent\"", h.Origin)
+	}
+	if h.AgentPreset, err = stringField(fields, "agentPreset", false); err != nil {
+		return h, corruptf("header: %v", err)
+	}
+	if h.DelegationDepth, err = intField(fields, "delegationDepth", true); err != nil {
+		return h, corruptf("header: %v", err)
+	}
+	if h.DelegationDepth < 0 {
+		return h, corruptf("header: delegationDepth must be non-negative")
+	}
+	if h.Version < 2 {
+		if _, ok := fields["seedLength"]; ok {
+			n, err := intField(fields, "seedLength", true)
+			if err != nil || n < 0 {
+				return h, corruptf("header: seedLength must be a non-negative integer")
+			}
+			h.SeedLength = &n
+		}
+	} else {
+		raw, ok := fields["isSeeded"]
+		if !ok {
+			return h, corruptf("header: missing isSeeded")
+		}
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil || (string(raw) != "true" && string(raw) != "false") {
+			return h, corruptf("header: isSeeded must be a boolean")
+		}
+		h.IsSeeded = &b
+	}
+	return h, nil
+}
+
+// ValidateHeader checks a header built in memory (for Create) against the
+// rules of its version, and that it names the wanted id when want is set. A
+// version newer than MaxVersion is ErrUnsupportedFormat; any other defect is
+// ErrInvalid, since nothing stored is at fault.
+func ValidateHeader(h Header, want string) error {
+	parsed, err := ParseHeader(h.AppendJSON(nil))
+	if errors.Is(err, ErrCorrupt) {
+		var e *Error
+		errors.As(err, &e)
+		return &Error{Kind: ErrInvalid, Pos: NoPos, Err: e.Err}
+	}
+	if err != nil {
+		return err
+	}
+	if want != "" && parsed.ID != want {
+		return invalidf("header id %q does not match session %q", parsed.ID, want)
+	}
+	if h.Version < 2 && h.IsSeeded != nil {
+		return invalidf("header: isSeeded is not a v%d field", h.Version)
+	}
+	return nil
+}
+
+// IsAbsPath reports whether p is absolute on POSIX or Windows.
+func IsAbsPath(p string) bool {
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\\`) {
+		return true
+	}
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
+		(p[0]|0x20 >= 'a' && p[0]|0x20 <= 'z')
+}
+
+// VersionSupport classifies a log format version.
+type VersionSupport int
+
+const (
+	VersionCurrent VersionSupport = iota // MaxVersion
+	VersionOlder                         // readable, older than MaxVersion
+	VersionNewer                         // written by a newer dsh
+	VersionInvalid                       // negative
+)
+
+// ClassifyVersion says whether dshctl can read version v.
+func ClassifyVersion(v int) VersionSupport {
+	switch {
+	case v < 0:
+		return VersionInvalid
+	case v > MaxVersion:
+		return VersionNewer
+	case v == MaxVersion:
+		return VersionCurrent
+	}
+	return VersionOlder
+}
+
+func corruptf(format string, args ...any) *Error {
+	return &Error{Kind: ErrCorrupt, Pos: NoPos, Err: fmt.Errorf(format, args...)}
+}
+
+func invalidf(format string, args ...any) *Error {
+	return &Error{Kind: ErrInvalid, Pos: NoPos, Err: fmt.Errorf(format, args...)}
+}

@@ -1,0 +1,50 @@
+package seam
+
+import "testing"
+
+func TestParseSafeInt(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true},
+		{"-0", 0, true},
+		{"42", 42, true},
+		{"-42", -42, true},
+		{"9007199254740991", 1<<53 - 1, true},
+		{"-9007199254740991", -(1<<53 - 1), true},
+		{"9007199254740992", 0, false},
+		{"-9007199254740992", 0, false},
+		{"9223372036854775808", 0, false}, // past int64
+		{"1e3", 1000, true},               // JSON.parse reads these as integers
+		{"1E3", 1000, true},
+		{"2.0", 2, true},
+		{"1.5e1", 15, true},
+		{"9.007199254740991e15", 1<<53 - 1, true},
+		{"1e16", 0, false},
+		{"1.5", 0, false},
+		{"1e-1", 0, false},
+		{"1e400", 0, false},
+		{"NaN", 0, false},
+		{"-Infinity", 0, false},
+		{"Infinity", 0, false},
+		{`"1"`, 0, false},
+		{"true", 0, false},
+		{"null", 0, false},
+		{"", 0, false},
+	} {
+		got, err := parseSafeInt([]byte(c.in))
+		if c.ok != (err == nil) || got != c.want {
+			t.Errorf("parseSafeInt(%q) = %d, %v; want %d, ok=%v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
+
+func TestIsNegZero(t *testing.T) {
+	for in, want := range map[string]bool{"-0": true, "-0.0": true, "-0e5": true, "0": false, "0.0": false, "-1": false, "x": false} {
+		if got := isNegZero([]byte(in)); got != want {
+			t.Errorf("isNegZero(%q) = %v", in, got)
+		}
+	}
+}

@@ -1,0 +1,496 @@
+package seam
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Record is one decoded physical record of a log body: an event, or (v0/v1)
+// a packed row standing for several consecutive chunk events.
+type Record struct {
+	Event  Event
+	Packed *PackedRow
+}
+
+// FirstSeq is the seq of the record's first event.
+func (r *Record) FirstSeq() int64 {
+	if r.Packed != nil {
+		return r.Packed.Seq0
+	}
+	return r.Event.Seq
+}
+
+// NextSeq is the seq after the record's last event: the event count of a log
+// whose last committed record this is.
+func (r *Record) NextSeq() int64 {
+	if r.Packed != nil {
+		return r.Packed.Seq0 + int64(len(r.Packed.Parts))
+	}
+	return r.Event.Seq + 1
+}
+
+// Events returns the logical events of the record.
+func (r *Record) Events() []Event {
+	if r.Packed != nil {
+		return r.Packed.Expand()
+	}
+	return []Event{r.Event}
+}
+
+// Packed row kinds.
+const (
+	TextChunks      = "text-chunks"
+	ReasoningChunks = "reasoning-chunks"
+	ToolCallChunks  = "tool-call-chunks"
+)
+
+// PackedRow is a run of assistant/chunk events stored as one row.
+type PackedRow struct {
+	Kind  string
+	Seq0  int64
+	Time0 int64
+	Turn  int64
+	Step  int64
+	Index int64
+	// DT holds the time gaps between members; len(DT) == len(Parts)-1.
+	DT []int64
+	// Parts are the texts (text, reasoning) or argument deltas (tool calls).
+	Parts []string
+	// ID and Name are the tool call's; HasName tells an absent name from "".
+	ID      string
+	Name    string
+	HasName bool
+}
+
+// Expand returns the member events of the row.
+func (p *PackedRow) Expand() []Event {
+	out := make([]Event, len(p.Parts))
+	t := p.Time0
+	for k, part := range p.Parts {
+		if k > 0 {
+			t += p.DT[k-1]
+		}
+		out[k] = Event{Type: "assistant/chunk", Seq: p.Seq0 + int64(k), Time: t, Data: p.memberData(part)}
+	}
+	return out
+}
+
+func (p *PackedRow) memberData(part string) json.RawMessage {
+	b := make([]byte, 0, 96+len(part))
+	b = append(b, `{"turn":`...)
+	b = strconv.AppendInt(b, p.Turn, 10)
+	b = append(b, `,"step":`...)
+	b = strconv.AppendInt(b, p.Step, 10)
+	b = append(b, `,"chunk":{"type":`...)
+	switch p.Kind {
+	case TextChunks:
+		b = append(b, `"text-delta"`...)
+	case ReasoningChunks:
+		b = append(b, `"reasoning-delta"`...)
+	default:
+		b = append(b, `"tool-call-delta"`...)
+	}
+	b = append(b, `,"index":`...)
+	b = strconv.AppendInt(b, p.Index, 10)
+	if p.Kind == ToolCallChunks {
+		b = append(b, `,"id":`...)
+		b = AppendString(b, p.ID)
+		if p.HasName {
+			b = append(b, `,"name":`...)
+			b = AppendString(b, p.Name)
+		}
+		b = append(b, `,"argumentsDelta":`...)
+	} else {
+		b = append(b, `,"text":`...)
+	}
+	b = AppendString(b, part)
+	return append(b, "}}"...)
+}
+
+// IsPackedKind reports whether typ names a packed row.
+func IsPackedKind(typ string) bool {
+	return typ == TextChunks || typ == ReasoningChunks || typ == ToolCallChunks
+}
+
+var envelopeKeys = map[string]bool{"type": true, "seq": true, "time": true, "data": true,
+	"ignorable": true, "surfaceOp": true, "sourceEventSeqs": true}
+
+// DecodeRecord decodes and validates one body record of a version-v log:
+// the envelope, the surfaceOp and sourceEventSeqs rules, and packed rows
+// (v0/v1 only). Vocabulary and seq contiguity are the caller's (see
+// CheckVocabulary and Cursor), because they are judged differently. Errors
+// are ErrCorrupt without a position.
+func DecodeRecord(line []byte, v int) (Record, error) {
+	var r Record
+	fields, err := objectFields(line)
+	if err != nil {
+		return r, corruptf("unparsable record: %v", err)
+	}
+	typ, err := stringField(fields, "type", true)
+	if err != nil {
+		return r, corruptf("record: %v", err)
+	}
+	if typ == "" {
+		return r, corruptf("record: empty type")
+	}
+	if IsPackedKind(typ) {
+		if v >= 2 {
+			return r, corruptf("packed row %q in a v%d log", typ, v)
+		}
+		p, err := decodePacked(typ, fields)
+		if err != nil {
+			return r, err
+		}
+		r.Packed = p
+		return r, nil
+	}
+	e := &r.Event
+	e.Type = typ
+	for k := range fields {
+		if !envelopeKeys[k] {
+			return r, corruptf("event: unexpected key %q", k)
+		}
+	}
+	if e.Seq, err = intField(fields, "seq", true); err != nil {
+		return r, corruptf("event: %v", err)
+	}
+	if e.Seq < 0 {
+		return r, corruptf("event: negative seq %d", e.Seq)
+	}
+	if e.Time, err = intField(fields, "time", true); err != nil {
+		return r, corruptf("event seq %d: %v", e.Seq, err)
+	}
+	data, ok := fields["data"]
+	if !ok || !isObject(data) {
+		return r, corruptf("event seq %d: data must be an object", e.Seq)
+	}
+	if e.Data, err = compactJSON(data); err != nil {
+		return r, corruptf("event seq %d: data: %v", e.Seq, err)
+	}
+	if raw, ok := fields["ignorable"]; ok {
+		switch string(raw) {
+		case "true":
+			e.Ignorable = true
+		case "false":
+		default:
+			return r, corruptf("event seq %d: ignorable must be a boolean", e.Seq)
+		}
+	}
+	if raw, ok := fields["surfaceOp"]; ok {
+		if e.SurfaceOp, err = compactJSON(raw); err != nil {
+			return r, corruptf("event seq %d: surfaceOp: %v", e.Seq, err)
+		}
+	}
+	if raw, ok := fields["sourceEventSeqs"]; ok {
+		if e.SourceEventSeqs, err = decodeSourceSeqs(raw, v); err != nil {
+			return r, corruptf("event seq %d: sourceEventSeqs: %v", e.Seq, err)
+		}
+	}
+	if err := ValidateEvent(e, v); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// ValidateEvent checks the rules of one logical event that do not depend on
+// its neighbours: surfaceOp present exactly on surface events and well
+// formed for version v, sourceEventSeqs below the event's seq without
+// repeats, v2+ logs without assistant/chunk.
+func ValidateEvent(e *Event, v int) error {
+	if e.Type == "" {
+		return corruptf("event seq %d: empty type", e.Seq)
+	}
+	if IsPackedKind(e.Type) {
+		// A reader would take the record for a packed row.
+		return corruptf("event seq %d: type %q is a packed row kind", e.Seq, e.Type)
+	}
+	if e.Seq < 0 || e.Seq > maxSafeInteger {
+		return corruptf("event: seq %d out of range", e.Seq)
+	}
+	if e.Time > maxSafeInteger || e.Time < -maxSafeInteger {
+		return corruptf("event seq %d: time %d is not a safe integer", e.Seq, e.Time)
+	}
+	if len(e.Data) > 0 && !isObject(e.Data) {
+		return corruptf("event seq %d: data must be an object", e.Seq)
+	}
+	if v >= 2 && e.Type == "assistant/chunk" {
+		return corruptf("event seq %d: assistant/chunk is not a v%d event", e.Seq, v)
+	}
+	if IsSurfaceType(v, e.Type) {
+		if e.SurfaceOp == nil {
+			return corruptf("event seq %d: %s without surfaceOp", e.Seq, e.Type)
+		}
+		if err := validateSurfaceOp(e.SurfaceOp, v, e.Seq); err != nil {
+			return err
+		}
+	} else if e.SurfaceOp != nil && KnownType(v, e.Type) {
+		return corruptf("event seq %d: surfaceOp on %s, which is not a surface event", e.Seq, e.Type)
+	}
+	seen := make(map[int64]bool, len(e.SourceEventSeqs))
+	for _, s := range e.SourceEventSeqs {
+		if s < 0 || s >= e.Seq {
+			return corruptf("event seq %d: sourceEventSeqs cites %d, not below its own seq", e.Seq, s)
+		}
+		if seen[s] {
+			return corruptf("event seq %d: sourceEventSeqs repeats %d", e.Seq, s)
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+func validateSurfaceOp(raw json.RawMessage, v int, seq int64) error {
+	if string(raw) == `"append"` {
+		return nil
+	}
+	fields, err := objectFields(raw)
+	if err != nil {
+		return corruptf("event seq %d: surfaceOp must be \"append\" or a replace", seq)
+	}
+	startKey, endKey := "start", "end"
+	if v >= 3 {
+		startKey, endKey = "startSeq", "endSeq"
+	}
+	if string(fields["op"]) != `"replace"` || len(fields) != 3 {
+		return corruptf("event seq %d: surfaceOp must be {op:\"replace\",%s,%s}", seq, startKey, endKey)
+	}
+	start, err1 := intField(fields, startKey, true)
+	end, err2 := intField(fields, endKey, true)
+	if err1 != nil || err2 != nil {
+		return corruptf("event seq %d: surfaceOp replace needs integer %s and %s", seq, startKey, endKey)
+	}
+	if start < 0 || end < start || end > seq {
+		return corruptf("event seq %d: surfaceOp replace range [%d,%d] is invalid", seq, start, end)
+	}
+	return nil
+}
+
+// decodeSourceSeqs expands a stored sourceEventSeqs list. From v2 on a
+// [start,end] pair stands for the run start..end.
+func decodeSourceSeqs(raw json.RawMessage, v int) ([]int64, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+		return nil, fmt.Errorf("not an array")
+	}
+	out := make([]int64, 0, len(items))
+	for _, it := range items {
+		if v >= 2 && len(it) > 0 && it[0] == '[' {
+			var pair []json.RawMessage
+			if err := json.Unmarshal(it, &pair); err != nil || len(pair) != 2 {
+				return nil, fmt.Errorf("range %s is not a [start,end] pair", it)
+			}
+			a, err1 := parseSafeInt(pair[0])
+			b, err2 := parseSafeInt(pair[1])
+			if err1 != nil || err2 != nil || a < 0 || b < a {
+				return nil, fmt.Errorf("range %s is invalid", it)
+			}
+			if b-a > 1<<20 {
+				return nil, fmt.Errorf("range %s is too long", it)
+			}
+			for s := a; s <= b; s++ {
+				out = append(out, s)
+			}
+			continue
+		}
+		n, err := parseSafeInt(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// AppendSourceSeqsV2 appends the v2+ physical form of seqs: when the list is
+// strictly increasing, each run of 3 or more consecutive seqs becomes a
+// [start,end] pair; any other list is written as it is.
+func AppendSourceSeqsV2(dst []byte, seqs []int64) []byte {
+	increasing := true
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] <= seqs[i-1] {
+			increasing = false
+			break
+		}
+	}
+	dst = append(dst, '[')
+	for i := 0; i < len(seqs); {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		j := i
+		if increasing {
+			for j+1 < len(seqs) && seqs[j+1] == seqs[j]+1 {
+				j++
+			}
+		}
+		if j-i >= 2 {
+			dst = append(dst, '[')
+			dst = strconv.AppendInt(dst, seqs[i], 10)
+			dst = append(dst, ',')
+			dst = strconv.AppendInt(dst, seqs[j], 10)
+			dst = append(dst, ']')
+			i = j + 1
+			continue
+		}
+		dst = strconv.AppendInt(dst, seqs[i], 10)
+		i++
+	}
+	return append(dst, ']')
+}
+
+var packedKeys = map[string]bool{"type": true, "seq0": true, "time0": true, "data": true}
+
+func decodePacked(kind string, fields map[string]json.RawMessage) (*PackedRow, error) {
+	p := &PackedRow{Kind: kind}
+	for k := range fields {
+		if !packedKeys[k] {
+			return nil, corruptf("%s row: unexpected key %q", kind, k)
+		}
+	}
+	var err error
+	if p.Seq0, err = intField(fields, "seq0", true); err != nil || p.Seq0 < 0 {
+		return nil, corruptf("%s row: seq0 must be a non-negative integer", kind)
+	}
+	if p.Time0, err = intField(fields, "time0", true); err != nil {
+		return nil, corruptf("%s row seq0 %d: %v", kind, p.Seq0, err)
+	}
+	data, err := objectFields(fields["data"])
+	if err != nil {
+		return nil, corruptf("%s row seq0 %d: data must be an object", kind, p.Seq0)
+	}
+	bad := func(format string, args ...any) error {
+		return corruptf("%s row seq0 %d: %s", kind, p.Seq0, fmt.Sprintf(format, args...))
+	}
+	partsKey := "texts"
+	allowed := map[string]bool{"turn": true, "step": true, "index": true, "dt": true}
+	if kind == ToolCallChunks {
+		partsKey = "args"
+		allowed["id"], allowed["name"] = true, true
+	}
+	allowed[partsKey] = true
+	for k := range data {
+		if !allowed[k] {
+			return nil, bad("unexpected data key %q", k)
+		}
+	}
+	if p.Turn, err = intField(data, "turn", true); err != nil {
+		return nil, bad("%v", err)
+	}
+	if p.Step, err = intField(data, "step", true); err != nil {
+		return nil, bad("%v", err)
+	}
+	if p.Index, err = intField(data, "index", true); err != nil {
+		return nil, bad("%v", err)
+	}
+	if kind == ToolCallChunks {
+		if p.ID, err = stringField(data, "id", true); err != nil {
+			return nil, bad("%v", err)
+		}
+		if _, ok := data["name"]; ok {
+			if p.Name, err = stringField(data, "name", true); err != nil {
+				return nil, bad("%v", err)
+			}
+			p.HasName = true
+		}
+	}
+	var parts []json.RawMessage
+	if err := json.Unmarshal(data[partsKey], &parts); err != nil || len(parts) == 0 {
+		return nil, bad("%s must be a non-empty array of strings", partsKey)
+	}
+	p.Parts = make([]string, len(parts))
+	for i, raw := range parts {
+		// Unmarshal would turn a null into "".
+		if raw[0] != '"' || json.Unmarshal(raw, &p.Parts[i]) != nil {
+			return nil, bad("%s must be a non-empty array of strings", partsKey)
+		}
+	}
+	var dts []json.RawMessage
+	if err := json.Unmarshal(data["dt"], &dts); err != nil || dts == nil {
+		return nil, bad("dt must be an array of integers")
+	}
+	if len(dts) != len(p.Parts)-1 {
+		return nil, bad("dt has %d gaps for %d members", len(dts), len(p.Parts))
+	}
+	p.DT = make([]int64, len(dts))
+	t := p.Time0
+	for i, raw := range dts {
+		if p.DT[i], err = parseSafeInt(raw); err != nil {
+			return nil, bad("dt: %v", err)
+		}
+		t += p.DT[i]
+		if t > maxSafeInteger || t < -maxSafeInteger {
+			return nil, bad("member time out of range")
+		}
+	}
+	if p.Seq0+int64(len(p.Parts)) > maxSafeInteger {
+		return nil, bad("seq out of range")
+	}
+	return p, nil
+}
+
+// CheckVocabulary returns ErrUnsupportedFormat for an event whose type
+// version v does not know and that is not ignorable.
+func CheckVocabulary(e *Event, v int) error {
+	if e.Ignorable || KnownType(v, e.Type) {
+		return nil
+	}
+	return &Error{Kind: ErrUnsupportedFormat, Pos: Pos{Offset: -1, Frame: -1, Line: -1, Seq: e.Seq},
+		Err: fmt.Errorf("event type %q unknown to format v%d and not marked ignorable; written by a newer dsh or a plugin", e.Type, v)}
+}
+
+// Cursor checks seq contiguity across records.
+type Cursor struct{ Next int64 }
+
+// Advance accepts r when it starts at the cursor and moves past it.
+func (c *Cursor) Advance(r *Record) error {
+	if first := r.FirstSeq(); first != c.Next {
+		if first < c.Next {
+			return corruptf("seq %d overlaps: expected %d", first, c.Next)
+		}
+		return corruptf("seq gap: expected %d, got %d", c.Next, first)
+	}
+	c.Next = r.NextSeq()
+	return nil
+}
+
+// SeedMarker tracks the v2+ seeded-header rule over a log: a seeded header
+// needs a session/end-seed event with data.inherited true, and the seq of the
+// last such marker is the inherited event count.
+type SeedMarker struct {
+	found     bool
+	inherited int64
+}
+
+var inheritedTrue = []byte(`"inherited":true`)
+
+// Observe looks at one event in seq order.
+func (m *SeedMarker) Observe(e *Event) {
+	if e.Type != "session/end-seed" || !bytes.Contains(e.Data, inheritedTrue) {
+		return
+	}
+	// Match the key exactly: a struct field would also take "Inherited".
+	if fields, err := objectFields(e.Data); err == nil && string(fields["inherited"]) == "true" {
+		m.found, m.inherited = true, e.Seq
+	}
+}
+
+// Result checks the rule for header h once every event was observed and
+// returns the inherited event count.
+func (m *SeedMarker) Result(h *Header) (int64, error) {
+	if h.Version < 2 {
+		if h.SeedLength != nil {
+			return *h.SeedLength, nil
+		}
+		return 0, nil
+	}
+	seeded := h.IsSeeded != nil && *h.IsSeeded
+	switch {
+	case seeded && !m.found:
+		return 0, corruptf("seeded header without a session/end-seed {inherited:true} marker")
+	case !seeded && m.found:
+		return 0, corruptf("unseeded header with a session/end-seed {inherited:true} marker at seq %d", m.inherited)
+	}
+	return m.inherited, nil
+}

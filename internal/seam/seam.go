@@ -1,0 +1,159 @@
+// Package seam is the persistence seam of dshctl: the contracts every session
+// store backend implements, the errors a consumer can see, and pure validation
+// helpers for durable data. It holds no storage code; each backend owns its
+// files, frames, locks or SQL.
+package seam
+
+import (
+	"context"
+	"iter"
+)
+
+// Access says whether a handle may write.
+type Access int
+
+const (
+	// Read handles never take ownership and work while a writer exists.
+	Read Access = iota
+	// Write handles hold single-writer ownership of a session.
+	Write
+)
+
+func (a Access) String() string {
+	if a == Write {
+		return "write"
+	}
+	return "read"
+}
+
+// Service is one session store.
+type Service interface {
+	// Create takes write ownership of a new id. Nothing is written until the
+	// first Append or Flush; closing the handle without either erases the
+	// pending session. It fails with ErrAlreadyExists when the id is stored or
+	// pending in this service.
+	Create(ctx context.Context, h Header, opts CreateOptions) (Handle, error)
+	// Open opens a stored session. A failed write open releases its claim.
+	Open(ctx context.Context, id string, access Access) (Handle, error)
+	// Stat returns metadata without reading the log body.
+	Stat(ctx context.Context, id string) (Snapshot, error)
+	// List returns every visible session. An entry that is a session but
+	// cannot be read is returned with Err set, never dropped.
+	List(ctx context.Context) ([]Entry, error)
+	// Flush is a durability barrier over every open write handle; the errors
+	// of the handles are joined.
+	Flush(ctx context.Context) error
+	// Close releases the service's resources. Open handles stay usable only
+	// if the backend says so; callers close handles first.
+	Close() error
+}
+
+// CreateOptions are the parameters of Create that are not in the header.
+type CreateOptions struct {
+	// InheritedEventCount is required for a seeded header and must be 0
+	// otherwise.
+	InheritedEventCount int64
+}
+
+// Handle is an open session.
+type Handle interface {
+	ID() string
+	Header() Header
+	// InheritedEventCount is the number of events copied from a parent
+	// session (a fork or a seeded subagent); 0 when not seeded.
+	InheritedEventCount() int64
+	Access() Access
+
+	// Read returns the validated contiguous events starting at seq offset;
+	// length < 0 means to the end. An offset at or past the end gives an
+	// empty slice. Nothing from a torn tail is ever returned.
+	Read(ctx context.Context, offset, length int64) ([]Event, error)
+	// Scan streams committed events in the order and within the bounds opts
+	// asks for, with memory bounded by the largest record, not the log.
+	Scan(ctx context.Context, opts ScanOptions) iter.Seq2[Event, error]
+	// Append stores a batch durably. Its first seq must equal the next seq;
+	// an empty batch is a no-op.
+	Append(ctx context.Context, events []Event) error
+	// Flush is a durability barrier; it also materializes an empty created
+	// session (header only).
+	Flush(ctx context.Context) error
+	// Close is idempotent; a write handle releases ownership. Every later
+	// operation fails with ErrHandleClosed.
+	Close() error
+}
+
+// ScanOptions bound a streaming read.
+type ScanOptions struct {
+	// From is the first seq to yield (forward) or the seq to start below
+	// (Reverse: events with seq < From; 0 means from the end).
+	From int64
+	// Reverse walks from the last committed event toward the first.
+	Reverse bool
+	// MaxBytes bounds the physical bytes the scan may read (0: no bound).
+	// Past it the scan yields ErrScanBudget and stops, so a caller can
+	// degrade conservatively instead of reading a whole log.
+	MaxBytes int64
+}
+
+// Snapshot is what Stat and List report about one session.
+type Snapshot struct {
+	Header Header
+	// Revision changes whenever the log changes; Stat and List agree on it.
+	Revision string
+	// EventCount is the next seq, derived from the last committed physical
+	// row, never from a full read.
+	EventCount int64
+	// SizeBytes is the physical size of the live log.
+	SizeBytes int64
+	Location  Location
+}
+
+// Location says where a session lives, for display and for verify; consumers
+// never open files with it.
+type Location struct {
+	Backend string `json:"backend"` // "jsonl" or "sqlite"
+	// Path is the live log file, or the database file.
+	Path string `json:"path"`
+	// Encoding is "zstd" or "none" for JSONL, "sqlite-14" or "sqlite-17".
+	Encoding string `json:"encoding"`
+	// Generation is the format generation of the live log.
+	Generation int `json:"generation"`
+	// OlderGenerations lists generations kept beside the live log.
+	OlderGenerations []int `json:"olderGenerations,omitempty"`
+	// TornBytes counts the bytes of a torn tail that readers ignore.
+	TornBytes int64 `json:"tornBytes"`
+}
+
+// Entry is one session found by List.
+type Entry struct {
+	Snapshot Snapshot
+	// Err is set when the entry is a session that cannot be read; Snapshot
+	// then holds at least the id and the location.
+	Err error
+}
+
+// LockProber is implemented by backends that can tell whether another
+// process holds a session's write lock without taking it.
+type LockProber interface {
+	WriterActive(ctx context.Context, id string) (bool, error)
+}
+
+// RawRecord is one physical record as stored: a line of a JSONL log
+// (packed rows and range pairs not expanded).
+type RawRecord struct {
+	// Line is the record's bytes including its trailing newline.
+	Line []byte
+	// Offset is the record's byte offset in the decoded text.
+	Offset int64
+	// Frame is the index of the zstd frame holding the record (-1 for a
+	// plain file); FrameOffset and FrameSize locate that frame in the file.
+	Frame       int
+	FrameOffset int64
+	FrameSize   int64
+}
+
+// RawReader is implemented by backends whose storage has physical records,
+// for `cat --raw`.
+type RawReader interface {
+	Raw(ctx context.Context) iter.Seq2[RawRecord, error]
+}
