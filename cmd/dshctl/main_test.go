@@ -20,6 +20,9 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"dshctl": func() { os.Exit(run(os.Args[1:], newEnv())) },
+		// dshctl-status runs dshctl and checks its exit code, which
+		// testscript's exec cannot tell apart: dshctl-status 2 stat
+		"dshctl-status": dshctlStatus,
 		// holdlock takes the write lock of a session folder and keeps it
 		// until killed, standing in for a running dsh.
 		"holdlock": holdLock,
@@ -214,6 +217,22 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("%s did not appear", args[0])
+}
+
+func dshctlStatus() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: dshctl-status CODE ARGS...")
+		os.Exit(2)
+	}
+	want, err := strconv.Atoi(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if got := run(os.Args[2:], newEnv()); got != want {
+		fmt.Fprintf(os.Stderr, "dshctl exited %d, want %d\n", got, want)
+		os.Exit(1)
+	}
 }
 
 // holdLock flocks DIR/session.lock, creates READY, and sleeps until killed:

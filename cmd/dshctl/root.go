@@ -144,6 +144,7 @@ or the path of its folder or log file.`,
 	pf.StringVarP(&g.output, "output", "o", "", "output format: table|json|jsonl (cat also: text)")
 
 	root.AddCommand(
+		newListCmd(e, g),
 		newStatCmd(e, g),
 		newCatCmd(e, g),
 	)

@@ -50,9 +50,10 @@ type Options struct {
 // Store is a JSONL session store rooted at one directory. It implements
 // seam.Service, seam.LockProber and, through its handles, seam.RawReader.
 type Store struct {
-	root string
-	enc  Encoding
-	opts Options
+	root     string
+	enc      Encoding // guarded by mu
+	encFixed bool     // enc came from opts or from a log in the root
+	opts     Options
 	fs   fileSystem
 
 	mu      sync.Mutex
@@ -100,22 +101,53 @@ func Open(root string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
 	}
+	s.setEncoding(found)
+	return s, nil
+}
+
+// setEncoding fixes the store's encoding from opts or from found, the
+// encoding detected in the root. A root without logs stays undecided, so
+// that the first session another process stores there decides it.
+func (s *Store) setEncoding(found Encoding) {
 	switch {
-	case opts.Compression != "":
-		s.enc = opts.Compression
+	case s.opts.Compression != "":
+		s.enc, s.encFixed = s.opts.Compression, true
 	case found != "":
-		s.enc = found
+		s.enc, s.encFixed = found, true
 	default:
 		s.enc = Zstd
 	}
-	return s, nil
 }
 
 // Root returns the store's root directory.
 func (s *Store) Root() string { return s.root }
 
 // Encoding returns the encoding of the store's logs.
-func (s *Store) Encoding() Encoding { return s.enc }
+func (s *Store) Encoding() Encoding {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.enc
+}
+
+// redetect decides the encoding of a root that held no log so far.
+func (s *Store) redetect() error {
+	s.mu.Lock()
+	fixed := s.encFixed
+	s.mu.Unlock()
+	if fixed {
+		return nil
+	}
+	found, err := s.detectEncoding()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if !s.encFixed {
+		s.setEncoding(found)
+	}
+	s.mu.Unlock()
+	return nil
+}
 
 // detectEncoding returns the encoding of the first session folder, in
 // name order, whose logs all use one encoding (a folder holding both is an
@@ -174,9 +206,9 @@ func (d *sessionDir) livePath(enc Encoding) string {
 
 // location returns the Location of d's live log.
 func (s *Store) location(d *sessionDir) seam.Location {
-	loc := seam.Location{Backend: "jsonl", Encoding: string(s.enc), Generation: max(d.live, 0), OlderGenerations: d.older}
+	loc := seam.Location{Backend: "jsonl", Encoding: string(s.Encoding()), Generation: max(d.live, 0), OlderGenerations: d.older}
 	if d.live >= 0 {
-		loc.Path = d.livePath(s.enc)
+		loc.Path = d.livePath(s.Encoding())
 	} else {
 		loc.Path = d.dir
 	}
@@ -238,10 +270,10 @@ func (s *Store) inspect(op, id, project, seg string) (*sessionDir, error) {
 		}
 		path := filepath.Join(d.dir, e.Name())
 		p := seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}
-		if enc != s.enc {
+		if enc != s.Encoding() {
 			return d, seam.Errorf(seam.ErrCorrupt, op, id, p,
 				"encoding mismatch: session artifact %q uses %s, but this store holds %s logs; use a separate root or select the matching compression",
-				path, enc.suffix(), s.enc.suffix())
+				path, enc.suffix(), s.Encoding().suffix())
 		}
 		if !e.Type().IsRegular() {
 			return d, seam.Errorf(seam.ErrCorrupt, op, id, p, "%s is not a regular file", path)
@@ -261,7 +293,7 @@ func (s *Store) inspect(op, id, project, seg string) (*sessionDir, error) {
 
 // openLog opens the live log of d with flag.
 func (s *Store) openLog(op string, d *sessionDir, flag int) (*logFile, error) {
-	path := d.livePath(s.enc)
+	path := d.livePath(s.Encoding())
 	f, err := s.fs.OpenFile(path, flag, 0)
 	if err != nil {
 		kind := seam.ErrIO
@@ -270,7 +302,7 @@ func (s *Store) openLog(op string, d *sessionDir, flag int) (*logFile, error) {
 		}
 		return nil, &seam.Error{Kind: kind, Op: op, ID: d.id, Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: err}
 	}
-	return &logFile{f: f, path: path, id: d.id, enc: s.enc, gen: d.live}, nil
+	return &logFile{f: f, path: path, id: d.id, enc: s.Encoding(), gen: d.live}, nil
 }
 
 // checkProject checks that the header's cwd maps to the project folder
@@ -447,7 +479,7 @@ func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, bool) {
 			return seam.Entry{}, false
 		}
 		return seam.Entry{
-			Snapshot: seam.Snapshot{Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.enc)}},
+			Snapshot: seam.Snapshot{Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
 			Err: seam.Errorf(seam.ErrCorrupt, "list", "", seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
 				"log file placed directly in a project folder (old flat layout)"),
 		}, true
@@ -459,7 +491,7 @@ func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, bool) {
 	}
 	if derr != nil {
 		return seam.Entry{
-			Snapshot: seam.Snapshot{Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.enc)}},
+			Snapshot: seam.Snapshot{Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
 			Err:      &seam.Error{Kind: seam.ErrCorrupt, Op: "list", Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: derr},
 		}, true
 	}
@@ -479,9 +511,13 @@ func (s *Store) check(ctx context.Context, op string) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
 		return &seam.Error{Kind: seam.ErrHandleClosed, Op: op, Pos: seam.NoPos, Err: errors.New("store is closed")}
+	}
+	if err := s.redetect(); err != nil {
+		return &seam.Error{Kind: seam.ErrIO, Op: op, Pos: seam.NoPos, Err: err}
 	}
 	return nil
 }

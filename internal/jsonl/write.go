@@ -127,9 +127,11 @@ func (s *Store) pendingHandles() []*handle {
 	return out
 }
 
+// pendingSnapshot describes a create that is not materialized yet.
 func (h *handle) pendingSnapshot() seam.Snapshot {
+	enc := h.s.Encoding()
 	return seam.Snapshot{Header: h.hdr, Revision: "pending", Location: seam.Location{Backend: "jsonl",
-		Path: filepath.Join(h.dir.dir, LogName(h.hdr.Version, h.s.enc)), Encoding: string(h.s.enc), Generation: h.hdr.Version}}
+		Path: filepath.Join(h.dir.dir, LogName(h.hdr.Version, enc)), Encoding: string(enc), Generation: h.hdr.Version}}
 }
 
 // lockSession takes the session's cross-process write lock without
@@ -345,11 +347,14 @@ func (h *handle) write(payload []byte) error {
 		err = l.f.Sync()
 	}
 	if err != nil {
-		if terr := truncateSync(l.f, w.cut); terr != nil {
+		if terr := l.f.Truncate(w.cut); terr != nil {
 			w.size = -1 // unknown: checkOwnership fails from now on
 			return l.ioError(errors.Join(err, fmt.Errorf("cutting the log back to %d bytes: %w", w.cut, terr)), w.cut)
 		}
 		w.size = w.cut
+		if serr := l.f.Sync(); serr != nil {
+			err = errors.Join(err, fmt.Errorf("syncing the log cut back to %d bytes: %w", w.cut, serr))
+		}
 		return l.ioError(err, w.cut)
 	}
 	w.size = w.cut + int64(len(payload))
@@ -480,12 +485,12 @@ func (h *handle) materialize(lines []byte, n int64) error {
 	if cur, err := s.inspect("create", h.id, d.project, filepath.Base(d.dir)); err != nil || cur.live >= 0 {
 		return exists()
 	}
-	gen := h.hdr.Version
-	final := filepath.Join(d.dir, LogName(gen, s.enc))
+	gen, enc := h.hdr.Version, s.Encoding()
+	final := filepath.Join(d.dir, LogName(gen, enc))
 	headerLine := append(h.hdr.AppendJSON(nil), '\n')
 	var content []byte
 	var bodyOff int64
-	if s.enc == Zstd {
+	if enc == Zstd {
 		content = zstdframe.AppendFrame(nil, headerLine)
 		bodyOff = int64(len(content))
 		if len(lines) > 0 {
@@ -500,7 +505,7 @@ func (h *handle) materialize(lines []byte, n int64) error {
 		return &seam.Error{Kind: seam.ErrIO, Op: "create", ID: h.id, Pos: seam.NoPos, Err: err}
 	}
 	tmp := final + "." + hex.EncodeToString(suffix[:]) + ".tmp"
-	l := &logFile{path: final, id: h.id, enc: s.enc, gen: gen}
+	l := &logFile{path: final, id: h.id, enc: enc, gen: gen}
 	if err := writeNew(s.fs, tmp, content); err != nil {
 		return l.ioError(err, 0)
 	}

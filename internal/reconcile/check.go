@@ -96,7 +96,7 @@ func Run(t *Trace, opts Options) Result {
 	for i := range idx {
 		idx[i] = i
 	}
-	main := runOnce(t.Records, idx, tab, pol, true)
+	main := runOnce(t.Records, idx, tab, pol, true, nil)
 	res.Warnings, res.Reconciles, res.Violations = main.warnings, main.points, main.violations
 	if len(res.Violations) == 0 {
 		if v := deferralCheck(t, tab, pol, main); v != nil {
@@ -129,6 +129,7 @@ func traceTab(t *Trace) string {
 
 type runOut struct {
 	final      State
+	answered   map[int]reqKey
 	view       []string
 	violations []Violation
 	warnings   []string
@@ -137,16 +138,14 @@ type runOut struct {
 
 // runOnce replays recs; idx maps each record to its index in the full trace,
 // so that content keeps its identity when records are left out.
-func runOnce(recs []Record, idx []int, tab string, pol Policy, check bool) runOut {
-	recorded := map[int]bool{}
-	for _, r := range recs {
-		if r.Kind == KindFetch {
-			recorded[r.Req] = true
-		}
-	}
+//
+// Fetch records answer requests by number; when answered is set (the replay
+// without scroll events), by the turn and mode of the request they answered
+// in the full replay, since request numbers shift when deferrals collapse.
+func runOnce(recs []Record, idx []int, tab string, pol Policy, check bool, answered map[int]reqKey) runOut {
 	be := NewBackend(recs, tab)
 	tr := newTruth(be.la, tab)
-	m := newMachine(pol, tab, be, func(req int) bool { return recorded[req] })
+	m := newMachine(pol, tab, be, router(recs, idx, answered))
 	var out runOut
 	ck := checker{tr: tr, m: m, pol: pol}
 	for j, rec := range recs {
@@ -193,9 +192,44 @@ func runOnce(recs []Record, idx []int, tab string, pol Policy, check bool) runOu
 		}
 		out.violations = vs
 	}
-	out.final, out.warnings = m.S, m.warnings
+	out.final, out.warnings, out.answered = m.S, m.warnings, m.answered
 	out.view = ck.view(m.S)
 	return out
+}
+
+// router returns the function that tells which fetch record answers a
+// request: the first with its number, or with its key when answered is set.
+func router(recs []Record, idx []int, answered map[int]reqKey) func(*request) int {
+	byReq := map[int]int{}
+	var keyed []int // fetch records not claimed yet
+	for j, r := range recs {
+		if r.Kind != KindFetch {
+			continue
+		}
+		if _, ok := byReq[r.Req]; !ok {
+			byReq[r.Req] = idx[j]
+		}
+		if _, ok := answered[idx[j]]; ok {
+			keyed = append(keyed, idx[j])
+		}
+	}
+	if answered == nil {
+		return func(r *request) int {
+			if i, ok := byReq[r.req]; ok {
+				return i
+			}
+			return -1
+		}
+	}
+	return func(r *request) int {
+		for k, i := range keyed {
+			if answered[i] == r.key() {
+				keyed = append(keyed[:k:k], keyed[k+1:]...)
+				return i
+			}
+		}
+		return -1
+	}
 }
 
 // deferralCheck replays t without its scroll events and compares what the
@@ -212,7 +246,7 @@ func deferralCheck(t *Trace, tab string, pol Policy, main runOut) *Violation {
 	if len(recs) == len(t.Records) {
 		return nil
 	}
-	alt := runOnce(recs, idx, tab, pol, false)
+	alt := runOnce(recs, idx, tab, pol, false, main.answered)
 	for k := 0; k < max(len(main.view), len(alt.view)); k++ {
 		a, b := at(main.view, k), at(alt.view, k)
 		if a == b {

@@ -11,6 +11,9 @@ import (
 // genTab is the tab of generated traces.
 const genTab = "t1"
 
+// pendingAnswer marks a generated request whose fetch record is not written yet.
+const pendingAnswer = 1 << 30
+
 // Generate returns the index-th trace of seed: a random interleaving of this
 // client's sends (each answered later, or never), a second client's sends,
 // queueing, interrupts, continuations, cancels, seals, scrolls, statuses
@@ -22,7 +25,7 @@ func Generate(seed uint64, index int, pol Policy) *Trace {
 	g := &gen{r: rand.New(rand.NewPCG(seed, uint64(index)))}
 	g.la = &lookahead{alias: map[string]string{}, serverQueued: map[string]bool{}, failed: map[string]bool{}}
 	g.be = &Backend{la: g.la, tab: genTab, texts: map[string]string{}}
-	g.m = newMachine(pol, genTab, g.be, g.delay)
+	g.m = newMachine(pol, genTab, g.be, g.route)
 	g.run(8 + g.r.IntN(40))
 	return &Trace{
 		Name:    fmt.Sprintf("gen-%d-%d", seed, index),
@@ -54,14 +57,15 @@ type gen struct {
 
 type genMsg struct{ id, text string }
 
-// delay decides, as the client issues request req, whether its answer is
-// delivered later by a fetch record or right away.
-func (g *gen) delay(req int) bool {
+// route decides, as the client issues request r, whether its answer is
+// delivered later by a fetch record or right away. A delayed answer's
+// record index is not known yet: answerFetch sets it.
+func (g *gen) route(r *request) int {
 	if g.r.IntN(100) < 40 {
-		g.fetches = append(g.fetches, req)
-		return true
+		g.fetches = append(g.fetches, r.req)
+		return pendingAnswer
 	}
-	return false
+	return -1
 }
 
 // emit appends a record and runs it through the client and its backend.
@@ -311,9 +315,11 @@ func (g *gen) answerFetch() {
 	i := g.r.IntN(len(g.fetches))
 	req := g.fetches[i]
 	g.fetches = append(g.fetches[:i:i], g.fetches[i+1:]...)
-	if g.r.IntN(15) == 0 {
-		g.emit(Record{Kind: KindFetch, Req: req, FetchErr: true})
-		return
+	rec := Record{Kind: KindFetch, Req: req, FetchErr: g.r.IntN(15) == 0}
+	for _, r := range g.m.inflight {
+		if r.req == req {
+			r.answerAt = len(g.recs)
+		}
 	}
-	g.emit(Record{Kind: KindFetch, Req: req})
+	g.emit(rec)
 }

@@ -98,8 +98,10 @@ func (p Policy) keep(s *State, bk *book, f fetchResult) (kept []Message, keepLTC
 func keepMembership(s *State, bk *book, f fetchResult) ([]Message, bool) {
 	// For a resync, f.turn is LT when it was issued: a turn that started
 	// since is newer than the snapshot the server answered from.
+	// A deferred reconcile names only the last sealed turn: LT is preserved
+	// only while this client has not seen it sealed.
 	preserve := ""
-	if s.LT != "" && s.LT != f.turn {
+	if s.LT != "" && s.LT != f.turn && !bk.sealed[s.LT] {
 		preserve = s.LT
 	}
 	var kept []Message

@@ -141,5 +141,5 @@ func finalState(t *testing.T, tr *Trace, pol Policy) State {
 	for i := range idx {
 		idx[i] = i
 	}
-	return runOnce(tr.Records, idx, traceTab(tr), pol, false).final
+	return runOnce(tr.Records, idx, traceTab(tr), pol, false, nil).final
 }

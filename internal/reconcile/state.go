@@ -119,8 +119,17 @@ type fetchResult struct {
 
 type request struct {
 	fetchResult     // rows: the backend model's rows when it was issued
-	issuedAt    int // record index
+	answerAt    int // record index of the fetch record that answers it; -1: none
 }
+
+// reqKey identifies a request across two replays of one trace, whose
+// request numbers differ when deferred reconciles collapse.
+type reqKey struct {
+	turn string
+	mode fetchMode
+}
+
+func (f fetchResult) key() reqKey { return reqKey{f.turn, f.mode} }
 
 // applied is one quiescent point: a fetch result applied to the state.
 type applied struct {
@@ -143,9 +152,11 @@ type Machine struct {
 	nextRow     int
 	alias       map[string]string // server message id -> client id
 
-	// delayed says whether request req resolves at a later fetch record
-	// (true) or right after the record that issued it.
-	delayed func(req int) bool
+	// route returns the index of the fetch record that answers request r,
+	// or -1 when r resolves right after the record that issued it.
+	route func(r *request) int
+	// answered maps each fetch record that resolved a request to its key.
+	answered map[int]reqKey
 
 	index    int // index of the record being applied
 	out      []applied
@@ -154,8 +165,8 @@ type Machine struct {
 }
 
 // newMachine returns a machine for tab in the state of a newly created tab.
-func newMachine(pol Policy, tab string, be *Backend, delayed func(int) bool) *Machine {
-	m := &Machine{pol: pol, tab: tab, backend: be, delayed: delayed, alias: map[string]string{}}
+func newMachine(pol Policy, tab string, be *Backend, route func(*request) int) *Machine {
+	m := &Machine{pol: pol, tab: tab, backend: be, route: route, alias: map[string]string{}, answered: map[int]reqKey{}}
 	m.reset()
 	return m
 }
@@ -197,7 +208,7 @@ func (m *Machine) apply(i int, rec Record) []applied {
 // from its backend snapshot: the end-of-trace quiescent point.
 func (m *Machine) flush(end int) []applied {
 	m.index, m.out = end, m.out[:0]
-	m.delayed = func(int) bool { return false }
+	m.route = func(*request) int { return -1 }
 	if m.S.Pending != nil {
 		t := *m.S.Pending
 		m.S.Pending, m.S.ScrolledUp = nil, false
@@ -397,9 +408,10 @@ func (m *Machine) scroll(up bool) {
 
 func (m *Machine) fetch(rec Record) {
 	for _, r := range m.inflight {
-		if r.req != rec.Req {
+		if r.answerAt != m.index {
 			continue
 		}
+		m.answered[m.index] = r.key()
 		switch {
 		case rec.FetchErr:
 			m.drop(r)
@@ -466,6 +478,7 @@ func (m *Machine) frame(ev *Event) {
 	case "message-cancelled":
 		m.cancel(ev.MessageID)
 	case "turn-sealed":
+		m.bk.sealed[ev.TurnID] = true
 		m.reconcile(ev.TurnID)
 	case "statuses":
 		m.statuses(ev)
@@ -638,9 +651,9 @@ func (m *Machine) reconcile(t string) {
 
 func (m *Machine) issue(t string, mode fetchMode) {
 	m.nextReq++
-	r := &request{fetchResult: fetchResult{req: m.nextReq, turn: t, mode: mode, rows: m.backend.Rows()}, issuedAt: m.index}
+	r := &request{fetchResult: fetchResult{req: m.nextReq, turn: t, mode: mode, rows: m.backend.Rows()}}
 	m.inflight = append(m.inflight, r)
-	if !m.delayed(r.req) {
+	if r.answerAt = m.route(r); r.answerAt < 0 {
 		m.resolve(r, r.rows)
 	}
 }
@@ -694,6 +707,7 @@ func msgID(rowID string) string {
 type book struct {
 	entries   map[string]bkEntry
 	cancelled map[string]bool
+	sealed    map[string]bool // turns whose turn-sealed this client saw
 	sends     int
 	turns     []bkTurn
 }
@@ -723,7 +737,9 @@ type bkTurn struct {
 	bound bool // a message of this client is its user row
 }
 
-func newBook() book { return book{entries: map[string]bkEntry{}, cancelled: map[string]bool{}} }
+func newBook() book {
+	return book{entries: map[string]bkEntry{}, cancelled: map[string]bool{}, sealed: map[string]bool{}}
+}
 
 func (b *book) send(id string, optimistic bool) {
 	k := bkAwaiting

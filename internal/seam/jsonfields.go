@@ -1,27 +1,139 @@
 package seam
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER: dsh is a Node
 // program, so every integer in a log must survive a float64.
 const maxSafeInteger = 1<<53 - 1
 
-// objectFields decodes a JSON object into its raw members.
+// objectFields decodes a JSON object into its raw members, as json.Unmarshal
+// into a map does (escaped keys decoded, the last of repeated keys kept), but
+// without copying the values: they alias raw. It is the hot path of every
+// reader, so it validates raw once and then splits it with a plain scan.
 func objectFields(raw []byte) (map[string]json.RawMessage, error) {
 	if !isObject(raw) {
 		return nil, errors.New("not an object")
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
+	if !json.Valid(raw) {
+		var m map[string]json.RawMessage
+		return nil, json.Unmarshal(raw, &m) // for json's own message
 	}
-	return m, nil
+	m := make(map[string]json.RawMessage, 8)
+	i := skipSpace(raw, 0) + 1 // past '{'
+	for {
+		i = skipSpace(raw, i)
+		if raw[i] == '}' {
+			return m, nil
+		}
+		end := stringEnd(raw, i)
+		key, ok := knownKeys[string(raw[i+1:end-1])]
+		if !ok {
+			key = stringValue(raw[i:end])
+		}
+		i = skipSpace(raw, skipSpace(raw, end)+1) // past ':'
+		vend := valueEnd(raw, i)
+		m[key] = raw[i:vend:vend]
+		if i = skipSpace(raw, vend); raw[i] == ',' {
+			i++
+		}
+	}
+}
+
+// knownKeys holds the member names objectFields meets on every record, so
+// that it need not allocate them.
+var knownKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range strings.Fields(`type seq time data ignorable surfaceOp sourceEventSeqs
+		seq0 time0 turn step index dt texts args id name op start end startSeq endSeq`) {
+		m[k] = k
+	}
+	return m
+}()
+
+// arrayItems returns the items of a JSON array, aliasing raw, which must be
+// valid JSON; ok is false when raw is not an array.
+func arrayItems(raw []byte) (items [][]byte, ok bool) {
+	i := skipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	items = make([][]byte, 0, 8)
+	for i++; ; {
+		i = skipSpace(raw, i)
+		if raw[i] == ']' {
+			return items, true
+		}
+		end := valueEnd(raw, i)
+		items = append(items, raw[i:end:end])
+		if i = skipSpace(raw, end); raw[i] == ',' {
+			i++
+		}
+	}
+}
+
+// The scanners below walk JSON already known to be valid.
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r' || raw[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string starting at raw[i].
+func stringEnd(raw []byte, i int) int {
+	for i++; raw[i] != '"'; i++ {
+		if raw[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
+}
+
+// valueEnd returns the index after the value starting at raw[i].
+func valueEnd(raw []byte, i int) int {
+	switch raw[i] {
+	case '"':
+		return stringEnd(raw, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch raw[i] {
+			case '"':
+				i = stringEnd(raw, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for i < len(raw) && !strings.ContainsRune(",}] \t\r\n", rune(raw[i])) {
+		i++
+	}
+	return i
+}
+
+// stringValue decodes a valid JSON string, as json.Unmarshal does.
+func stringValue(raw []byte) string {
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body)
+	}
+	var s string
+	json.Unmarshal(raw, &s)
+	return s
 }
 
 // isObject reports whether raw starts, after white space, with '{'.
@@ -87,12 +199,8 @@ func stringField(m map[string]json.RawMessage, key string, required bool) (strin
 		}
 		return "", nil
 	}
-	var s string
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", fmt.Errorf("%s must be a string", key)
 	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("%s: %v", key, err)
-	}
-	return s, nil
+	return stringValue(raw), nil
 }

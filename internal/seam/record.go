@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -228,17 +229,36 @@ func ValidateEvent(e *Event, v int) error {
 	} else if e.SurfaceOp != nil && KnownType(v, e.Type) {
 		return corruptf("event seq %d: surfaceOp on %s, which is not a surface event", e.Seq, e.Type)
 	}
-	seen := make(map[int64]bool, len(e.SourceEventSeqs))
 	for _, s := range e.SourceEventSeqs {
 		if s < 0 || s >= e.Seq {
 			return corruptf("event seq %d: sourceEventSeqs cites %d, not below its own seq", e.Seq, s)
 		}
+	}
+	if s, ok := repeated(e.SourceEventSeqs); ok {
+		return corruptf("event seq %d: sourceEventSeqs repeats %d", e.Seq, s)
+	}
+	return nil
+}
+
+// repeated returns a value that occurs twice in seqs. Lists are short, so
+// it compares pairs before it pays for a map.
+func repeated(seqs []int64) (int64, bool) {
+	if len(seqs) <= 16 {
+		for i, s := range seqs {
+			if slices.Contains(seqs[:i], s) {
+				return s, true
+			}
+		}
+		return 0, false
+	}
+	seen := make(map[int64]bool, len(seqs))
+	for _, s := range seqs {
 		if seen[s] {
-			return corruptf("event seq %d: sourceEventSeqs repeats %d", e.Seq, s)
+			return s, true
 		}
 		seen[s] = true
 	}
-	return nil
+	return 0, false
 }
 
 func validateSurfaceOp(raw json.RawMessage, v int, seq int64) error {
@@ -270,15 +290,15 @@ func validateSurfaceOp(raw json.RawMessage, v int, seq int64) error {
 // decodeSourceSeqs expands a stored sourceEventSeqs list. From v2 on a
 // [start,end] pair stands for the run start..end.
 func decodeSourceSeqs(raw json.RawMessage, v int) ([]int64, error) {
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+	items, ok := arrayItems(raw)
+	if !ok {
 		return nil, fmt.Errorf("not an array")
 	}
 	out := make([]int64, 0, len(items))
 	for _, it := range items {
-		if v >= 2 && len(it) > 0 && it[0] == '[' {
-			var pair []json.RawMessage
-			if err := json.Unmarshal(it, &pair); err != nil || len(pair) != 2 {
+		if v >= 2 && it[0] == '[' {
+			pair, _ := arrayItems(it)
+			if len(pair) != 2 {
 				return nil, fmt.Errorf("range %s is not a [start,end] pair", it)
 			}
 			a, err1 := parseSafeInt(pair[0])
@@ -395,19 +415,19 @@ func decodePacked(kind string, fields map[string]json.RawMessage) (*PackedRow, e
 			p.HasName = true
 		}
 	}
-	var parts []json.RawMessage
-	if err := json.Unmarshal(data[partsKey], &parts); err != nil || len(parts) == 0 {
+	parts, _ := arrayItems(data[partsKey])
+	if len(parts) == 0 {
 		return nil, bad("%s must be a non-empty array of strings", partsKey)
 	}
 	p.Parts = make([]string, len(parts))
 	for i, raw := range parts {
-		// Unmarshal would turn a null into "".
-		if raw[0] != '"' || json.Unmarshal(raw, &p.Parts[i]) != nil {
+		if raw[0] != '"' {
 			return nil, bad("%s must be a non-empty array of strings", partsKey)
 		}
+		p.Parts[i] = stringValue(raw)
 	}
-	var dts []json.RawMessage
-	if err := json.Unmarshal(data["dt"], &dts); err != nil || dts == nil {
+	dts, ok := arrayItems(data["dt"])
+	if !ok {
 		return nil, bad("dt must be an array of integers")
 	}
 	if len(dts) != len(p.Parts)-1 {

@@ -83,7 +83,7 @@ func TestSurfaceOp(t *testing.T) {
 	const cur = `{"op":"replace","startSeq":1,"endSeq":3}`
 	for _, c := range []struct {
 		name, typ, op string // op "" means absent
-		okByVersion       [MaxVersion + 1]bool
+		okByVersion   [MaxVersion + 1]bool
 	}{
 		{"append_on_user", "user/message", `"append"`, [5]bool{true, true, true, true, true}},
 		{"append_on_assistant", "assistant/message", `"append"`, [5]bool{true, true, true, true, true}},
@@ -233,12 +233,12 @@ func TestAppendRecordJSON(t *testing.T) {
 
 func TestAppendString(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain":             `"plain"`,
-		"q\"b\\":            `"q\"b\\"`,
+		"plain":              `"plain"`,
+		"q\"b\\":             `"q\"b\\"`,
 		"\n\r\t\b\f\x00\x1f": `"\n\r\t\b\f\u0000\u001f"`,
-		"<&>\u2028\x7f":     "\"<&>\u2028\x7f\"", // no HTML escaping, like JSON.stringify
-		"café 日本 🚀":        `"café 日本 🚀"`,
-		"bad\xffutf8":       `"bad\ufffdutf8"`,
+		"<&>\u2028\x7f":      "\"<&>\u2028\x7f\"", // no HTML escaping, like JSON.stringify
+		"café 日本 🚀":          `"café 日本 🚀"`,
+		"bad\xffutf8":        `"bad\ufffdutf8"`,
 	} {
 		if got := string(AppendString(nil, in)); got != want {
 			t.Errorf("AppendString(%q) = %s, want %s", in, got, want)
@@ -470,7 +470,9 @@ func TestCursor(t *testing.T) {
 		}
 		return &r
 	}
-	ev := func(seq int) *Record { return rec(fmt.Sprintf(`{"type":"turn/start","seq":%d,"time":1,"data":{}}`, seq)) }
+	ev := func(seq int) *Record {
+		return rec(fmt.Sprintf(`{"type":"turn/start","seq":%d,"time":1,"data":{}}`, seq))
+	}
 	packed := rec(`{"type":"text-chunks","seq0":1,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1,1],"texts":["a","b","c"]}}`)
 	var c Cursor
 	for _, r := range []*Record{ev(0), packed, ev(4)} {

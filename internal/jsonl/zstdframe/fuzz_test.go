@@ -91,6 +91,13 @@ func FuzzLastFrame(f *testing.F) {
 }
 
 // checkLastFrame checks that LastFrame agrees with Walk on data.
+//
+// One disagreement is inherent in reading only the tail: when complete
+// frames are stored verbatim inside the data of the last frame or of the
+// torn tail (the fuzzer makes them by duplicating byte ranges), nothing in
+// the tail tells them from real frames, so LastFrame may return the last
+// of them, a confirmed frame that starts after Walk's last frame. Real dsh
+// logs hold compressed JSONL, where such a chain would need XXH64 matches.
 func checkLastFrame(t *testing.T, dec *Decoder, data []byte, window int64) {
 	r, n := bytes.NewReader(data), int64(len(data))
 	frames, torn, werr := Walk(r, n)
@@ -121,28 +128,26 @@ func checkLastFrame(t *testing.T, dec *Decoder, data []byte, window int64) {
 		}
 		return
 	}
+	// want is Walk's answer; LastFrame may instead take a nested frame
+	// that starts after floor.
+	var want Last
+	var wantErr error
+	floor := torn.Offset
 	if len(frames) == 0 {
-		if !errors.Is(lerr, ErrNoFrame) || last.Torn != torn {
-			t.Fatalf("no frames, torn %+v; LastFrame = %+v, %v", torn, last, lerr)
+		want.Torn, wantErr = torn, ErrNoFrame
+	} else {
+		want = Last{Frame: frames[len(frames)-1], Torn: torn}
+		floor = want.Frame.Offset
+		if err := dec.verify(r, want.Frame); err != nil {
+			want, wantErr = Last{}, err
 		}
-		return
-	}
-	want := Last{Frame: frames[len(frames)-1], Torn: torn}
-	if derr := dec.verify(r, want.Frame); derr != nil {
-		if lerr == nil || lerr.Error() != derr.Error() {
-			t.Fatalf("last frame does not decode (%v); LastFrame = %+v, %v", derr, last, lerr)
-		}
-		return
 	}
 	switch {
-	case lerr != nil:
-		t.Fatalf("LastFrame: %v; Walk's last: %+v", lerr, want)
-	case last == want:
-	case last.Frame.Offset > want.Frame.Offset:
-		// A chain of complete frames stored verbatim inside the last frame
-		// or the torn tail: indistinguishable from the tail alone.
-		t.Logf("LastFrame took frame %+v nested after %+v", last.Frame, want.Frame)
+	case wantErr == nil && lerr == nil && last == want:
+	case wantErr != nil && lerr != nil && lerr.Error() == wantErr.Error() && last == want:
+	case lerr == nil && last.Frame.Offset > floor:
+		t.Logf("LastFrame took frame %+v nested after byte %d", last.Frame, floor)
 	default:
-		t.Fatalf("LastFrame = %+v; want %+v", last, want)
+		t.Fatalf("LastFrame = %+v, %v; Walk says %+v, %v", last, lerr, want, wantErr)
 	}
 }

@@ -44,12 +44,15 @@ type Last struct {
 // to exactly the end of the file or to the start of a torn final frame, and
 // its content must decode and match the checksum. A candidate must also
 // start the file or follow a frame that the search finds ending exactly
-// where it starts, which rejects a complete frame stored verbatim inside
-// another frame's data. Unconfirmed candidates, such as magic bytes inside
-// compressed data, are skipped. If nothing confirms within opts.Window (a
-// final or next-to-last frame larger than the window, frames without
-// checksum, a damaged tail), LastFrame falls back to Walk and then reports
-// what Walk finds: corruption, or the last frame, which must decode.
+// where it starts, which rejects a lone complete frame stored verbatim
+// inside another frame's data. (A chain of such frames cannot be told from
+// real ones without walking from the start; in a dsh log it would have to
+// occur inside compressed data.) Unconfirmed candidates, such as magic
+// bytes inside compressed data, are skipped. If nothing confirms within
+// opts.Window (a final or next-to-last frame larger than the window,
+// frames without checksum, a damaged tail), LastFrame falls back to Walk
+// and then reports what Walk finds: corruption, or the last frame, which
+// must decode.
 //
 // Because it reads only the tail, LastFrame does not see corruption before
 // the last frames; use Walk and a Decoder to verify a whole file. When the

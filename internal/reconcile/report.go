@@ -1,0 +1,139 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText writes a human report of one result: PASS, FAIL with the first
+// violation and the states around it, or INCONCLUSIVE with the warnings.
+func WriteText(w io.Writer, r Result) error {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s %s (policy %s, %d events, %d reconciles)\n", strings.ToUpper(string(r.Verdict)), r.Name, r.Policy, r.Events, r.Reconciles)
+	if v := r.First(); v != nil {
+		fmt.Fprintf(&sb, "  invariant %d (%s): %s\n", v.Invariant, v.Name, v.Detail)
+		where := fmt.Sprintf("record %d", v.Index)
+		if v.Line > 0 {
+			where += fmt.Sprintf(" (line %d)", v.Line)
+		}
+		fmt.Fprintf(&sb, "  at %s: %s\n", where, v.Event)
+		for _, o := range r.Violations[1:] {
+			fmt.Fprintf(&sb, "  also invariant %d (%s): %s\n", o.Invariant, o.Name, o.Detail)
+		}
+		fmt.Fprintf(&sb, "  before: %s\n  after:  %s\n", v.Before.brief(), v.After.brief())
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(&sb, "  warning: %s\n", wn)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// brief renders a snapshot on one line: C as seq:turn:role, L as
+// id[turn], Q as ids, then LT and CA.
+func (s *Snapshot) brief() string {
+	if s == nil {
+		return "-"
+	}
+	var c, l, q []string
+	for _, x := range s.C {
+		c = append(c, fmt.Sprintf("%d:%s:%s", x.Seq, x.TurnID, x.Role))
+	}
+	for _, x := range s.L {
+		e := x.ID
+		if x.TurnID != "" {
+			e += "[" + x.TurnID + "]"
+		}
+		l = append(l, e)
+	}
+	for _, x := range s.Q {
+		q = append(q, x.ID)
+	}
+	return fmt.Sprintf("C=[%s] L=[%s] Q=[%s] LT=%q CA=%q", strings.Join(c, " "), strings.Join(l, " "), strings.Join(q, " "), s.LT, s.CA)
+}
+
+// WriteJSON writes results as one JSON document: {"results": [...]}.
+func WriteJSON(w io.Writer, results []Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if results == nil {
+		results = []Result{}
+	}
+	if err := enc.Encode(struct {
+		Results []Result `json:"results"`
+	}{results}); err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	return nil
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Body    string `xml:",chardata"`
+}
+
+// WriteJUnit writes results as a JUnit XML report: one test case per trace,
+// a failure for a violation, skipped for an inconclusive trace.
+func WriteJUnit(w io.Writer, suite string, results []Result) error {
+	s := junitSuite{Name: suite, Tests: len(results)}
+	for _, r := range results {
+		c := junitCase{Name: r.Name, Classname: "replay." + r.Policy}
+		var body strings.Builder
+		if err := WriteText(&body, r); err != nil {
+			return err
+		}
+		switch r.Verdict {
+		case Fail:
+			v := r.First()
+			s.Failures++
+			c.Failure = &junitMessage{Message: fmt.Sprintf("invariant %d (%s): %s", v.Invariant, v.Name, v.Detail), Type: fmt.Sprintf("invariant%d", v.Invariant), Body: body.String()}
+		case Inconclusive:
+			s.Skipped++
+			c.Skipped = &junitMessage{Message: "inconclusive: records skipped", Body: body.String()}
+		default:
+			c.SystemOut = body.String()
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	doc := junitSuites{Tests: s.Tests, Failures: s.Failures, Skipped: s.Skipped, Suites: []junitSuite{s}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("encode junit: %w", err)
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	return nil
+}
