@@ -139,14 +139,15 @@ func runCat(ctx context.Context, e *env, s *session, format string, o *catOption
 	if err := p.finish(); err != nil {
 		return err
 	}
-	p.warnUnknown(hdr.Version)
 	if o.follow {
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		return follow(ctx, s, next, filter, p, w, o.poll)
+		if err := follow(ctx, s, next, filter, p, w, o.poll); err != nil {
+			return err
+		}
 	}
-	return nil
+	return p.unknownTypes(ctx, s)
 }
 
 // catEvents prints the events of h that filter matches and returns the
@@ -255,7 +256,9 @@ type eventPrinter struct {
 	text    *inspect.Transcript
 	first   bool
 	unknown map[string]int64
-	version int
+	// firstUnknown is the seq of the first event of an unknown type.
+	firstUnknown int64
+	version      int
 }
 
 func newEventPrinter(e *env, format string, o *catOptions, w *bufio.Writer) *eventPrinter {
@@ -295,6 +298,9 @@ func (p *eventPrinter) header(h *seam.Header) error {
 
 func (p *eventPrinter) event(ev *seam.Event) error {
 	if !ev.Ignorable && !seam.KnownType(p.version, ev.Type) {
+		if len(p.unknown) == 0 {
+			p.firstUnknown = ev.Seq
+		}
 		p.unknown[ev.Type]++
 	}
 	switch p.format {
@@ -348,16 +354,23 @@ func (p *eventPrinter) finish() error {
 	return err
 }
 
-// warnUnknown reports event types the log's version does not know: cat shows
-// them, but dsh would refuse the log.
-func (p *eventPrinter) warnUnknown(version int) {
+// unknownTypes reports event types the log's version does not know and that
+// are not ignorable: cat has shown them, but dsh refuses such a log, so the
+// command fails the way dsh's reader would, naming the raw log.
+func (p *eventPrinter) unknownTypes(ctx context.Context, s *session) error {
 	if len(p.unknown) == 0 {
-		return
+		return nil
 	}
 	var parts []string
 	for _, t := range sortedKeys(p.unknown) {
-		parts = append(parts, fmt.Sprintf("%s (%d)", t, p.unknown[t]))
+		parts = append(parts, fmt.Sprintf("%q (%d)", t, p.unknown[t]))
 	}
-	fmt.Fprintf(p.e.stderr, "dshctl: warning: event types unknown to format v%d and not ignorable: %s; dsh refuses this log unless a plugin registers them\n",
-		version, strings.Join(parts, ", "))
+	pos := seam.NoPos
+	pos.Seq = p.firstUnknown
+	if snap, err := s.svc.Stat(ctx, s.id); err == nil {
+		pos.Path = snap.Location.Path
+	}
+	return &seam.Error{Kind: seam.ErrUnsupportedFormat, Op: "cat", ID: s.id, Pos: pos, Err: fmt.Errorf(
+		"every event was printed, but types %s are unknown to format v%d and not ignorable; dsh refuses this log unless a plugin registers them",
+		strings.Join(parts, ", "), p.version)}
 }

@@ -273,9 +273,6 @@ func printList(e *env, items []listItem) error {
 			}
 		}
 		state := it.State
-		if it.State == stateError {
-			state = "error: " + truncate(it.Error, 60)
-		}
 		rel := "-"
 		switch {
 		case it.Origin != "" && it.ParentSession != "":
@@ -289,8 +286,18 @@ func printList(e *env, items []listItem) error {
 		rows = append(rows, []string{short[i], truncate(orDash(it.Project), 40), created, updated,
 			strconv.FormatInt(it.EventCount, 10), humanBytes(it.SizeBytes), state, rel, gen})
 	}
-	return renderTable(e.stdout,
+	err := renderTable(e.stdout,
 		[]string{"ID", "PROJECT", "CREATED", "UPDATED", "EVENTS", "SIZE", "STATE", "PARENT", "FORMAT"}, rows)
+	if err != nil {
+		return err
+	}
+	// The reasons are too long for a table cell; they go to stderr whole.
+	for i := range items {
+		if items[i].State == stateError {
+			fmt.Fprintf(e.stderr, "dshctl: %s: %s\n", short[i], items[i].Error)
+		}
+	}
+	return nil
 }
 
 // shortIDs returns for each id its shortest prefix of at least minLen

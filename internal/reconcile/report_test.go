@@ -64,7 +64,7 @@ func TestTextAndJSONReports(t *testing.T) {
 	if err := WriteText(&buf, res); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"FAIL ", "invariant 3", "line 11", "before: C=[]", `after:  C=[0:a:user 1:a:assistant] L=[] Q=[] LT="" CA=""`} {
+	for _, want := range []string{"FAIL ", "invariant 3", "line 12", "before: C=[]", `after:  C=[0:a:user 1:a:assistant] L=[] Q=[] LT="" CA=""`} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, buf.String())
 		}

@@ -84,14 +84,12 @@ func (t *Truth) observe(i int, rec Record) {
 	}
 }
 
-// cancel: only a message the server still holds in its queue can be
-// cancelled; one that started a turn or was consumed stays where it went.
+// cancel: a message still pending can be cancelled; one that started a turn
+// or was consumed stays where it went.
 func (t *Truth) cancel(id string) {
-	m := t.lookup(id)
-	if m == nil || m.fate != fatePending || (m.local && t.la.initiates(m.id)) {
-		return
+	if m := t.lookup(id); m != nil && m.fate == fatePending {
+		m.fate = fateCancelled
 	}
-	m.fate = fateCancelled
 }
 
 func (t *Truth) frame(i int, ev *Event) {

@@ -1,10 +1,30 @@
 package seam
 
 import (
+	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 )
+
+// sameFieldsAsUnmarshal checks objectFields, the readers' hand-rolled
+// splitter, against json.Unmarshal into a map.
+func sameFieldsAsUnmarshal(t *testing.T, line []byte) {
+	got, err := objectFields(line)
+	var want map[string]json.RawMessage
+	wantErr := json.Unmarshal(line, &want)
+	if !isObject(line) {
+		want, wantErr = nil, errors.ErrUnsupported // any error
+	}
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("objectFields(%q): %v; json.Unmarshal: %v", line, err, wantErr)
+	}
+	if err == nil && !maps.EqualFunc(got, want, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+		t.Fatalf("objectFields(%q) = %q, json.Unmarshal %q", line, slices.Collect(maps.Keys(got)), slices.Collect(maps.Keys(want)))
+	}
+}
 
 func FuzzDecodeRecord(f *testing.F) {
 	for _, s := range []string{
@@ -21,6 +41,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte, v int) {
 		v &= 7 // versions 0 to 7; past MaxVersion no type is known
+		sameFieldsAsUnmarshal(t, line)
 		r, err := DecodeRecord(line, v)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {

@@ -3,6 +3,7 @@ package seam
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -132,6 +133,9 @@ func TestHeaderAppendJSONMatchesDsh(t *testing.T) {
 		}
 		if got := h.AppendJSON(nil); !bytes.Equal(got, line) {
 			t.Errorf("%s:\n got %s\nwant %s", f, got, line)
+		}
+		if got, err := json.Marshal(h); err != nil || !bytes.Equal(got, line) {
+			t.Errorf("%s: json.Marshal: %s, %v", f, got, err)
 		}
 		if err := ValidateHeader(h, h.ID); err != nil {
 			t.Errorf("%s: ValidateHeader: %v", f, err)

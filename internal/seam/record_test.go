@@ -46,6 +46,8 @@ func TestDecodeRecordEnvelope(t *testing.T) {
 		{"not_object", 0, `[1,2]`, false},
 		{"not_json", 0, `{"type":"turn/start","seq":0`, false},
 		{"assistant_chunk_v0", 0, `{"type":"assistant/chunk","seq":0,"time":1,"data":{"turn":1,"step":1,"chunk":{}}}`, true},
+		{"packed_row_v1", 1, `{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}}`, true},
+		{"packed_row_v2", 2, `{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}}`, false},
 		{"assistant_chunk_v2", 2, `{"type":"assistant/chunk","seq":0,"time":1,"data":{"turn":1,"step":1,"chunk":{}}}`, false},
 		// Vocabulary is the caller's: an unknown type decodes.
 		{"unknown_type", 4, `{"type":"roleplay/opened","seq":0,"time":1,"data":{}}`, true},
@@ -274,7 +276,6 @@ func TestPackedRows(t *testing.T) {
 		{"tool_call_unnamed", `{"type":"tool-call-chunks","seq0":3,"time0":9,"data":{"turn":2,"step":1,"index":0,"dt":[],"id":"c1","args":["{}"]}}`, []string{
 			`{"type":"assistant/chunk","seq":3,"time":9,"data":{"turn":2,"step":1,"chunk":{"type":"tool-call-delta","index":0,"id":"c1","argumentsDelta":"{}"}}}`,
 		}},
-		{"in_v2", `{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}}`, nil},
 		{"dt_too_short", `{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b","c"]}}`, nil},
 		{"dt_too_long", `{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1,1,1],"texts":["a","b","c"]}}`, nil},
 		{"dt_fraction", `{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1.5],"texts":["a","b"]}}`, nil},
@@ -292,11 +293,7 @@ func TestPackedRows(t *testing.T) {
 		{"time_overflow", `{"type":"text-chunks","seq0":0,"time0":9007199254740991,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}}`, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			v := 0
-			if c.name == "in_v2" {
-				v = 2
-			}
-			r, err := DecodeRecord([]byte(c.line), v)
+			r, err := DecodeRecord([]byte(c.line), 0)
 			if c.want == nil {
 				if !errors.Is(err, ErrCorrupt) {
 					t.Fatalf("DecodeRecord: %v, want ErrCorrupt", err)
