@@ -119,11 +119,7 @@ func runReplay(e *env, format string, pol reconcile.Policy, f replayFlags, args 
 			t := reconcile.Generate(f.seed, i, pol)
 			res := reconcile.Run(t, reconcile.Options{Policy: pol})
 			if v := res.First(); v != nil {
-				fails := reconcile.FailsWith(pol, v.Invariant)
-				small := t
-				if fails(t) {
-					small = reconcile.Shrink(t, fails)
-				}
+				small := reconcile.ShrinkFailure(t, pol, v.Invariant)
 				res = reconcile.Run(small, reconcile.Options{Policy: pol})
 				if f.save != "" {
 					path, err := saveTrace(f.save, small, pol, v.Invariant)

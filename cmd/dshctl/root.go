@@ -147,7 +147,7 @@ or the path of its folder or log file.`,
 		newListCmd(e, g),
 		newStatCmd(e, g),
 		newCatCmd(e, g),
-		newReplayCmd(e, g),
+		newAppendCmd(e, g),
 	)
 	// Unknown subcommands and bad positional arguments are usage errors.
 	for _, c := range root.Commands() {

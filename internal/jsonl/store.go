@@ -54,7 +54,7 @@ type Store struct {
 	enc      Encoding // guarded by mu
 	encFixed bool     // enc came from opts or from a log in the root
 	opts     Options
-	fs   fileSystem
+	fs       fileSystem
 
 	mu      sync.Mutex
 	writers map[string]*handle // ids this store owns for writing, pending creates included

@@ -71,7 +71,7 @@ type Result struct {
 
 // First returns the violation reported for the trace: the first invariant
 // failing at the first quiescent point that fails, or nil.
-func (r *Result) First() *Violation {
+func (r Result) First() *Violation {
 	if len(r.Violations) == 0 {
 		return nil
 	}

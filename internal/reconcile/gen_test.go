@@ -27,7 +27,7 @@ func TestGeneratorFindsBugs(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.pol.Name, func(t *testing.T) {
 			t.Parallel()
-			fails := FailsWith(c.pol, c.invariant)
+			fails := failsAsBug(c.pol, c.invariant)
 			for i := range genBudget {
 				tr := Generate(genSeed, i, c.pol)
 				if !fails(tr) {

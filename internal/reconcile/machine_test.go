@@ -130,7 +130,7 @@ func TestGeneratedPassMembershipProperty(t *testing.T) {
 // TestShrinkFixedPoint: the shrinker's result still fails, and dropping any
 // single record of it makes it pass.
 func TestShrinkFixedPoint(t *testing.T) {
-	fails := FailsWith(BugD, 2)
+	fails := failsAsBug(BugD, 2)
 	for i := range genBudget {
 		tr := Generate(genSeed, i, BugD)
 		if !fails(tr) {

@@ -26,17 +26,33 @@ func Shrink(t *Trace, fails func(*Trace) bool) *Trace {
 }
 
 // FailsWith returns a predicate for Shrink: the trace fails under pol with
-// invariant n first. For a bug variant the trace must also pass under
-// legacy, where that bug is fixed, so that shrinking keeps the bug's own
-// failure and does not drift to one every policy shares.
+// invariant n first.
 func FailsWith(pol Policy, n int) func(*Trace) bool {
 	return func(t *Trace) bool {
 		v := Run(t, Options{Policy: pol}).First()
-		if v == nil || v.Invariant != n {
-			return false
-		}
-		return !pol.Hidden || Run(t, Options{Policy: Legacy}).Verdict == Pass
+		return v != nil && v.Invariant == n
 	}
+}
+
+// failsAsBug is FailsWith for a bug variant, plus: the trace passes under
+// legacy, where that bug is fixed. Shrinking then keeps the bug's own failure
+// instead of drifting to one that legacy shares.
+func failsAsBug(pol Policy, n int) func(*Trace) bool {
+	fails := FailsWith(pol, n)
+	return func(t *Trace) bool {
+		return fails(t) && Run(t, Options{Policy: Legacy}).Verdict == Pass
+	}
+}
+
+// ShrinkFailure shrinks t, which fails under pol with invariant n. For a bug
+// variant it keeps, when it can, a failure that legacy does not share.
+func ShrinkFailure(t *Trace, pol Policy, n int) *Trace {
+	if pol.Hidden {
+		if fails := failsAsBug(pol, n); fails(t) {
+			return Shrink(t, fails)
+		}
+	}
+	return Shrink(t, FailsWith(pol, n))
 }
 
 // withRecords returns a copy of t with recs as its records.

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/spf13/cobra"
+)
+
+type appendOptions struct {
+	assignSeq, closeInterrupted bool
+	create                      bool
+	header                      seam.Header
+}
+
+// appendResult is the stable JSON shape of `append`.
+type appendResult struct {
+	ID       string `json:"id"`
+	Created  bool   `json:"created"`
+	Closers  int    `json:"closers"`
+	Appended int    `json:"appended"`
+	FirstSeq int64  `json:"firstSeq"`
+	NextSeq  int64  `json:"nextSeq"`
+}
+
+func newAppendCmd(e *env, g *globals) *cobra.Command {
+	var o appendOptions
+	cmd := &cobra.Command{
+		Use:   "append SESSION [FILE|-]",
+		Short: "Append events to a session as one durable batch",
+		Long: `Append events (JSONL, one per line) to a session as one durable batch.
+
+Every line is validated first: if any is invalid nothing is written and the
+message names the line. The session's write lock is taken at once; if another
+process holds it the command fails immediately. A torn tail is removed (and
+saved to a backup file) before the batch is written.
+
+Events are read from FILE, or from standard input when FILE is - or absent
+(with --close-interrupted and no FILE, only the closers are appended).`,
+		Example: `  dshctl append session-4f1c events.jsonl
+  printf '%s\n' '{"type":"session/title","data":{"title":"Fix CI"}}' | dshctl append --assign-seq session-4f1c
+  dshctl append --close-interrupted session-7a2b
+  dshctl append --create --cwd "$PWD" --assign-seq my-session events.jsonl`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := g.outputFormat(formatTable, formatTable, formatJSON, formatJSONL)
+			if err != nil {
+				return err
+			}
+			if !o.create && headerFlagsSet(cmd) {
+				return usagef("--cwd, --version, --parent, --origin and --preset need --create")
+			}
+			var in io.Reader
+			name := "-"
+			if len(args) == 2 {
+				name = args[1]
+			}
+			if len(args) == 2 || !o.closeInterrupted {
+				if name == "-" {
+					in = e.stdin
+				} else {
+					f, err := os.Open(name)
+					if err != nil {
+						return fmt.Errorf("read events: %w", err)
+					}
+					defer f.Close()
+					in = f
+				}
+			}
+			res, err := runAppend(cmd.Context(), e, g, args[0], name, in, &o)
+			if err != nil {
+				return err
+			}
+			if format != formatTable {
+				return writeJSON(e.stdout, format, res)
+			}
+			return printAppend(e, res)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.assignSeq, "assign-seq", false, "number the events from the stored next seq (and set time when absent)")
+	f.BoolVar(&o.closeInterrupted, "close-interrupted", false, "first append the closers of an interrupted tail turn, as dsh's resume does")
+	f.BoolVar(&o.create, "create", false, "create the session when it does not exist (SESSION is then its exact id)")
+	f.StringVar(&o.header.Cwd, "cwd", "", "with --create: the session's working directory")
+	f.IntVar(&o.header.Version, "version", seam.MaxVersion, "with --create: the log format version")
+	f.StringVar(&o.header.ParentSession, "parent", "", "with --create: the parent session id")
+	f.StringVar(&o.header.Origin, "origin", "", "with --create: \"subagent\" for a subagent session")
+	f.StringVar(&o.header.AgentPreset, "preset", "", "with --create: the agent preset")
+	return cmd
+}
+
+func headerFlagsSet(cmd *cobra.Command) bool {
+	for _, name := range []string{"cwd", "version", "parent", "origin", "preset"} {
+		if cmd.Flags().Changed(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.Reader, o *appendOptions) (*appendResult, error) {
+	var s *session
+	var err error
+	if o.create {
+		svc, err := g.openStore(e)
+		if err != nil {
+			return nil, err
+		}
+		s = &session{svc, arg}
+	} else if s, err = g.resolveSession(ctx, e, arg); err != nil {
+		return nil, err
+	}
+	defer s.close()
+
+	res := &appendResult{ID: s.id}
+	h, err := s.svc.Open(ctx, s.id, seam.Write)
+	var next int64
+	switch {
+	case err == nil:
+		defer h.Close()
+		snap, err := s.svc.Stat(ctx, s.id)
+		if err != nil {
+			return nil, err
+		}
+		next = snap.EventCount
+	case o.create && errors.Is(err, seam.ErrNotFound):
+		hdr := o.header
+		hdr.ID = s.id
+		hdr.CreatedAt = e.now().UnixMilli()
+		if hdr.Version >= 2 {
+			seeded := false
+			hdr.IsSeeded = &seeded
+		}
+		if hdr.Origin == "subagent" {
+			hdr.DelegationDepth = 1
+		}
+		if h, err = s.svc.Create(ctx, hdr, seam.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		defer h.Close()
+		res.Created = true
+	default:
+		return nil, err
+	}
+	version := h.Header().Version
+
+	var batch []seam.Event
+	if o.closeInterrupted {
+		closers, err := inspect.Closers(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		batch = append(batch, closers...)
+		res.Closers = len(closers)
+	}
+	if in != nil {
+		events, err := readEvents(in, name, version, next+int64(len(batch)), o.assignSeq, e.now().UnixMilli())
+		if err != nil {
+			return nil, err
+		}
+		batch = append(batch, events...)
+	}
+	res.FirstSeq, res.NextSeq = next, next+int64(len(batch))
+	res.Appended = len(batch)
+	if len(batch) > 0 {
+		if err := h.Append(ctx, batch); err != nil {
+			return nil, err
+		}
+	} else if res.Created {
+		if err := h.Flush(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return res, h.Close()
+}
+
+// readEvents reads and validates a JSONL batch whose first event must have
+// seq next. Nothing is written when any line is invalid, and the error names
+// the line.
+func readEvents(r io.Reader, name string, version int, next int64, assignSeq bool, now int64) ([]seam.Event, error) {
+	if name == "-" {
+		name = "stdin"
+	}
+	var out []seam.Event
+	br := bufio.NewReaderSize(r, 64<<10)
+	for lineNo := 1; ; lineNo++ {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && !isBlank(line) {
+			seq := next + int64(len(out))
+			ev, verr := parseEventLine(line, version, seq, assignSeq, now)
+			if verr != nil {
+				return nil, fmt.Errorf("%s line %d: invalid event: %w; nothing was written", name, lineNo, verr)
+			}
+			out = append(out, ev)
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+	}
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseEventLine validates one input line as an event of a version-v log
+// that must have seq want.
+func parseEventLine(line []byte, v int, want int64, assignSeq bool, now int64) (seam.Event, error) {
+	if assignSeq {
+		var err error
+		if line, err = seam.AssignSeq(line, want, now); err != nil {
+			return seam.Event{}, causeOf(err)
+		}
+	}
+	rec, err := seam.DecodeRecord(line, v)
+	if err != nil {
+		return seam.Event{}, causeOf(err)
+	}
+	if rec.Packed != nil {
+		return seam.Event{}, fmt.Errorf("packed %s rows are a storage form: append one event per line", rec.Packed.Kind)
+	}
+	ev := rec.Event
+	if ev.Seq != want {
+		return seam.Event{}, fmt.Errorf("seq %d, expected %d (the stored next seq; --assign-seq numbers events for you)", ev.Seq, want)
+	}
+	if err := seam.CheckVocabulary(&ev, v); err != nil {
+		return seam.Event{}, causeOf(err)
+	}
+	return ev, nil
+}
+
+// causeOf strips the seam error's decoration, keeping the reason: the
+// input is not a stored log, so "corrupt session log" would mislead.
+func causeOf(err error) error {
+	var se *seam.Error
+	if errors.As(err, &se) && se.Err != nil {
+		return se.Err
+	}
+	return err
+}
+
+func printAppend(e *env, r *appendResult) error {
+	switch {
+	case r.Appended == 0 && r.Created:
+		_, err := fmt.Fprintf(e.stdout, "created %s (no events)\n", r.ID)
+		return err
+	case r.Appended == 0:
+		_, err := fmt.Fprintf(e.stdout, "nothing to append to %s\n", r.ID)
+		return err
+	}
+	verb := "appended"
+	if r.Created {
+		verb = "created " + r.ID + ";"
+	}
+	msg := fmt.Sprintf("%s %d event(s), seq %d–%d", verb, r.Appended, r.FirstSeq, r.NextSeq-1)
+	if r.Closers > 0 {
+		msg += fmt.Sprintf(" (%d closer(s) for the interrupted turn first)", r.Closers)
+	}
+	if !r.Created {
+		msg += " to " + r.ID
+	}
+	_, err := fmt.Fprintln(e.stdout, msg)
+	return err
+}

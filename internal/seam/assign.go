@@ -1,0 +1,39 @@
+package seam
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+)
+
+// AssignSeq returns the event line with its seq set to seq, and its time set
+// to now when absent, for callers that let the store number a batch. Other
+// members are kept as they are, in sorted key order.
+func AssignSeq(line []byte, seq, now int64) ([]byte, error) {
+	fields, err := objectFields(line)
+	if err != nil {
+		return nil, corruptf("event is not a JSON object: %v", err)
+	}
+	fields["seq"] = json.RawMessage(strconv.FormatInt(seq, 10))
+	if _, ok := fields["time"]; !ok {
+		fields["time"] = json.RawMessage(strconv.FormatInt(now, 10))
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(AppendString(nil, k))
+		b.WriteByte(':')
+		b.Write(fields[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
