@@ -75,7 +75,7 @@ func genLog(tb testing.TB, enc Encoding, packed bool, size int64) (root, path st
 // the tail: on 100 MB logs they read under 1 MiB and agree with a full
 // scan, with and without a torn tail.
 func TestStatReadsOnlyTail(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("writes 400 MB")
 	}
 	ctx := context.Background()

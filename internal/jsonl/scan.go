@@ -276,7 +276,7 @@ func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
 	}
 	defer d.Close()
 	src := newBlockCache(l.f, limit)
-	end := size
+	end, consumed := size, int64(0)
 	for end > s.r.body.fileOff {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -291,6 +291,11 @@ func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
 		f := last.Frame
 		if f.Offset < s.r.body.fileOff {
 			return nil
+		}
+		// The budget counts the frames covered, as a forward scan does;
+		// the cache bounds the reads of the search itself.
+		if consumed += f.Size; limit > 0 && consumed > limit {
+			return s.r.budgetError(errBudget)
 		}
 		content, err := d.DecodeAll(src, f, reverseFrameLimit)
 		if err != nil {

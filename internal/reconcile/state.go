@@ -134,7 +134,6 @@ func (f fetchResult) key() reqKey { return reqKey{f.turn, f.mode} }
 // applied is one quiescent point: a fetch result applied to the state.
 type applied struct {
 	fetchResult
-	index         int // record index where it resolved; len(records) at the flush
 	before, after State
 }
 
@@ -160,7 +159,6 @@ type Machine struct {
 
 	index    int // index of the record being applied
 	out      []applied
-	ignored  int
 	warnings []string
 }
 
@@ -670,15 +668,14 @@ func (m *Machine) drop(r *request) {
 func (m *Machine) resolve(r *request, rows []Chunk) {
 	m.drop(r)
 	if m.pol.membership && r.req < m.lastApplied {
-		m.ignored++
-		return
+		return // stale: a newer answer is applied already
 	}
 	if r.req > m.lastApplied {
 		m.lastApplied = r.req
 	}
 	f := r.fetchResult
 	f.rows = rows
-	a := applied{fetchResult: f, index: m.index, before: m.S.Clone()}
+	a := applied{fetchResult: f, before: m.S.Clone()}
 	m.S = m.pol.applyTo(m.S, &m.bk, f)
 	a.after = m.S.Clone()
 	m.out = append(m.out, a)

@@ -154,11 +154,13 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 		if len(b) == 0 {
 			continue
 		}
-		var w wireRecord
-		if err := json.Unmarshal(b, &w); err != nil {
+		var kind struct {
+			K string `json:"k"`
+		}
+		if err := json.Unmarshal(b, &kind); err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
-		if w.K == KindMeta {
+		if kind.K == KindMeta {
 			if t.Meta != nil || len(t.Records) > 0 {
 				return nil, fmt.Errorf("line %d: meta record must be the first record", line)
 			}
@@ -172,6 +174,10 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 			}
 			t.Tab, t.Expect = m.Tab, m.Expect
 			continue
+		}
+		var w wireRecord
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
 		rec, err := decodeRecord(w)
 		if err != nil {

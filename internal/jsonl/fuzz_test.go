@@ -1,0 +1,127 @@
+package jsonl
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+var fuzzLines = []string{
+	`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}` + "\n",
+	`{"type":"text-chunks","seq0":1,"time0":2,"data":{"turn":1,"step":1,"index":0,"dt":[1,-1],"texts":["a","b","c"]}}` + "\n",
+	`{"type":"user/message","seq":4,"time":3,"data":{},"surfaceOp":{"op":"replace","start":0,"end":2},"sourceEventSeqs":[3,1]}` + "\n",
+	`{"type":"turn/end","seq":5,"time":4,"data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n",
+}
+
+// fuzzSession reads and then appends to a one-session root whose log is
+// head followed by body; nothing may panic, and a successful append must
+// read back.
+func fuzzSession(t *testing.T, enc Encoding, log []byte) {
+	ctx := context.Background()
+	root := t.TempDir()
+	path := writeLog(t, root, "--p--", "s", LogName(0, enc), "")
+	if err := os.WriteFile(path, log, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(root, Options{BackupDir: t.TempDir(), Compression: enc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.List(ctx)
+	s.Stat(ctx, "s")
+	for _, lenient := range []bool{false, true} {
+		s.opts.AllowUnknownTypes = lenient
+		if h, err := s.Open(ctx, "s", seam.Read); err == nil {
+			for _, opts := range []seam.ScanOptions{{}, {Reverse: true}, {From: 2}, {MaxBytes: 64}, {Reverse: true, MaxBytes: 64}} {
+				for _, err := range h.Scan(ctx, opts) {
+					if err != nil {
+						break
+					}
+				}
+			}
+			for _, err := range h.(seam.RawReader).Raw(ctx) {
+				if err != nil {
+					break
+				}
+			}
+			h.Close()
+		}
+	}
+	s.opts.AllowUnknownTypes = false
+	w, err := s.Open(ctx, "s", seam.Write)
+	if err != nil {
+		return
+	}
+	defer w.Close()
+	next, err := w.Read(ctx, 0, -1)
+	if err != nil {
+		t.Fatalf("a validated write handle fails to read: %v", err)
+	}
+	n := int64(len(next))
+	if err := w.Append(ctx, []seam.Event{{Type: "session/title", Seq: n, Time: 1, Data: []byte(`{"title":"t"}`)}}); err != nil {
+		t.Fatalf("append to a validated log: %v", err)
+	}
+	got, err := w.Read(ctx, 0, -1)
+	if err != nil || int64(len(got)) != n+1 {
+		t.Fatalf("after append: %d events, %v; want %d", len(got), err, n+1)
+	}
+}
+
+func FuzzReadPlain(f *testing.F) {
+	head := headerFor("s")
+	body := ""
+	for _, l := range fuzzLines {
+		body += l
+		f.Add([]byte(body))
+	}
+	f.Add([]byte(body + `{"type":"turn/st`))
+	f.Add([]byte(fuzzLines[0] + "garbage\n" + fuzzLines[3]))
+	f.Add([]byte(fuzzLines[0] + `{"type":"x/y","seq":1,"time":1,"data":{}}` + "\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fuzzSession(t, None, append([]byte(head), body...))
+	})
+}
+
+func FuzzReadZstd(f *testing.F) {
+	head := zstdframe.AppendFrame(nil, []byte(headerFor("s")))
+	var body []byte
+	for _, l := range fuzzLines {
+		body = zstdframe.AppendFrame(body, []byte(l))
+		f.Add(body)
+	}
+	f.Add(body[:len(body)-3])
+	f.Add(zstdframe.AppendFrame(nil, []byte(fuzzLines[0]+fuzzLines[1])[:70]))
+	f.Add(append([]byte{0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}, body...))
+	f.Add(zstdframe.AppendFrame(nil, []byte(fuzzLines[0]+"garbage\n"+fuzzLines[3])))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fuzzSession(t, Zstd, append(head[:len(head):len(head)], body...))
+	})
+}
+
+func FuzzSegment(f *testing.F) {
+	for _, s := range []string{"a", ".", "..", "task:review/01 ü~x", "~002E", "~D83D~DE80", "a~0041", "🚀"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if enc, err := EncodeSegment(s); err == nil {
+			if back, err := DecodeSegment(enc); err != nil || back != s {
+				t.Fatalf("DecodeSegment(EncodeSegment(%q)) = %q, %v", s, back, err)
+			}
+		}
+		if id, err := DecodeSegment(s); err == nil {
+			if enc, err := EncodeSegment(id); err != nil || enc != s {
+				t.Fatalf("EncodeSegment(DecodeSegment(%q)) = %q, %v", s, enc, err)
+			}
+			if s == "." || s == ".." {
+				t.Fatalf("DecodeSegment accepted %q", s)
+			}
+		}
+		if key, err := ProjectKey(s); err == nil && (!isProjectFolder(key) || len(key) > maxProjectKey+4) {
+			t.Fatalf("ProjectKey(%q) = %q", s, key)
+		}
+	})
+}
