@@ -26,7 +26,7 @@ func fuzzSession(t *testing.T, enc Encoding, log []byte) {
 	if err := os.WriteFile(path, log, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(root, Options{BackupDir: t.TempDir(), Compression: enc})
+	s, err := Open(root, Options{BackupDir: t.TempDir(), Compression: enc, fs: &testFS{noSync: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

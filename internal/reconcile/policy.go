@@ -16,8 +16,11 @@ type Policy struct {
 	bugs       bug
 }
 
-// bug is a set of historical client bugs, each undone by a later fix.
-type bug uint8
+// bug is a set of historical bugs, each undone by a later fix: bugs A–D of
+// the shipped client, and the bugs the membership policy had before each of
+// the fixes its generated traces called for (each kept as a regression trace
+// in testdata/traces/regress-*.jsonl).
+type bug uint16
 
 const (
 	// bugA: reconcile cleared the whole live tail, the newer turn included.
@@ -29,6 +32,22 @@ const (
 	bugC
 	// bugD: rows consumed by an interrupt were left untagged.
 	bugD
+	// bugLateQueued: membership before fix 1: a late "queued" answer to a
+	// send undid its binding even when a continuation had bound it for sure.
+	bugLateQueued
+	// bugRequeueCancelled: membership before fix 2: a message-queued frame
+	// that crossed the user's cancel queued the cancelled message again.
+	bugRequeueCancelled
+	// bugTrustGuess: membership before fix 3: the turn a send was guessed to
+	// have started alone decided whether its row was durable; the fetched
+	// rows of the turns since the send did not settle it.
+	bugTrustGuess
+	// bugStaleTag: membership before fix 4: kept user rows kept whatever turn
+	// tag turn-start's backfill had guessed for them.
+	bugStaleTag
+	// bugPreserveSealed: membership before fix 5: LT was preserved even after
+	// this client had seen that turn sealed.
+	bugPreserveSealed
 )
 
 // The policies, by name. membership is the default.
@@ -39,11 +58,31 @@ var (
 	BugB       = Policy{Name: "bug-b", Hidden: true, Doc: "legacy before fix B: untagged user rows dropped", bugs: bugB}
 	BugC       = Policy{Name: "bug-c", Hidden: true, Doc: "legacy before fix C: backfill tags every trailing untagged user row", bugs: bugC}
 	BugD       = Policy{Name: "bug-d", Hidden: true, Doc: "legacy before fix D: consumed interrupt rows left untagged", bugs: bugD}
+
+	MembershipPre1 = Policy{Name: "membership-pre1", Hidden: true, membership: true, bugs: bugLateQueued,
+		Doc: "membership before fix 1: a late http queued answer undoes a continuation's binding"}
+	MembershipPre2 = Policy{Name: "membership-pre2", Hidden: true, membership: true, bugs: bugRequeueCancelled,
+		Doc: "membership before fix 2: a message-queued frame re-adds a message the user cancelled"}
+	MembershipPre3 = Policy{Name: "membership-pre3", Hidden: true, membership: true, bugs: bugTrustGuess,
+		Doc: "membership before fix 3: the guessed turn of a send, not the fetched rows, decides whether it is durable"}
+	MembershipPre4 = Policy{Name: "membership-pre4", Hidden: true, membership: true, bugs: bugStaleTag,
+		Doc: "membership before fix 4: kept rows keep the turn tag the backfill guessed"}
+	MembershipPre5 = Policy{Name: "membership-pre5", Hidden: true, membership: true, bugs: bugPreserveSealed,
+		Doc: "membership before fix 5: LT preserved after the client saw that turn sealed"}
 )
 
 // Policies lists every policy, the default first.
 func Policies() []Policy {
-	return []Policy{Membership, Legacy, BugA, BugB, BugC, BugD}
+	return []Policy{Membership, Legacy, BugA, BugB, BugC, BugD,
+		MembershipPre1, MembershipPre2, MembershipPre3, MembershipPre4, MembershipPre5}
+}
+
+// fixed returns the policy this one becomes once its bugs are fixed.
+func (p Policy) fixed() Policy {
+	if p.membership {
+		return Membership
+	}
+	return Legacy
 }
 
 // PolicyByName returns the named policy.
@@ -66,7 +105,7 @@ func (p Policy) String() string { return p.Name }
 // idempotence check calls it a second time on its own result.
 func (p Policy) keep(s *State, bk *book, f fetchResult) (kept []Message, keepLTCA bool) {
 	if p.membership {
-		return keepMembership(s, bk, f)
+		return p.keepMembership(s, bk, f)
 	}
 	preserve := ""
 	if f.mode == modeReconcile && s.LT != "" && s.LT != f.turn && p.bugs&bugA == 0 {
@@ -95,20 +134,24 @@ func (p Policy) keep(s *State, bk *book, f fetchResult) (kept []Message, keepLTC
 //     fetched rows hold it (a fetch issued before that turn started does not).
 //
 // Everything else goes, untagged rows included: no row is kept "just in case".
-func keepMembership(s *State, bk *book, f fetchResult) ([]Message, bool) {
+func (p Policy) keepMembership(s *State, bk *book, f fetchResult) ([]Message, bool) {
 	// For a resync, f.turn is LT when it was issued: a turn that started
 	// since is newer than the snapshot the server answered from.
 	// A deferred reconcile names only the last sealed turn: LT is preserved
 	// only while this client has not seen it sealed.
 	preserve := ""
-	if s.LT != "" && s.LT != f.turn && !bk.sealed[s.LT] {
+	if s.LT != "" && s.LT != f.turn && (!bk.sealed[s.LT] || p.bugs&bugPreserveSealed != 0) {
 		preserve = s.LT
 	}
 	var kept []Message
 	for _, r := range s.L {
-		if keepRow(r, bk, f.rows, preserve) {
-			kept = append(kept, retag(r, bk, preserve))
+		if !p.keepRow(r, bk, f.rows, preserve) {
+			continue
 		}
+		if p.bugs&bugStaleTag == 0 {
+			r = retag(r, bk, preserve)
+		}
+		kept = append(kept, r)
 	}
 	return kept, preserve != ""
 }
@@ -131,7 +174,7 @@ func retag(r Message, bk *book, preserve string) Message {
 	return r
 }
 
-func keepRow(r Message, bk *book, rows []Chunk, preserve string) bool {
+func (p Policy) keepRow(r Message, bk *book, rows []Chunk, preserve string) bool {
 	switch r.Role {
 	case RoleUser:
 		e, ok := bk.entries[msgID(r.ID)]
@@ -142,6 +185,9 @@ func keepRow(r Message, bk *book, rows []Chunk, preserve string) bool {
 		case bkQueued, bkContinuation, bkFailed:
 			return true
 		case bkAwaiting, bkOptimistic, bkBound:
+			if p.bugs&bugTrustGuess != 0 {
+				return e.kind != bkBound || !hasUserText(rows, e.turn, r.text())
+			}
 			// Which turn a send started is a guess until the fetched rows
 			// say it: any turn since the send whose user row holds its
 			// text represents it.

@@ -35,12 +35,13 @@ func FailsWith(pol Policy, n int) func(*Trace) bool {
 }
 
 // failsAsBug is FailsWith for a bug variant, plus: the trace passes under
-// legacy, where that bug is fixed. Shrinking then keeps the bug's own failure
-// instead of drifting to one that legacy shares.
+// the policy where that bug is fixed (legacy, or membership for its pre-fix
+// variants). Shrinking then keeps the bug's own failure instead of drifting
+// to one that the fixed policy shares.
 func failsAsBug(pol Policy, n int) func(*Trace) bool {
-	fails := FailsWith(pol, n)
+	fails, fixed := FailsWith(pol, n), pol.fixed()
 	return func(t *Trace) bool {
-		return fails(t) && Run(t, Options{Policy: Legacy}).Verdict == Pass
+		return fails(t) && Run(t, Options{Policy: fixed}).Verdict == Pass
 	}
 }
 

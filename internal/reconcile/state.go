@@ -171,7 +171,7 @@ func newMachine(pol Policy, tab string, be *Backend, route func(*request) int) *
 
 func (m *Machine) reset() {
 	m.S = State{Status: StatusRunning}
-	m.bk = newBook()
+	m.bk = newBook(m.pol.bugs)
 }
 
 func (m *Machine) warnf(format string, args ...any) {
@@ -533,7 +533,7 @@ func (m *Machine) messageQueued(id, text string) {
 		m.warnf("message-queued without messageId; skipped")
 		return
 	}
-	if m.pol.membership && m.bk.cancelled[id] {
+	if m.pol.membership && m.bk.cancelled[id] && m.pol.bugs&bugRequeueCancelled == 0 {
 		return // a frame that crossed the user's cancel
 	}
 	m.queuedAtServer(id)
@@ -702,6 +702,7 @@ func msgID(rowID string) string {
 // events it saw: whether it is still waiting for the server, and which turn
 // holds it once durable. Every policy keeps it; only membership reads it.
 type book struct {
+	bugs      bug // the policy's bugs; bugLateQueued lives in the book
 	entries   map[string]bkEntry
 	cancelled map[string]bool
 	sealed    map[string]bool // turns whose turn-sealed this client saw
@@ -734,8 +735,8 @@ type bkTurn struct {
 	bound bool // a message of this client is its user row
 }
 
-func newBook() book {
-	return book{entries: map[string]bkEntry{}, cancelled: map[string]bool{}, sealed: map[string]bool{}}
+func newBook(bugs bug) book {
+	return book{bugs: bugs, entries: map[string]bkEntry{}, cancelled: map[string]bool{}, sealed: map[string]bool{}}
 }
 
 func (b *book) send(id string, optimistic bool) {
@@ -800,7 +801,7 @@ func (b *book) serverQueued(id string) {
 	}
 	switch e.kind {
 	case bkBound:
-		if !e.guess {
+		if !e.guess && b.bugs&bugLateQueued == 0 {
 			return // a late answer for a message already in its turn
 		}
 		fallthrough
