@@ -20,7 +20,7 @@ vet:
 	$(GO) vet $(PKGS)
 
 fmtcheck:
-	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	@out="$$(gofmt -l .)"; \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 # A first run on the bundled sample store (real dsh 0.1.0 logs); no dsh needed.

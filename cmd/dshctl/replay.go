@@ -45,9 +45,12 @@ from --seed, shrinks every failure to a minimal trace, and writes it to --save
 so it can be replayed and committed as a regression case.
 
 Policies: membership (default), legacy (as shipped). The historical bug
-variants bug-a … bug-d are also accepted, to show what the checker catches.
+variants are also accepted, to show what the checker catches: bug-a … bug-d
+(legacy before fixes A–D) and membership-pre1 … membership-pre6 (membership
+before each fix its generated traces called for; see testdata/traces/regress-*).
 
-Exit status: 0 when every trace passes or is inconclusive, 3 when any fails.`,
+Exit status: 0 when every trace passes or is inconclusive, 3 when any fails,
+1 when a trace cannot be read or is malformed, 2 on a usage error.`,
 		Example: `  dshctl replay testdata/traces
   dshctl replay --policy legacy --junit replay.xml testdata/traces
   dshctl replay --generate 10000 --seed 1 --save failures/`,

@@ -256,10 +256,10 @@ func TestDamagedFixtures(t *testing.T) {
 			message: "invalid frame magic at byte 796"},
 		"zstd-header-frame-not-single-line": {events: -1, kind: seam.ErrCorrupt, stat: seam.ErrCorrupt, listed: true,
 			message: "first frame is not exactly one header line"},
-		// dsh 0.1.0 knew only v0 and called v3 newer; for dshctl v3 is
-		// known, and a v3 header in a v0 file (without isSeeded) is corrupt.
-		"none-future-version-header": {events: -1, kind: seam.ErrCorrupt, stat: seam.ErrCorrupt, listed: true,
-			message: "isSeeded"},
+		// A v3 header in a generation-0 file: newer than the file's name
+		// promises, so unsupported (checked before the header's shape).
+		"none-future-version-header": {events: -1, kind: seam.ErrUnsupportedFormat, stat: seam.ErrUnsupportedFormat, listed: true,
+			message: "log format v3 in session.jsonl, which holds format v0: written by a newer dsh"},
 		"none-unknown-event-type": {events: -1, kind: seam.ErrUnsupportedFormat, listed: true,
 			message: `"mystery/event"`},
 		"mixed-encoding": {events: -1, kind: seam.ErrCorrupt, stat: seam.ErrCorrupt, listed: true,

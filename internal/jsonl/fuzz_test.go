@@ -94,7 +94,7 @@ func FuzzReadZstd(f *testing.F) {
 		f.Add(body)
 	}
 	f.Add(body[:len(body)-3])
-	f.Add(zstdframe.AppendFrame(nil, []byte(fuzzLines[0]+fuzzLines[1])[:70]))
+	f.Add(zstdframe.AppendFrame(nil, []byte(fuzzLines[0] + fuzzLines[1])[:70]))
 	f.Add(append([]byte{0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}, body...))
 	f.Add(zstdframe.AppendFrame(nil, []byte(fuzzLines[0]+"garbage\n"+fuzzLines[3])))
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -102,6 +102,7 @@ func (h *handle) findInherited(ctx context.Context, size int64) (int64, error) {
 	var m seam.SeedMarker
 	found := false
 	r := h.reader(true)
+	r.onCheckpoint = nil // a lenient read must not leave checkpoints for strict ones
 	_, _, err := r.forward(ctx, r.start(), size, 0, 0, func(e *seam.Event) bool {
 		if e.Type != "session/end-seed" {
 			return true
@@ -153,6 +154,11 @@ func (h *handle) use(op string) (*logFile, int64, error) {
 	if h.closed {
 		return nil, 0, &seam.Error{Kind: seam.ErrHandleClosed, Op: op, ID: h.id, Pos: seam.NoPos}
 	}
+	if h.log == nil && h.w == nil {
+		if err := h.attach(op); err != nil {
+			return nil, 0, err
+		}
+	}
 	if h.log == nil {
 		return nil, 0, nil
 	}
@@ -164,6 +170,41 @@ func (h *handle) use(op string) (*logFile, int64, error) {
 		return nil, 0, seam.Wrap(h.log.ioError(err, -1), seam.ErrIO, op, h.id)
 	}
 	return h.log, fi.Size(), nil
+}
+
+// attach opens the log of a read handle that was opened on a pending
+// create, once the create is materialized, so the handle sees what the
+// writer appended.
+func (h *handle) attach(op string) error {
+	if h.s.pending(h.id) != nil {
+		return nil
+	}
+	d, err := h.s.find(op, h.id)
+	if errors.Is(err, seam.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	l, err := h.s.openLog(op, d, os.O_RDONLY)
+	if err != nil {
+		return err
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		l.f.Close()
+		return seam.Wrap(l.ioError(err, -1), seam.ErrIO, op, h.id)
+	}
+	dec, done := decoderOnce()
+	defer done()
+	hi, err := l.readHeader(fi.Size(), dec)
+	if err != nil {
+		l.f.Close()
+		return seam.Wrap(err, seam.ErrIO, op, h.id)
+	}
+	h.log, h.dir = l, d
+	h.body = position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}
+	return nil
 }
 
 // Read returns the committed events from seq offset on, at most length of

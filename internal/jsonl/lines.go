@@ -49,15 +49,6 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 }
 
-// atEnd reports whether the stream holds nothing after the lines returned
-// so far.
-func (lr *lineReader) atEnd() bool {
-	for lr.r == lr.w && !lr.eof && lr.err == nil {
-		lr.fill()
-	}
-	return lr.r == lr.w && lr.err == nil
-}
-
 // fill reads more of the stream, compacting or growing the buffer first.
 func (lr *lineReader) fill() {
 	if lr.r > 0 && lr.w == len(lr.buf) {

@@ -2,9 +2,11 @@ package jsonl
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
@@ -152,6 +154,13 @@ func (l *logFile) readHeader(size int64, dec func() (*zstdframe.Decoder, error))
 		hi.bodyOff = int64(len(line)) + 1
 		hi.bodyText = hi.bodyOff
 	}
+	if v, ok := headerVersion(line); ok && v > l.gen && v <= seam.MaxVersion {
+		// The file's name promises generation l.gen: like dsh, a reader of
+		// that generation calls a newer header unsupported, before its
+		// shape.
+		return hi, l.errorf(seam.ErrUnsupportedFormat, p0,
+			"log format v%d in %s, which holds format v%d: written by a newer dsh", v, filepath.Base(l.path), l.gen)
+	}
 	h, err := seam.ParseHeader(line)
 	if err != nil {
 		if errors.Is(err, seam.ErrUnsupportedFormat) {
@@ -169,6 +178,18 @@ func (l *logFile) readHeader(size int64, dec func() (*zstdframe.Decoder, error))
 	return hi, nil
 }
 
+// headerVersion returns the integer version of a header line, if it has
+// one.
+func headerVersion(line []byte) (int, bool) {
+	var h struct {
+		Version *int `json:"version"`
+	}
+	if json.Unmarshal(line, &h) != nil || h.Version == nil {
+		return 0, false
+	}
+	return *h.Version, true
+}
+
 // frameError turns an error from zstdframe about frame index idx into
 // ErrCorrupt worded as dsh words it, or into an I/O error. base is the
 // offset that the reader given to zstdframe was shifted by.
@@ -183,6 +204,8 @@ func (l *logFile) frameError(err error, idx int, base int64) error {
 	switch {
 	case errors.Is(err, zstdframe.ErrTorn):
 		return l.errorf(seam.ErrCorrupt, p, "frame at byte %d is incomplete", off)
+	case errors.Is(err, zstdframe.ErrTooLarge):
+		return l.errorf(seam.ErrUnsupportedFormat, p, "frame at byte %d exceeds a decoder limit: %s", off, detail)
 	case strings.HasPrefix(detail, "invalid frame magic"):
 		return l.errorf(seam.ErrCorrupt, p, "invalid frame magic at byte %d", off)
 	}

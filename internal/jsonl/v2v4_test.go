@@ -2,10 +2,13 @@ package jsonl
 
 import (
 	"context"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -102,6 +105,66 @@ func TestV2V4Fixtures(t *testing.T) {
 	for _, e := range entries {
 		if e.Err != nil {
 			t.Errorf("List: %v", e.Err)
+		}
+	}
+}
+
+// TestV2V4ZstdCopies re-encodes the v2 to v4 fixtures as zstd logs (a
+// header frame, then frames of a few lines and one large frame) and checks
+// that both encodings read to the same events.
+func TestV2V4ZstdCopies(t *testing.T) {
+	ctx := context.Background()
+	plainRoot := filepath.Join(fixturesDir(t), "dsh-v2-v4")
+	zroot := t.TempDir()
+	err := filepath.WalkDir(plainRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		gen, enc, ok := ParseLogName(d.Name())
+		if !ok || enc != None {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		lines := strings.SplitAfter(string(data), "\n")
+		out := zstdframe.AppendFrame(nil, []byte(lines[0]))
+		body := lines[1:]
+		for len(body) > 0 {
+			n := min(len(body), 1+len(body)/3)
+			out = zstdframe.AppendFrame(out, []byte(strings.Join(body[:n], "")))
+			body = body[n:]
+		}
+		rel, _ := filepath.Rel(plainRoot, filepath.Dir(path))
+		dir := filepath.Join(zroot, rel)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, LogName(gen, Zstd)), out, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := openStore(t, plainRoot, Options{AllowUnknownTypes: true})
+	z, _ := openStore(t, zroot, Options{AllowUnknownTypes: true})
+	if z.Encoding() != Zstd {
+		t.Fatalf("encoding %s", z.Encoding())
+	}
+	for _, id := range []string{"preview-showcase", "preview-follow-up-builder", "preview-architecture-review", "legacy-sdk-history"} {
+		want, err := scanAll(t, plain, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := scanAll(t, z, id)
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		sameEvents(t, got, jsonValues(t, want))
+		ps, _ := plain.Stat(ctx, id)
+		zs, err := z.Stat(ctx, id)
+		if err != nil || zs.EventCount != ps.EventCount || zs.Location.Generation != ps.Location.Generation {
+			t.Errorf("%s: zstd Stat %+v, plain %+v, %v", id, zs, ps, err)
 		}
 	}
 }

@@ -320,7 +320,7 @@ func (h *handle) appendLines(lines []byte, n int64) error {
 		return err
 	}
 	if w.cut < w.size {
-		if err := h.removeTail(); err != nil {
+		if _, err := h.removeTail(); err != nil {
 			return err
 		}
 	}
@@ -391,17 +391,62 @@ func (h *handle) checkOwnership() error {
 }
 
 // removeTail copies the bytes [cut, size) to a backup file outside the
-// store, fsyncs it, then truncates the log to cut and fsyncs.
-func (h *handle) removeTail() error {
+// store, fsyncs it, then truncates the log to cut and fsyncs. It returns
+// the backup's path.
+func (h *handle) removeTail() (string, error) {
 	l, w := h.log, h.w
-	if _, err := h.s.backup(h.id, l, w.cut, w.size); err != nil {
-		return err
+	path, err := h.s.backup(h.id, l, w.cut, w.size)
+	if err != nil {
+		return "", err
 	}
 	if err := truncateSync(l.f, w.cut); err != nil {
-		return l.ioError(fmt.Errorf("removing the tail after byte %d: %w", w.cut, err), w.cut)
+		return "", l.ioError(fmt.Errorf("removing the tail after byte %d: %w", w.cut, err), w.cut)
 	}
 	w.size = w.cut
-	return nil
+	return path, nil
+}
+
+// TailRepair describes the removal of a torn or uncommitted tail.
+type TailRepair struct {
+	Path   string // the live log
+	Offset int64  // where the removed bytes start
+	Bytes  int64  // how many bytes are removed; 0 when the log is clean
+	Backup string // the file that keeps them; empty in a dry run
+	// Rewritten is the size of the committed text of a zstd frame that
+	// held the first uncommitted record: it is written back as a new frame.
+	Rewritten int64
+}
+
+// RepairTail removes a session's torn or uncommitted tail, as the write
+// path does before an append, without appending: it takes the write lock,
+// validates the whole log (damaged committed data is an error, never
+// repaired), copies the bytes it removes to a backup file and fsyncs it,
+// then truncates and fsyncs the log. With dryRun it reports the plan and
+// changes nothing.
+func (s *Store) RepairTail(ctx context.Context, id string, dryRun bool) (TailRepair, error) {
+	hd, err := s.openWrite(ctx, id)
+	if err != nil {
+		return TailRepair{}, err
+	}
+	h := hd.(*handle)
+	defer h.Close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w := h.w
+	r := TailRepair{Path: h.log.path, Offset: w.cut, Bytes: w.size - w.cut, Rewritten: int64(len(w.salvage))}
+	if r.Bytes == 0 || dryRun {
+		return r, nil
+	}
+	if r.Backup, err = h.removeTail(); err != nil {
+		return r, seam.Wrap(err, seam.ErrIO, "repair", id)
+	}
+	if len(w.salvage) > 0 {
+		if err := h.write(zstdframe.AppendFrame(nil, w.salvage)); err != nil {
+			return r, seam.Wrap(err, seam.ErrIO, "repair", id)
+		}
+		w.salvage = nil
+	}
+	return r, nil
 }
 
 // backup copies [from, to) of l to <backup dir>/<safe id>/<time>-<from>.bin

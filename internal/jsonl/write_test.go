@@ -1,14 +1,11 @@
 package jsonl
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,61 +13,8 @@ import (
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
-	"golang.org/x/sys/unix"
+	"github.com/dshctl/dshctl/internal/seam/seamtest"
 )
-
-// lockHelperEnv makes the test binary a helper process that holds the
-// flock on the file it names until its stdin closes.
-const lockHelperEnv = "DSHCTL_JSONL_LOCK_HELPER"
-
-func TestMain(m *testing.M) {
-	if path := os.Getenv(lockHelperEnv); path != "" {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-		if err == nil {
-			err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		}
-		if err != nil {
-			fmt.Println("error:", err)
-			os.Exit(1)
-		}
-		fmt.Println("locked")
-		io.Copy(io.Discard, os.Stdin)
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
-// holdLock runs a helper process holding the flock on path; the returned
-// function releases it.
-func holdLock(t *testing.T, path string) (release func()) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), lockHelperEnv+"="+path)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(stdout).ReadString('\n')
-	if line != "locked\n" {
-		t.Fatalf("lock helper: %q", line)
-	}
-	var once sync.Once
-	release = func() {
-		once.Do(func() {
-			stdin.Close()
-			cmd.Wait()
-		})
-	}
-	t.Cleanup(release)
-	return release
-}
 
 func event(seq int64, typ, data string) seam.Event {
 	e := seam.Event{Type: typ, Seq: seq, Time: 1785331618000 + seq, Data: []byte(data)}
@@ -282,6 +226,14 @@ func TestCreateLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		early, err := s.Open(ctx, "lazy", seam.Read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer early.Close()
+		if got, err := early.Read(ctx, 0, -1); err != nil || len(got) != 0 {
+			t.Fatalf("read of a pending create: %d, %v", len(got), err)
+		}
 		if err := s.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -296,6 +248,9 @@ func TestCreateLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Close()
+		if got, err := early.Read(ctx, 0, -1); err != nil || len(got) != 5 {
+			t.Fatalf("a read handle opened before the first append reads %d, %v", len(got), err)
+		}
 		if got, err := scanAll(t, fresh, "lazy"); err != nil || len(got) != 5 {
 			t.Fatalf("read %d, %v", len(got), err)
 		}
@@ -410,7 +365,7 @@ func TestOwnership(t *testing.T) {
 	if active, err := s.WriterActive(ctx, "own"); err != nil || active {
 		t.Fatalf("WriterActive without a writer: %v %v", active, err)
 	}
-	release := holdLock(t, filepath.Join(root, "--home-u-proj--", "own", lockName))
+	release := seamtest.HoldInChild(t, filepath.Join(root, "--home-u-proj--", "own", lockName))
 	if active, err := s.WriterActive(ctx, "own"); err != nil || !active {
 		t.Fatalf("WriterActive with a writer: %v %v", active, err)
 	}
@@ -519,6 +474,21 @@ func TestTailRepair(t *testing.T) {
 			removed := c.tail(t, snap.Location.Path)
 			if got, err := scanAll(t, s, "rep"); err != nil || int64(len(got)) != c.keep {
 				t.Fatalf("read %d events before the repair, %v", len(got), err)
+			}
+			plan, err := s.RepairTail(ctx, "rep", true)
+			if err != nil || plan.Bytes != int64(len(removed)) || plan.Offset != snap.SizeBytes || plan.Backup != "" {
+				t.Fatalf("dry run: %+v %v", plan, err)
+			}
+			if c.name == "zstd bad record inside the last frame" {
+				// RepairTail rewrites the frame's committed record; an
+				// append then continues after it.
+				done, err := s.RepairTail(ctx, "rep", false)
+				if err != nil || done.Backup == "" || done.Rewritten == 0 {
+					t.Fatalf("repair: %+v %v", done, err)
+				}
+				if again, err := s.RepairTail(ctx, "rep", false); err != nil || again.Bytes != 0 {
+					t.Fatalf("second repair: %+v %v", again, err)
+				}
 			}
 			w, err := s.Open(ctx, "rep", seam.Write)
 			if err != nil {

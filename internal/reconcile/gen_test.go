@@ -14,6 +14,9 @@ const (
 
 // TestGeneratorFindsBugs: the generator, without the scenario files, finds
 // each historical bug within the budget and shrinks it to at most 12 events.
+// membership-pre5 and -pre6 are left out: the generator's server never seals
+// a turn whose turn-start the client missed (pre5), and pre6 shows about once
+// in 30000 traces; their regression traces cover them.
 func TestGeneratorFindsBugs(t *testing.T) {
 	cases := []struct {
 		pol       Policy
@@ -23,6 +26,10 @@ func TestGeneratorFindsBugs(t *testing.T) {
 		{BugB, 1},
 		{BugC, 1},
 		{BugD, 2},
+		{MembershipPre1, 2},
+		{MembershipPre2, 2},
+		{MembershipPre3, 2},
+		{MembershipPre4, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.pol.Name, func(t *testing.T) {

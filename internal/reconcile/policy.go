@@ -48,6 +48,10 @@ const (
 	// bugPreserveSealed: membership before fix 5: LT was preserved even after
 	// this client had seen that turn sealed.
 	bugPreserveSealed
+	// bugDropSealed: membership before fix 6: LT was dropped once this client
+	// had seen that turn sealed, even when the fetched rows, requested
+	// before the seal, did not hold it yet.
+	bugDropSealed
 )
 
 // The policies, by name. membership is the default.
@@ -69,12 +73,14 @@ var (
 		Doc: "membership before fix 4: kept rows keep the turn tag the backfill guessed"}
 	MembershipPre5 = Policy{Name: "membership-pre5", Hidden: true, membership: true, bugs: bugPreserveSealed,
 		Doc: "membership before fix 5: LT preserved after the client saw that turn sealed"}
+	MembershipPre6 = Policy{Name: "membership-pre6", Hidden: true, membership: true, bugs: bugDropSealed,
+		Doc: "membership before fix 6: LT dropped once seen sealed, even by rows requested before the seal"}
 )
 
 // Policies lists every policy, the default first.
 func Policies() []Policy {
 	return []Policy{Membership, Legacy, BugA, BugB, BugC, BugD,
-		MembershipPre1, MembershipPre2, MembershipPre3, MembershipPre4, MembershipPre5}
+		MembershipPre1, MembershipPre2, MembershipPre3, MembershipPre4, MembershipPre5, MembershipPre6}
 }
 
 // fixed returns the policy this one becomes once its bugs are fixed.
@@ -137,10 +143,8 @@ func (p Policy) keep(s *State, bk *book, f fetchResult) (kept []Message, keepLTC
 func (p Policy) keepMembership(s *State, bk *book, f fetchResult) ([]Message, bool) {
 	// For a resync, f.turn is LT when it was issued: a turn that started
 	// since is newer than the snapshot the server answered from.
-	// A deferred reconcile names only the last sealed turn: LT is preserved
-	// only while this client has not seen it sealed.
 	preserve := ""
-	if s.LT != "" && s.LT != f.turn && (!bk.sealed[s.LT] || p.bugs&bugPreserveSealed != 0) {
+	if s.LT != "" && s.LT != f.turn && !p.holdsSealed(bk, f, s.LT) {
 		preserve = s.LT
 	}
 	var kept []Message
@@ -154,6 +158,22 @@ func (p Policy) keepMembership(s *State, bk *book, f fetchResult) ([]Message, bo
 		kept = append(kept, r)
 	}
 	return kept, preserve != ""
+}
+
+// holdsSealed reports whether the rows of f already hold turn t: this client
+// saw t sealed before it requested f, and the server writes a turn before it
+// sends turn-sealed. LT is not preserved then (a deferred reconcile names
+// only the last sealed turn, which need not be LT). Rows requested before the
+// seal do not hold t: its live rows stay until its own reconcile.
+func (p Policy) holdsSealed(bk *book, f fetchResult, t string) bool {
+	before, sealed := bk.sealed[t]
+	switch {
+	case p.bugs&bugPreserveSealed != 0:
+		return false
+	case p.bugs&bugDropSealed != 0:
+		return sealed
+	}
+	return sealed && f.req > before
 }
 
 // retag gives a kept user row the turn membership knows it belongs to: a

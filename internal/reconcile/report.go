@@ -5,14 +5,16 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // WriteText writes a human report of one result: PASS, FAIL with the first
 // violation and the states around it, or INCONCLUSIVE with the warnings.
 func WriteText(w io.Writer, r Result) error {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s %s (policy %s, %d events, %d reconciles)\n", strings.ToUpper(string(r.Verdict)), r.Name, r.Policy, r.Events, r.Reconciles)
+	fmt.Fprintf(&sb, "%s %s (policy %s, %d events, %d reconciles)\n", strings.ToUpper(string(r.Verdict)), printable(r.Name), r.Policy, r.Events, r.Reconciles)
 	if v := r.First(); v != nil {
 		fmt.Fprintf(&sb, "  invariant %d (%s): %s\n", v.Invariant, v.Name, v.Detail)
 		where := fmt.Sprintf("record %d", v.Index)
@@ -30,6 +32,15 @@ func WriteText(w io.Writer, r Result) error {
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// printable returns s, quoted when it holds a control character: a trace
+// name comes from the file and must not drive the terminal.
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // brief renders a snapshot on one line: C as seq:turn:role, L as

@@ -9,10 +9,13 @@ import (
 	"testing"
 )
 
+// scenarioResults replays the scenarios S1–S8 under pol.
 func scenarioResults(t *testing.T, pol Policy) []Result {
 	var rs []Result
 	for _, path := range traceFiles(t) {
-		rs = append(rs, Run(loadTrace(t, path), Options{Policy: pol}))
+		if isScenario(path) {
+			rs = append(rs, Run(loadTrace(t, path), Options{Policy: pol}))
+		}
 	}
 	return rs
 }

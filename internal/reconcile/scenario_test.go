@@ -32,13 +32,20 @@ func traceFiles(t testing.TB) []string {
 	return files
 }
 
+// isScenario reports whether path is one of the scenarios S1–S8 (s*.jsonl),
+// which legacy passes too, rather than a membership regression trace
+// (regress-*.jsonl).
+func isScenario(path string) bool {
+	return strings.HasPrefix(filepath.Base(path), "s")
+}
+
 // TestTracesPass: every trace in testdata/traces passes under membership, and
 // the scenarios S1–S8 under legacy too.
 func TestTracesPass(t *testing.T) {
 	for _, path := range traceFiles(t) {
 		tr := loadTrace(t, path)
 		pols := []Policy{Membership}
-		if strings.HasPrefix(filepath.Base(path), "s") {
+		if isScenario(path) {
 			pols = append(pols, Legacy)
 		}
 		for _, pol := range pols {
@@ -56,7 +63,8 @@ func TestTracesPass(t *testing.T) {
 }
 
 // TestBugVariantsFailTheirScenario: each historical bug fails the scenario
-// named after it, with the invariant that describes it.
+// or regression trace named after it, with the invariant that describes it
+// (the traces pass under the fixed policy: TestTracesPass).
 func TestBugVariantsFailTheirScenario(t *testing.T) {
 	cases := []struct {
 		pol       Policy
@@ -67,10 +75,20 @@ func TestBugVariantsFailTheirScenario(t *testing.T) {
 		{BugB, "s3-queued-survives-seal.jsonl", 1},
 		{BugC, "s4-backfill-skips-queued.jsonl", 1},
 		{BugD, "s5-consumed-interrupt-collapses.jsonl", 2},
+		{MembershipPre1, "regress-1-late-http-queued-continuation.jsonl", 2},
+		{MembershipPre2, "regress-2-message-queued-after-cancel.jsonl", 2},
+		{MembershipPre3, "regress-3-unanswered-send-started-turn.jsonl", 2},
+		{MembershipPre4, "regress-4-backfill-tag-on-waiting-send.jsonl", 2},
+		{MembershipPre5, "regress-5-deferred-seal-of-other-turn.jsonl", 4},
+		{MembershipPre6, "regress-6-older-fetch-after-seal-keeps-turn.jsonl", 4},
 	}
 	for _, c := range cases {
 		t.Run(c.pol.Name, func(t *testing.T) {
-			res := Run(loadTrace(t, filepath.Join(tracesDir, c.trace)), Options{Policy: c.pol})
+			tr := loadTrace(t, filepath.Join(tracesDir, c.trace))
+			if f := tr.Meta.Extra["failsUnder"]; f != "" && f != c.pol.Name {
+				t.Errorf("meta says it fails under %s", f)
+			}
+			res := Run(tr, Options{Policy: c.pol})
 			v := res.First()
 			if res.Verdict != Fail || v == nil {
 				t.Fatalf("%s passes %s", c.pol.Name, c.trace)

@@ -194,8 +194,6 @@ func (m *Machine) apply(i int, rec Record) []applied {
 		m.scroll(rec.Up)
 	case KindFetch:
 		m.fetch(rec)
-	case KindMeta:
-		m.warnf("meta record after the first line; skipped")
 	default:
 		m.warnf("unknown record kind %q; skipped", rec.Kind)
 	}
@@ -476,7 +474,9 @@ func (m *Machine) frame(ev *Event) {
 	case "message-cancelled":
 		m.cancel(ev.MessageID)
 	case "turn-sealed":
-		m.bk.sealed[ev.TurnID] = true
+		if _, seen := m.bk.sealed[ev.TurnID]; !seen {
+			m.bk.sealed[ev.TurnID] = m.nextReq
+		}
 		m.reconcile(ev.TurnID)
 	case "statuses":
 		m.statuses(ev)
@@ -705,7 +705,7 @@ type book struct {
 	bugs      bug // the policy's bugs; bugLateQueued lives in the book
 	entries   map[string]bkEntry
 	cancelled map[string]bool
-	sealed    map[string]bool // turns whose turn-sealed this client saw
+	sealed    map[string]int // turns whose turn-sealed this client saw -> requests issued before it
 	sends     int
 	turns     []bkTurn
 }
@@ -736,7 +736,7 @@ type bkTurn struct {
 }
 
 func newBook(bugs bug) book {
-	return book{bugs: bugs, entries: map[string]bkEntry{}, cancelled: map[string]bool{}, sealed: map[string]bool{}}
+	return book{bugs: bugs, entries: map[string]bkEntry{}, cancelled: map[string]bool{}, sealed: map[string]int{}}
 }
 
 func (b *book) send(id string, optimistic bool) {

@@ -158,7 +158,7 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 			K string `json:"k"`
 		}
 		if err := json.Unmarshal(b, &kind); err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			return nil, fmt.Errorf("line %d: %w", line, jsonError(err))
 		}
 		if kind.K == KindMeta {
 			if t.Meta != nil || len(t.Records) > 0 {
@@ -166,7 +166,7 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 			}
 			m, err := decodeMeta(b)
 			if err != nil {
-				return nil, fmt.Errorf("line %d: meta: %w", line, err)
+				return nil, fmt.Errorf("line %d: meta: %w", line, jsonError(err))
 			}
 			t.Meta = m
 			if m.Name != "" {
@@ -177,7 +177,7 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 		}
 		var w wireRecord
 		if err := json.Unmarshal(b, &w); err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			return nil, fmt.Errorf("line %d: %s record: %w", line, kind.K, jsonError(err))
 		}
 		rec, err := decodeRecord(w)
 		if err != nil {
@@ -193,6 +193,22 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 		return nil, fmt.Errorf("line %d: %w", line+1, err)
 	}
 	return t, nil
+}
+
+// jsonError words a decoding error for the user: malformed JSON as such, a
+// value of the wrong type by its field rather than by this package's types.
+func jsonError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("malformed JSON: %w", err)
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Errorf("a record must be a JSON object, not %s", typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Errorf("field %s: unexpected %s", typ.Field, typ.Value)
+	}
+	return err
 }
 
 func decodeMeta(b []byte) (*Meta, error) {
@@ -230,7 +246,7 @@ func decodeRecord(w wireRecord) (Record, error) {
 		}
 		var ev Event
 		if err := json.Unmarshal(w.Ev, &ev); err != nil {
-			return rec, fmt.Errorf("ev: %w", err)
+			return rec, fmt.Errorf("ev: %w", jsonError(err))
 		}
 		ev.Raw = append(json.RawMessage(nil), w.Ev...)
 		rec.Ev = &ev
