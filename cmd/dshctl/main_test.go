@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 )
@@ -61,6 +62,7 @@ func TestScripts(t *testing.T) {
 			"countline": cmdCountLines,
 			"jsonfield": cmdJSONField,
 			"waitfile":  cmdWaitFile,
+			"zstdify":   cmdZstdify,
 		},
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
@@ -233,6 +235,23 @@ func dshctlStatus() {
 		fmt.Fprintf(os.Stderr, "dshctl exited %d, want %d\n", got, want)
 		os.Exit(1)
 	}
+}
+
+// cmdZstdify writes the zstd form of a plain log the way dsh does: the
+// header line alone in frame 0, then one frame per following line:
+//
+//	zstdify session.v3.jsonl session.v3.jsonl.zstd
+func cmdZstdify(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: zstdify PLAIN ZSTD")
+	}
+	var out []byte
+	for _, line := range bytes.SplitAfter([]byte(ts.ReadFile(args[0])), []byte("\n")) {
+		if len(line) > 0 {
+			out = zstdframe.AppendFrame(out, line)
+		}
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), out, 0o644))
 }
 
 // holdLock flocks DIR/session.lock, creates READY, and sleeps until killed:
