@@ -106,7 +106,7 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 	}
 	bar := newProgress(e, format, "reading sessions", len(entries))
 	items, err := listItems(ctx, svc, entries, o.budget, bar.add)
-	bar.done()
+	bar.finish()
 	if err != nil {
 		return err
 	}

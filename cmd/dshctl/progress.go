@@ -1,42 +1,68 @@
 package main
 
 import (
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 )
 
+// progressDelay is how long work runs before a bar appears: short runs
+// print nothing, so a bar never flashes.
+const progressDelay = time.Second
+
 // progress is a bar on stderr for long work. It shows only when stderr is a
 // terminal and never in JSON mode, so scripts and pipes see nothing of it.
+// It is safe for concurrent use.
 type progress struct {
-	bar *progressbar.ProgressBar
+	mu      sync.Mutex
+	e       *env
+	what    string
+	total   int
+	done    int
+	start   time.Time
+	bar     *progressbar.ProgressBar
+	enabled bool
 }
 
-// newProgress returns a progress bar for total items, or a no-op one.
+// newProgress returns a progress bar for total items.
 func newProgress(e *env, format, what string, total int) *progress {
-	if !e.stderrTTY || format == formatJSON || format == formatJSONL || total < 2 {
-		return &progress{}
+	return &progress{
+		e: e, what: what, total: total, start: e.now(),
+		enabled: e.stderrTTY && format != formatJSON && format != formatJSONL && total > 1,
 	}
-	return &progress{bar: progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(e.stderr),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionSetRenderBlankState(false),
-		progressbar.OptionClearOnFinish(),
-	)}
 }
 
-// add advances the bar by n items.
+// add records n more items done.
 func (p *progress) add(n int) {
-	if p.bar != nil {
-		p.bar.Add(n)
+	if !p.enabled {
+		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done += n
+	if p.bar == nil {
+		if p.e.now().Sub(p.start) < progressDelay {
+			return
+		}
+		p.bar = progressbar.NewOptions(p.total,
+			progressbar.OptionSetWriter(p.e.stderr),
+			progressbar.OptionSetDescription(p.what),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+		p.bar.Set(p.done)
+		return
+	}
+	p.bar.Add(n)
 }
 
-// done clears the bar.
-func (p *progress) done() {
+// finish clears the bar, if one was shown.
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.bar != nil {
 		p.bar.Finish()
 	}

@@ -108,7 +108,7 @@ func runReplay(e *env, format string, pol reconcile.Policy, f replayFlags, args 
 	}
 	out := replayJSON{Policy: pol.Name, Results: []reconcile.Result{}}
 	bar := newProgress(e, format, "replay", len(traces)+f.generate)
-	defer bar.done()
+	defer bar.finish()
 	var all []reconcile.Result // every result, for the JUnit report
 	for _, t := range traces {
 		res := reconcile.Run(t, reconcile.Options{Policy: pol})
@@ -137,7 +137,7 @@ func runReplay(e *env, format string, pol reconcile.Policy, f replayFlags, args 
 			bar.add(1)
 		}
 	}
-	bar.done()
+	bar.finish()
 	for _, r := range all {
 		switch r.Verdict {
 		case reconcile.Pass:

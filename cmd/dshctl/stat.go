@@ -171,7 +171,7 @@ func printStat(e *env, s *statJSON, h seam.Header) error {
 	}
 	k.add("revision", "%s", s.Revision)
 	if s.TornBytes > 0 {
-		k.add("torn tail", "%d bytes (ignored; `dshctl verify --repair` removes it)", s.TornBytes)
+		k.add("torn tail", "%d bytes (never read; the next append removes it, saving the bytes to a backup)", s.TornBytes)
 	} else {
 		k.add("torn tail", "none")
 	}

@@ -40,6 +40,9 @@ type file interface {
 type osFS struct{}
 
 func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (file, error) {
+	if flag == os.O_RDONLY {
+		return openReadOnly(name)
+	}
 	f, err := os.OpenFile(name, flag|syscall.O_CLOEXEC, perm)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRelTime(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		ago  time.Duration
+		want string
+	}{
+		{5 * time.Second, "5s ago"},
+		{3 * time.Minute, "3m ago"},
+		{3 * time.Hour, "3h ago"},
+		{47 * time.Hour, "47h ago"},
+		{3 * 24 * time.Hour, "3d ago"},
+		{120 * 24 * time.Hour, "4mo ago"},
+		{800 * 24 * time.Hour, "2y ago"},
+		{-2 * time.Hour, "in 2h"},
+	} {
+		if got := relTime(now.Add(-tc.ago).UnixMilli(), now); got != tc.want {
+			t.Errorf("relTime(-%v) = %q, want %q", tc.ago, got, tc.want)
+		}
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 108464: "105.9 KiB", 12 << 20: "12.0 MiB", 3 << 30: "3.0 GiB"} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestShortIDs(t *testing.T) {
+	for _, tc := range []struct {
+		ids, want []string
+	}{
+		{[]string{"session-4f1c2a9e-8b3d", "session-4f1d0000-0000"}, []string{"session-4f1c", "session-4f1d"}},
+		{[]string{"session-4f1c2a9e-8b3d", "session-4f1c2a9f-0000"}, []string{"session-4f1c2a9e", "session-4f1c2a9f"}},
+		{[]string{"short", "shorter"}, []string{"short", "shorter"}},
+		// A cut never splits a UTF-8 sequence.
+		{[]string{"task:review/ü1", "task:review/ü2"}, []string{"task:review/ü1", "task:review/ü2"}},
+		{[]string{"aaaaaaaaaaaüx", "b"}, []string{"aaaaaaaaaaaü", "b"}},
+	} {
+		got := shortIDs(tc.ids, 12)
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("shortIDs(%q) = %q, want %q", tc.ids, got, tc.want)
+		}
+	}
+}
+
+func TestProgressAppearsOnlyOnATerminalAfterADelay(t *testing.T) {
+	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var stderr bytes.Buffer
+	e := &env{stderr: &stderr, stderrTTY: true, now: func() time.Time { return clock }}
+
+	p := newProgress(e, formatTable, "reading", 10)
+	p.add(3)
+	if stderr.Len() != 0 {
+		t.Fatalf("bar shown before the delay: %q", stderr.String())
+	}
+	clock = clock.Add(2 * progressDelay)
+	p.add(1)
+	p.finish()
+	if !strings.Contains(stderr.String(), "reading") {
+		t.Fatalf("no bar after the delay: %q", stderr.String())
+	}
+
+	for _, tc := range []struct {
+		tty    bool
+		format string
+	}{{false, formatTable}, {true, formatJSON}, {true, formatJSONL}} {
+		stderr.Reset()
+		e := &env{stderr: &stderr, stderrTTY: tc.tty, now: func() time.Time { return clock }}
+		p := newProgress(e, tc.format, "reading", 10)
+		clock = clock.Add(2 * progressDelay)
+		p.add(5)
+		p.finish()
+		if stderr.Len() != 0 {
+			t.Errorf("tty=%v format=%s: bar shown: %q", tc.tty, tc.format, stderr.String())
+		}
+	}
+}
