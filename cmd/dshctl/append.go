@@ -108,6 +108,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 	var s *session
 	var err error
 	if o.create {
+		g.createRoot = true
 		svc, err := g.openStore(e)
 		if err != nil {
 			return nil, err

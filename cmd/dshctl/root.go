@@ -58,6 +58,9 @@ type globals struct {
 	// allowUnknown is set by commands that show events of types unknown
 	// to the log's version instead of refusing the log.
 	allowUnknown bool
+	// createRoot is set by commands that may create the first session of
+	// a store that does not exist yet.
+	createRoot bool
 }
 
 // usageError marks an error as the user's misuse of the command line.

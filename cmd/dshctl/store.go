@@ -22,15 +22,17 @@ type storeSpec struct {
 	// allowUnknown serves events of types the log's version does not know,
 	// for commands that show logs rather than judge them.
 	allowUnknown bool
+	// create makes a missing root, for commands that create sessions.
+	create bool
 }
 
 // storeSpec resolves the store the user asked for.
 func (g *globals) storeSpec(e *env) (storeSpec, error) {
 	if g.store != "" {
-		return storeSpec{path: g.store, from: "--store", allowUnknown: g.allowUnknown}, nil
+		return storeSpec{path: g.store, from: "--store", allowUnknown: g.allowUnknown, create: g.createRoot}, nil
 	}
 	if s := e.getenv("DSHCTL_STORE"); s != "" {
-		return storeSpec{path: s, from: "DSHCTL_STORE", allowUnknown: g.allowUnknown}, nil
+		return storeSpec{path: s, from: "DSHCTL_STORE", allowUnknown: g.allowUnknown, create: g.createRoot}, nil
 	}
 	root, err := jsonl.DefaultRoot(e.getenv)
 	if err != nil {
@@ -40,7 +42,7 @@ func (g *globals) storeSpec(e *env) (storeSpec, error) {
 	if strings.TrimSpace(e.getenv("DSH_HOME")) != "" {
 		from = "DSH_HOME"
 	}
-	return storeSpec{path: root, from: from, allowUnknown: g.allowUnknown}, nil
+	return storeSpec{path: root, from: from, allowUnknown: g.allowUnknown, create: g.createRoot}, nil
 }
 
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -61,6 +63,9 @@ func openStoreAt(spec storeSpec) (seam.Service, error) {
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && spec.create {
+			return jsonl.Open(path, jsonl.Options{CreateRoot: true})
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, withHint(fmt.Errorf("store %s (from %s) does not exist", path, spec.from),
 				"choose a store with --store DIR or DSHCTL_STORE, or set DSH_HOME")

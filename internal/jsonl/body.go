@@ -48,9 +48,9 @@ type bodyReader interface {
 // fails with errBudget.
 func (l *logFile) newBodyReader(p position, size, limit int64) (bodyReader, error) {
 	if l.enc == Zstd {
-		d, err := zstdframe.NewDecoder()
+		d, err := l.decs.get()
 		if err != nil {
-			return nil, l.ioError(err, p.fileOff)
+			return nil, err
 		}
 		z := &zstdReader{l: l, dec: d, pos: p, base: p.fileOff, limit: limit}
 		shifted := &offsetReader{r: l.f, base: p.fileOff}
@@ -249,5 +249,5 @@ func (z *zstdReader) torn() int64 { return z.tornN }
 func (z *zstdReader) read() int64 { return z.n }
 func (z *zstdReader) close() {
 	z.stop()
-	z.dec.Close()
+	z.l.decs.put(z.dec)
 }

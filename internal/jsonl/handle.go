@@ -54,6 +54,11 @@ func (s *Store) Open(ctx context.Context, id string, access seam.Access) (seam.H
 	if h := s.pending(id); h != nil {
 		return &handle{s: s, id: id, access: seam.Read, hdr: h.hdr, inherited: h.inherited, dir: h.dir}, nil
 	}
+	if c := s.takeHint(id); c != nil {
+		if h, ok := s.openHinted(ctx, c); ok {
+			return h, nil
+		}
+	}
 	d, err := s.find("open", id)
 	if err != nil {
 		return nil, err
@@ -75,16 +80,19 @@ func (s *Store) openRead(ctx context.Context, l *logFile, d *sessionDir) (*handl
 	if err != nil {
 		return nil, err
 	}
-	h := &handle{s: s, id: d.id, access: seam.Read, hdr: ht.hi.hdr, dir: d, log: l,
-		body: position{fileOff: ht.hi.bodyOff, textOff: ht.hi.bodyText, lineNo: 1, frame: 1}}
-	if t := ht.tail.last; t != nil && !s.opts.AllowUnknownTypes {
-		for _, e := range t.Events() {
-			if err := seam.CheckVocabulary(&e, h.hdr.Version); err != nil {
-				return nil, l.located(err, seam.ErrUnsupportedFormat, ht.tail.lastPos)
-			}
-		}
+	return s.openReadWith(ctx, l, d, &ht.hi, ht.size, tailVocabulary(l, &ht.tail, ht.hi.hdr.Version))
+}
+
+// openReadWith makes a read handle of the log l of d, whose header is hi,
+// whose size was size and whose last row's vocabulary check gave vocab.
+func (s *Store) openReadWith(ctx context.Context, l *logFile, d *sessionDir, hi *headerInfo, size int64, vocab error) (*handle, error) {
+	h := &handle{s: s, id: d.id, access: seam.Read, hdr: hi.hdr, dir: d, log: l,
+		body: position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}}
+	if vocab != nil && !s.opts.AllowUnknownTypes {
+		return nil, vocab
 	}
-	if h.inherited, err = h.findInherited(ctx, ht.size); err != nil {
+	var err error
+	if h.inherited, err = h.findInherited(ctx, size); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -195,7 +203,7 @@ func (h *handle) attach(op string) error {
 		l.f.Close()
 		return seam.Wrap(l.ioError(err, -1), seam.ErrIO, op, h.id)
 	}
-	dec, done := decoderOnce()
+	dec, done := h.s.decs.once()
 	defer done()
 	hi, err := l.readHeader(fi.Size(), dec)
 	if err != nil {

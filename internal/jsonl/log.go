@@ -43,6 +43,8 @@ type logFile struct {
 	id   string
 	enc  Encoding
 	gen  int
+	// decs lends zstd decoders; nil makes a decoder per use.
+	decs *decoderPool
 }
 
 // pos returns a position in l with unknown fields set to -1.

@@ -35,7 +35,6 @@ type rawFile struct {
 	fd   atomic.Int64 // -1 once closed
 }
 
-var errRawClosed = &fs.PathError{Op: "read", Err: os.ErrClosed}
 
 func (f *rawFile) get(op string) (int, error) {
 	fd := f.fd.Load()

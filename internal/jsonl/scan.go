@@ -270,11 +270,11 @@ func (s *reverseState) record(line []byte, p seam.Pos) (bool, error) {
 // frame decoded whole (so memory is bounded by the largest frame).
 func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
 	l := s.r.l
-	d, err := zstdframe.NewDecoder()
+	d, err := l.decs.get()
 	if err != nil {
-		return l.ioError(err, size)
+		return err
 	}
-	defer d.Close()
+	defer l.decs.put(d)
 	src := newBlockCache(l.f, limit)
 	end, consumed := size, int64(0)
 	for end > s.r.body.fileOff {

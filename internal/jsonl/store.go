@@ -20,7 +20,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -59,6 +58,10 @@ type Store struct {
 	mu      sync.Mutex
 	writers map[string]*handle // ids this store owns for writing, pending creates included
 	closed  bool
+
+	hints map[string]*openHint // guarded by mu; see openHint
+
+	decs decoderPool
 }
 
 var (
@@ -302,7 +305,7 @@ func (s *Store) openLog(op string, d *sessionDir, flag int) (*logFile, error) {
 		}
 		return nil, &seam.Error{Kind: kind, Op: op, ID: d.id, Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: err}
 	}
-	return &logFile{f: f, path: path, id: d.id, enc: s.Encoding(), gen: d.live}, nil
+	return &logFile{f: f, path: path, id: d.id, enc: s.Encoding(), gen: d.live, decs: &s.decs}, nil
 }
 
 // checkProject checks that the header's cwd maps to the project folder
@@ -329,35 +332,13 @@ func revision(fi fs.FileInfo) string {
 	return fmt.Sprintf("%x:%x:%x:%x:%x", dev, ino, fi.Size(), fi.ModTime().UnixNano(), ctime)
 }
 
-// decoderOnce returns a function that creates a decoder on first use, and
-// a function that closes it.
-func decoderOnce() (get func() (*zstdframe.Decoder, error), done func()) {
-	var d *zstdframe.Decoder
-	get = func() (*zstdframe.Decoder, error) {
-		if d != nil {
-			return d, nil
-		}
-		var err error
-		d, err = zstdframe.NewDecoder()
-		if err != nil {
-			return nil, &seam.Error{Kind: seam.ErrIO, Pos: seam.NoPos, Err: err}
-		}
-		return d, nil
-	}
-	done = func() {
-		if d != nil {
-			d.Close()
-		}
-	}
-	return get, done
-}
-
 // headTail is a log's header and tail, read without its body.
 type headTail struct {
 	hi   headerInfo
 	tail tailInfo
 	size int64
 	rev  string
+	d    *sessionDir // set by List for the open cache
 }
 
 // readHeadTail reads the header and the tail of an open log.
@@ -368,35 +349,50 @@ func (s *Store) readHeadTail(l *logFile, d *sessionDir) (headTail, error) {
 		return ht, l.ioError(err, -1)
 	}
 	ht.size, ht.rev = fi.Size(), revision(fi)
-	dec, done := decoderOnce()
+	// Read the head and the tail once; the header and tail searches then
+	// read from memory.
+	w, err := newWindowFile(l.f, ht.size)
+	if err != nil {
+		return ht, l.ioError(err, 0)
+	}
+	defer w.release()
+	wl := *l
+	wl.f = w
+	dec, done := s.decs.once()
 	defer done()
-	if ht.hi, err = l.readHeader(ht.size, dec); err != nil {
+	if ht.hi, err = wl.readHeader(ht.size, dec); err != nil {
 		return ht, err
 	}
-	if err := s.checkProject(l, d, &ht.hi.hdr); err != nil {
+	if err := s.checkProject(&wl, d, &ht.hi.hdr); err != nil {
 		return ht, err
 	}
-	ht.tail, err = l.readTail(ht.size, &ht.hi, dec)
+	ht.tail, err = wl.readTail(ht.size, &ht.hi, dec)
 	return ht, err
 }
 
 // snapshot reads the metadata of the session in d.
 func (s *Store) snapshot(op string, d *sessionDir) (seam.Snapshot, error) {
+	snap, _, err := s.snapshotHT(op, d)
+	return snap, err
+}
+
+// snapshotHT is snapshot, also returning the head and tail it read.
+func (s *Store) snapshotHT(op string, d *sessionDir) (seam.Snapshot, headTail, error) {
 	snap := seam.Snapshot{Header: seam.Header{ID: d.id}, Location: s.location(d)}
 	l, err := s.openLog(op, d, os.O_RDONLY)
 	if err != nil {
-		return snap, err
+		return snap, headTail{}, err
 	}
 	defer l.f.Close()
 	ht, err := s.readHeadTail(l, d)
 	snap.SizeBytes, snap.Revision = ht.size, ht.rev
 	if err != nil {
-		return snap, seam.Wrap(err, seam.ErrIO, op, d.id)
+		return snap, ht, seam.Wrap(err, seam.ErrIO, op, d.id)
 	}
 	snap.Header = ht.hi.hdr
 	snap.EventCount = ht.tail.next
 	snap.Location.TornBytes = ht.size - ht.tail.physEnd
-	return snap, nil
+	return snap, ht, nil
 }
 
 // Stat returns the metadata of a session from the head and the tail of its
@@ -428,8 +424,14 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 	if err != nil {
 		return nil, &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
 	}
-	var out []seam.Entry
-	seen := map[string][]int{} // id -> indexes in out
+	type item struct {
+		project string
+		e       fs.DirEntry
+		entry   seam.Entry
+		ht      *headTail // of a readable session, for the open cache
+		ok      bool
+	}
+	var items []item
 	for _, p := range projects {
 		if !p.IsDir() || !isProjectFolder(p.Name()) {
 			continue
@@ -439,28 +441,61 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 			return nil, &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
 		}
 		for _, e := range entries {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			entry, ok := s.listEntry(p.Name(), e)
-			if !ok {
-				continue
-			}
-			if id := entry.Snapshot.Header.ID; id != "" {
-				seen[id] = append(seen[id], len(out))
-			}
-			out = append(out, entry)
+			items = append(items, item{project: p.Name(), e: e})
 		}
+	}
+	// Each entry costs a few small reads and some decoding: read several
+	// at a time.
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(items), listWorkers()) {
+		wg.Go(func() {
+			for i := range next {
+				it := &items[i]
+				it.entry, it.ht, it.ok = s.listEntry(it.project, it.e)
+			}
+		})
+	}
+feed:
+	for i := range items {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []seam.Entry
+	seen := map[string][]int{} // id -> indexes in out
+	cache := make(map[string]*openHint, len(items))
+	for i := range items {
+		it := &items[i]
+		if !it.ok {
+			continue
+		}
+		if id := it.entry.Snapshot.Header.ID; id != "" {
+			seen[id] = append(seen[id], len(out))
+			if it.ht != nil && it.entry.Err == nil {
+				cache[id] = s.newOpenHint(it.entry.Snapshot, it.ht)
+			}
+		}
+		out = append(out, it.entry)
 	}
 	for id, idx := range seen {
 		if len(idx) < 2 {
 			continue
 		}
+		delete(cache, id)
 		for _, i := range idx {
 			out[i].Err = seam.Errorf(seam.ErrCorrupt, "list", id, seam.Pos{Path: out[i].Snapshot.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
 				"session id found in %d project folders", len(idx))
 		}
 	}
+	s.setOpenHints(cache)
 	for _, h := range s.pendingHandles() {
 		if _, dup := seen[h.id]; !dup {
 			out = append(out, seam.Entry{Snapshot: h.pendingSnapshot()})
@@ -472,37 +507,41 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 
 // listEntry reads one entry of a project folder; ok is false for entries
 // that are not sessions.
-func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, bool) {
+func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, *headTail, bool) {
 	path := filepath.Join(s.root, project, e.Name())
 	if !e.IsDir() {
 		if _, _, ok := ParseLogName(e.Name()); !ok {
-			return seam.Entry{}, false
+			return seam.Entry{}, nil, false
 		}
 		return seam.Entry{
 			Snapshot: seam.Snapshot{Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
 			Err: seam.Errorf(seam.ErrCorrupt, "list", "", seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
 				"log file placed directly in a project folder (old flat layout)"),
-		}, true
+		}, nil, true
 	}
 	id, derr := DecodeSegment(e.Name())
 	d, err := s.inspect("list", id, project, e.Name())
 	if err == nil && d.live < 0 {
-		return seam.Entry{}, false
+		return seam.Entry{}, nil, false
 	}
 	if derr != nil {
 		return seam.Entry{
 			Snapshot: seam.Snapshot{Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
 			Err:      &seam.Error{Kind: seam.ErrCorrupt, Op: "list", Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: derr},
-		}, true
+		}, nil, true
 	}
 	if err != nil {
-		return seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: id}, Location: s.location(d)}, Err: err}, true
+		return seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: id}, Location: s.location(d)}, Err: err}, nil, true
 	}
-	snap, err := s.snapshot("list", d)
+	snap, ht, err := s.snapshotHT("list", d)
 	if err != nil && errors.Is(err, errHeaderless) {
-		return seam.Entry{}, false
+		return seam.Entry{}, nil, false
 	}
-	return seam.Entry{Snapshot: snap, Err: err}, true
+	if err != nil {
+		return seam.Entry{Snapshot: snap, Err: err}, nil, true
+	}
+	ht.d = d
+	return seam.Entry{Snapshot: snap}, &ht, true
 }
 
 // check fails when the store is closed or ctx is done.

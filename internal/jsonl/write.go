@@ -200,7 +200,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 		return l.ioError(err, -1)
 	}
 	size := st.Size()
-	dec, done := decoderOnce()
+	dec, done := s.decs.once()
 	hi, err := l.readHeader(size, dec)
 	done()
 	if err != nil {
@@ -550,7 +550,7 @@ func (h *handle) materialize(lines []byte, n int64) error {
 		return &seam.Error{Kind: seam.ErrIO, Op: "create", ID: h.id, Pos: seam.NoPos, Err: err}
 	}
 	tmp := final + "." + hex.EncodeToString(suffix[:]) + ".tmp"
-	l := &logFile{path: final, id: h.id, enc: enc, gen: gen}
+	l := &logFile{path: final, id: h.id, enc: enc, gen: gen, decs: &s.decs}
 	if err := writeNew(s.fs, tmp, content); err != nil {
 		return l.ioError(err, 0)
 	}
@@ -649,7 +649,8 @@ func (s *Store) Flush(ctx context.Context) error {
 // usable until they are closed.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.closed = true
+	s.mu.Unlock()
+	s.decs.close()
 	return nil
 }
