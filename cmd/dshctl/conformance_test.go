@@ -78,7 +78,7 @@ var unsafeID = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
 // TestFixtureConformance checks the CLI against what dsh's own reader
 // returned for every session it wrote: cat's events, cat --closers, cat
-// --raw byte for byte, and stat's eventCount.
+// --raw byte for byte, and the eventCount of stat and list.
 func TestFixtureConformance(t *testing.T) {
 	fixtures := sharedFixtures(t)
 	for _, store := range []string{"jsonl-zstd", "jsonl-none"} {
@@ -91,8 +91,12 @@ func TestFixtureConformance(t *testing.T) {
 			t.Fatalf("list %s: exit %d: %s", store, code, stderr)
 		}
 		var ids []string
+		listed := map[string]int{}
 		for _, v := range jsonValues(t, out) {
-			ids = append(ids, v.(map[string]any)["id"].(string))
+			item := v.(map[string]any)
+			id := item["id"].(string)
+			ids = append(ids, id)
+			listed[id] = int(item["eventCount"].(float64))
 		}
 		if want := len(fixtureSessions(t, expected)); len(ids) != want {
 			t.Fatalf("list %s: %d sessions, want %d", store, len(ids), want)
@@ -149,6 +153,9 @@ func TestFixtureConformance(t *testing.T) {
 				}
 				if st.EventCount != len(want) {
 					t.Fatalf("stat eventCount %d, want %d", st.EventCount, len(want))
+				}
+				if listed[id] != len(want) {
+					t.Fatalf("list eventCount %d, want %d", listed[id], len(want))
 				}
 			})
 		}
