@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"iter"
 	"os"
 	"sort"
@@ -28,6 +29,15 @@ type handle struct {
 	body   position     // the first body record
 	cps    []checkpoint // resumable positions, by seq
 	w      *writer      // write state; nil for read handles
+
+	// win holds the head and the tail of the log of a read handle as they
+	// were at open, so that the first scans (list reads both ends) do not
+	// read them again. It serves a scan only while the log's revision is
+	// still winRev; winRefs counts the scans using it, plus one while the
+	// handle keeps it.
+	win     *windowFile
+	winRev  string
+	winRefs int
 }
 
 var (
@@ -159,25 +169,73 @@ func (h *handle) checkpointFor(seq int64) checkpoint {
 func (h *handle) use(op string) (*logFile, int64, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	l, _, size, err := h.useLocked(op)
+	return l, size, err
+}
+
+// useScan is use for a scan: the log it returns reads from the handle's
+// window while the log is unchanged; done must be called after the scan.
+func (h *handle) useScan(op string) (l *logFile, size int64, done func(), err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	done = func() {}
+	l, fi, size, err := h.useLocked(op)
+	if err != nil || l == nil || h.win == nil {
+		return l, size, done, err
+	}
+	if fi == nil || revision(fi) != h.winRev {
+		h.unrefWindowLocked() // the log changed: the window is stale
+		h.win = nil
+		return l, size, done, nil
+	}
+	w := h.win
+	h.winRefs++
+	lw := *l
+	lw.f = w
+	return &lw, size, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.winRefs--
+		if h.winRefs == 0 {
+			w.release()
+		}
+	}, nil
+}
+
+// unrefWindowLocked drops the handle's reference to its window.
+func (h *handle) unrefWindowLocked() {
+	if h.win == nil {
+		return
+	}
+	h.winRefs--
+	if h.winRefs == 0 {
+		h.win.release()
+	}
+	h.win = nil
+}
+
+// useLocked is use with h.mu held; fi is the log's state when a read
+// handle's log was stat'ed.
+func (h *handle) useLocked(op string) (*logFile, fs.FileInfo, int64, error) {
 	if h.closed {
-		return nil, 0, &seam.Error{Kind: seam.ErrHandleClosed, Op: op, ID: h.id, Pos: seam.NoPos}
+		return nil, nil, 0, &seam.Error{Kind: seam.ErrHandleClosed, Op: op, ID: h.id, Pos: seam.NoPos}
 	}
 	if h.log == nil && h.w == nil {
 		if err := h.attach(op); err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 	}
 	if h.log == nil {
-		return nil, 0, nil
+		return nil, nil, 0, nil
 	}
 	if h.w != nil {
-		return h.log, h.w.size, nil
+		return h.log, nil, h.w.size, nil
 	}
 	fi, err := h.log.f.Stat()
 	if err != nil {
-		return nil, 0, seam.Wrap(h.log.ioError(err, -1), seam.ErrIO, op, h.id)
+		return nil, nil, 0, seam.Wrap(h.log.ioError(err, -1), seam.ErrIO, op, h.id)
 	}
-	return h.log, fi.Size(), nil
+	return h.log, fi, fi.Size(), nil
 }
 
 // attach opens the log of a read handle that was opened on a pending
@@ -254,14 +312,16 @@ func (h *handle) Scan(ctx context.Context, opts seam.ScanOptions) iter.Seq2[seam
 			fail(seam.Errorf(seam.ErrInvalid, "read", h.id, seam.NoPos, "negative seq %d", opts.From))
 			return
 		}
-		l, size, err := h.use("read")
+		l, size, release, err := h.useScan("read")
 		if err != nil || l == nil {
 			if err != nil {
 				fail(err)
 			}
 			return
 		}
+		defer release()
 		r := h.reader(h.s.opts.AllowUnknownTypes)
+		r.l = l
 		emit := func(e *seam.Event) bool { return yield(*e, nil) }
 		if opts.Reverse {
 			if err := r.reverse(ctx, size, opts.MaxBytes, opts.From, emit); err != nil {
@@ -335,6 +395,7 @@ func (h *handle) Close() error {
 	}
 	h.closed = true
 	l, w := h.log, h.w
+	h.unrefWindowLocked()
 	h.mu.Unlock()
 	var errs []error
 	if w != nil || h.access == seam.Write {

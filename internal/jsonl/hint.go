@@ -84,5 +84,10 @@ func (s *Store) openHinted(ctx context.Context, c *openHint) (*handle, bool) {
 		l.f.Close()
 		return nil, false
 	}
+	// The caller came from a listing and reads the ends of the log next
+	// (list's metadata): read them once.
+	if w, err := newWindowFile(l.f, c.size); err == nil {
+		h.win, h.winRev, h.winRefs = w, c.rev, 1
+	}
 	return h, true
 }

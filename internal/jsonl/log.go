@@ -272,7 +272,8 @@ func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 	}
 	end := size
 	for {
-		last, err := zstdframe.LastFrame(l.f, end, zstdframe.LastOptions{Decoder: d})
+		var content []byte
+		last, err := zstdframe.LastFrame(l.f, end, zstdframe.LastOptions{Decoder: d, KeepContent: tailFrameLimit, Content: &content})
 		if err != nil {
 			if errors.Is(err, zstdframe.ErrNoFrame) {
 				return t, l.errorf(seam.ErrCorrupt, l.pos(0, 0, -1, -1), "%w %s", errHeaderless, l.encName())
@@ -288,7 +289,7 @@ func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 		if f.Offset < hi.bodyOff {
 			return t, nil // only the header frame
 		}
-		rec, found, err := l.lastRowOfFrame(d, f, hi.hdr.Version)
+		rec, found, err := l.lastRowOfFrame(d, f, content, hi.hdr.Version)
 		if err != nil {
 			return t, err
 		}
@@ -301,10 +302,14 @@ func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 	}
 }
 
-// lastRowOfFrame returns the last valid row of the complete frame f.
-func (l *logFile) lastRowOfFrame(d *zstdframe.Decoder, f zstdframe.Frame, v int) (seam.Record, bool, error) {
+// lastRowOfFrame returns the last valid row of the complete frame f, whose
+// verified content is content if not nil.
+func (l *logFile) lastRowOfFrame(d *zstdframe.Decoder, f zstdframe.Frame, content []byte, v int) (seam.Record, bool, error) {
 	var best seam.Record
-	content, err := d.DecodeAll(l.f, f, tailFrameLimit)
+	var err error
+	if content == nil {
+		content, err = d.DecodeAll(l.f, f, tailFrameLimit)
+	}
 	if err == nil {
 		if len(content) > 0 && content[len(content)-1] != '\n' {
 			return best, false, l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1),

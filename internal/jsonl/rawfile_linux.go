@@ -35,7 +35,6 @@ type rawFile struct {
 	fd   atomic.Int64 // -1 once closed
 }
 
-
 func (f *rawFile) get(op string) (int, error) {
 	fd := f.fd.Load()
 	if fd < 0 {

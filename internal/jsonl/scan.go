@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -276,12 +277,14 @@ func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
 	}
 	defer l.decs.put(d)
 	src := newBlockCache(l.f, limit)
+	defer src.release() // the decoded content is a copy
 	end, consumed := size, int64(0)
 	for end > s.r.body.fileOff {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		last, err := zstdframe.LastFrame(src, end, zstdframe.LastOptions{Decoder: d})
+		var content []byte
+		last, err := zstdframe.LastFrame(src, end, zstdframe.LastOptions{Decoder: d, KeepContent: reverseFrameLimit, Content: &content})
 		if err != nil {
 			return s.r.budgetError(l.frameError(err, -1, 0))
 		}
@@ -297,9 +300,11 @@ func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
 		if consumed += f.Size; limit > 0 && consumed > limit {
 			return s.r.budgetError(errBudget)
 		}
-		content, err := d.DecodeAll(src, f, reverseFrameLimit)
-		if err != nil {
-			return s.r.budgetError(l.frameError(err, -1, 0))
+		if content == nil {
+			// Too large to keep: DecodeAll reports it as it should.
+			if content, err = d.DecodeAll(src, f, reverseFrameLimit); err != nil {
+				return s.r.budgetError(l.frameError(err, -1, 0))
+			}
 		}
 		if len(content) > 0 && content[len(content)-1] != '\n' {
 			return l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1), "frame at byte %d does not end on a record boundary", f.Offset)
@@ -344,6 +349,24 @@ func newBlockCache(r io.ReaderAt, limit int64) *blockCache {
 	return &blockCache{r: r, limit: limit}
 }
 
+// cacheBlockPool recycles the blocks of blockCache.
+var cacheBlockPool = sync.Pool{New: func() any {
+	b := make([]byte, cacheBlockSize)
+	return &b
+}}
+
+// release gives c's blocks back; c and what it returned must not be used
+// afterwards.
+func (c *blockCache) release() {
+	for i := range c.blocks {
+		if b := &c.blocks[i]; b.data != nil {
+			d := b.data[:cap(b.data)]
+			cacheBlockPool.Put(&d)
+			b.data = nil
+		}
+	}
+}
+
 func (c *blockCache) ReadAt(p []byte, off int64) (int, error) {
 	n := 0
 	for n < len(p) {
@@ -378,11 +401,12 @@ func (c *blockCache) block(idx int64) ([]byte, error) {
 	}
 	b := &c.blocks[victim]
 	if b.data == nil {
-		b.data = make([]byte, cacheBlockSize)
+		b.data = (*cacheBlockPool.Get().(*[]byte))[:cacheBlockSize]
 	}
 	b.data = b.data[:cacheBlockSize]
 	n, err := c.r.ReadAt(b.data, idx*cacheBlockSize)
 	if err != nil && err != io.EOF {
+		cacheBlockPool.Put(&b.data)
 		b.data = nil
 		return nil, err
 	}

@@ -10,7 +10,7 @@ const (
 	smallLog = 64 << 10
 	// headWindow is what readHeadTail reads from the start of a larger
 	// log: the header line or frame 0 and the frame walker's read-ahead.
-	headWindow = 8 << 10
+	headWindow = 16 << 10
 	// tailWindow is what it reads from the end of a larger log: the first
 	// chunk of the backward frame search.
 	tailWindow = 64 << 10

@@ -172,6 +172,34 @@ func (d *Decoder) verify(r io.ReaderAt, f Frame) error {
 	return err
 }
 
+// verifyKeep is verify, also returning the content when keep > 0 and the
+// content is at most keep bytes (nil otherwise).
+func (d *Decoder) verifyKeep(r io.ReaderAt, f Frame, keep int64) ([]byte, error) {
+	if keep <= 0 || f.ContentSize > keep {
+		return nil, d.verify(r, f)
+	}
+	rd, err := d.NewReader(r, f)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if f.ContentSize >= 0 {
+		buf.Grow(int(min(f.ContentSize, maxPrealloc)))
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(rd, keep+1)); err != nil {
+		return nil, err
+	}
+	if int64(buf.Len()) <= keep {
+		// The limit was not reached, so the reader hit io.EOF: verified.
+		return buf.Bytes(), nil
+	}
+	// Too large to keep: finish verifying without it.
+	if _, err := io.Copy(io.Discard, rd); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
 // decodeError classifies an error from the klauspost decoder for the frame
 // at off. Read errors from the file pass through unchanged. Everything else
 // is corruption: the window was checked against the limits beforehand, and

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"sync"
 )
 
 // Sentinel errors, for errors.Is. Errors about a particular frame are
@@ -177,6 +178,13 @@ func (s *source) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// tailBufs recycles the tail buffers of LastFrame's first reads, which
+// otherwise cost an allocation per search.
+var tailBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledTail bounds the tail buffers kept in tailBufs.
+const maxPooledTail = 1 << 20
+
 // loadTail extends the loaded tail down to offset lo.
 func (s *source) loadTail(lo int64) error {
 	have := int64(len(s.tail))
@@ -184,13 +192,37 @@ func (s *source) loadTail(lo int64) error {
 	if need <= have {
 		return nil
 	}
-	t := make([]byte, need)
+	var t []byte
+	if need <= maxPooledTail {
+		p := tailBufs.Get().(*[]byte)
+		if int64(cap(*p)) >= need {
+			t = (*p)[:need]
+		} else {
+			tailBufs.Put(p)
+		}
+	}
+	if t == nil {
+		t = make([]byte, need)
+	}
 	if err := readFull(s.r, t[:need-have], lo); err != nil {
+		if need <= maxPooledTail {
+			tailBufs.Put(&t)
+		}
 		return err
 	}
 	copy(t[need-have:], s.tail)
+	s.releaseTail()
 	s.tail = t
 	return nil
+}
+
+// releaseTail gives the loaded tail back to tailBufs; nothing may refer
+// to it afterwards.
+func (s *source) releaseTail() {
+	if t := s.tail; cap(t) > 0 && cap(t) <= maxPooledTail {
+		tailBufs.Put(&t)
+	}
+	s.tail = nil
 }
 
 // readError is a failure of the underlying io.ReaderAt. It is neither

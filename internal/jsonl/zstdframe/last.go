@@ -27,6 +27,12 @@ type LastOptions struct {
 	// Decoder confirms candidate frames; nil makes LastFrame use (and
 	// close) its own. LastFrame invalidates the Decoder's open reader.
 	Decoder *Decoder
+	// KeepContent, when positive and Content is set, makes LastFrame
+	// store in *Content the content of the frame it confirms, if it is at
+	// most KeepContent bytes, and nil otherwise: confirming decodes it
+	// anyway, so a caller that needs it does not decode it twice.
+	KeepContent int64
+	Content     *[]byte
 }
 
 // Last is the result of LastFrame.
@@ -67,11 +73,18 @@ func LastFrame(r io.ReaderAt, size int64, opts LastOptions) (Last, error) {
 		}
 		defer dec.Close()
 	}
+	if opts.Content == nil {
+		opts.KeepContent = 0
+	} else {
+		*opts.Content = nil
+	}
 	window := opts.Window
 	if window <= 0 {
 		window = defaultWindow
 	}
-	lf := &lastFinder{s: newSource(r, size), dec: dec, pending: make(map[int64]Last)}
+	lf := &lastFinder{s: newSource(r, size), dec: dec, keep: opts.KeepContent, content: opts.Content, pending: make(map[int64]Last)}
+	// Nothing LastFrame returns refers to the loaded tail.
+	defer lf.s.releaseTail()
 	limit := max(0, size-window)
 	lo, scanned := size, size // tail is [lo, size); candidates at or above scanned are done
 	chunk := int64(firstChunk)
@@ -84,7 +97,7 @@ func LastFrame(r io.ReaderAt, size int64, opts LastOptions) (Last, error) {
 		// Search tail[:end] so that a match starts below scanned.
 		end := min(scanned+3, size) - lo
 		for tried < maxCandidates {
-			i := bytes.LastIndex(lf.s.tail[:end], magicBytes)
+			i := lastMagic(lf.s.tail[:end])
 			if i < 0 {
 				break
 			}
@@ -97,13 +110,31 @@ func LastFrame(r io.ReaderAt, size int64, opts LastOptions) (Last, error) {
 		}
 		scanned = lo
 	}
-	return walkLast(lf.s, dec)
+	return walkLast(lf.s, dec, opts.KeepContent, opts.Content)
+}
+
+// lastMagic returns the offset of the last frame magic in b, or -1; it is
+// bytes.LastIndex(b, magicBytes), faster for this pattern.
+func lastMagic(b []byte) int {
+	for len(b) >= len(magicBytes) {
+		i := bytes.LastIndexByte(b, magicBytes[3])
+		if i < 3 {
+			return -1
+		}
+		if b[i-3] == magicBytes[0] && b[i-2] == magicBytes[1] && b[i-1] == magicBytes[2] {
+			return i - 3
+		}
+		b = b[:i]
+	}
+	return -1
 }
 
 // lastFinder holds the state of LastFrame's backward search.
 type lastFinder struct {
-	s   *source
-	dec *Decoder
+	s       *source
+	dec     *Decoder
+	keep    int64   // LastOptions.KeepContent
+	content *[]byte // LastOptions.Content
 	// pending holds, by offset, candidates whose structure reaches the end
 	// of the file but whose predecessor has not been found yet.
 	pending map[int64]Last
@@ -142,8 +173,12 @@ func (lf *lastFinder) consider(p int64) (Last, bool, error) {
 
 // accept decodes candidate c and reports whether its checksum matches.
 func (lf *lastFinder) accept(c Last) (Last, bool, error) {
-	if err := lf.dec.verify(lf.s, c.Frame); err != nil {
+	content, err := lf.dec.verifyKeep(lf.s, c.Frame, lf.keep)
+	if err != nil {
 		return Last{}, false, readFailure(err)
+	}
+	if lf.content != nil {
+		*lf.content = content
 	}
 	return c, true, nil
 }
@@ -159,7 +194,7 @@ func readFailure(err error) error {
 }
 
 // walkLast is LastFrame's fallback: a forward walk of s.
-func walkLast(s *source, dec *Decoder) (Last, error) {
+func walkLast(s *source, dec *Decoder, keep int64, keepTo *[]byte) (Last, error) {
 	var last Last
 	found := false
 	for f, err := range s.frames() {
@@ -175,8 +210,12 @@ func walkLast(s *source, dec *Decoder) (Last, error) {
 	if !found {
 		return last, ErrNoFrame
 	}
-	if err := dec.verify(s, last.Frame); err != nil {
+	content, err := dec.verifyKeep(s, last.Frame, keep)
+	if err != nil {
 		return Last{}, err
+	}
+	if keepTo != nil {
+		*keepTo = content
 	}
 	return last, nil
 }

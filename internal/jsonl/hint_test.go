@@ -1,0 +1,268 @@
+package jsonl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// dirCountFS counts the directory reads of a store.
+type dirCountFS struct {
+	testFS
+	readDirs atomic.Int64
+}
+
+func (c *dirCountFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	c.readDirs.Add(1)
+	return c.testFS.ReadDir(name)
+}
+
+// hintEvents returns n events from seq first on: a turn per 3 events.
+func hintEvents(first, n int64) []seam.Event {
+	var out []seam.Event
+	for seq := first; seq < first+n; seq++ {
+		turn := seq/3 + 1
+		var e seam.Event
+		switch seq % 3 {
+		case 0:
+			e = seam.Event{Type: "turn/start", Data: json.RawMessage(fmt.Sprintf(`{"turn":%d}`, turn))}
+		case 1:
+			e = seam.Event{Type: "user/message", SurfaceOp: json.RawMessage(`"append"`),
+				Data: json.RawMessage(fmt.Sprintf(`{"id":"u%d","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`, seq))}
+		default:
+			e = seam.Event{Type: "turn/end", Data: json.RawMessage(fmt.Sprintf(`{"turn":%d,"reason":{"kind":"completed"}}`, turn))}
+		}
+		e.Seq, e.Time = seq, 1000+seq
+		out = append(out, e)
+	}
+	return out
+}
+
+// newHintStore makes a store of enc holding session "s" with n events.
+func newHintStore(t *testing.T, enc Encoding, n int64) (string, *Store, *dirCountFS) {
+	t.Helper()
+	ctx := context.Background()
+	root := t.TempDir()
+	w, _ := openStore(t, root, Options{Compression: enc, BackupDir: t.TempDir()})
+	h, err := w.Create(ctx, seam.Header{ID: "s", Version: 0, CreatedAt: 1, Cwd: "/p"}, seam.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Append(ctx, hintEvents(0, n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfs := &dirCountFS{}
+	s, err := Open(root, Options{Compression: enc, BackupDir: t.TempDir(), fs: cfs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return root, s, cfs
+}
+
+// readCount reads every event of id through a new read handle of s.
+func readCount(t *testing.T, s *Store, id string) int64 {
+	t.Helper()
+	evs, err := scanAll(t, s, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range evs {
+		if e.Seq != int64(i) {
+			t.Fatalf("event %d has seq %d", i, e.Seq)
+		}
+	}
+	return int64(len(evs))
+}
+
+// appendElsewhere appends n events to id through another store, as
+// another process would.
+func appendElsewhere(t *testing.T, root string, enc Encoding, id string, n int64) {
+	t.Helper()
+	ctx := context.Background()
+	o, _ := openStore(t, root, Options{Compression: enc, BackupDir: t.TempDir()})
+	defer o.Close()
+	snap, err := o.Stat(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := o.Open(ctx, id, seam.Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Append(ctx, hintEvents(snap.EventCount, n)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpenHintUsed checks that a read open after List uses what List
+// learned (no directory reads) and serves the same events.
+func TestOpenHintUsed(t *testing.T) {
+	for _, enc := range []Encoding{Zstd, None} {
+		t.Run(string(enc), func(t *testing.T) {
+			ctx := context.Background()
+			_, s, cfs := newHintStore(t, enc, 7)
+			if _, err := s.List(ctx); err != nil {
+				t.Fatal(err)
+			}
+			before := cfs.readDirs.Load()
+			if got := readCount(t, s, "s"); got != 7 {
+				t.Fatalf("read %d events, want 7", got)
+			}
+			if n := cfs.readDirs.Load() - before; n != 0 {
+				t.Errorf("a read open after List read %d directories, want 0", n)
+			}
+			// A hint is used once: the next open searches again.
+			before = cfs.readDirs.Load()
+			if got := readCount(t, s, "s"); got != 7 {
+				t.Fatalf("read %d events, want 7", got)
+			}
+			if cfs.readDirs.Load() == before {
+				t.Errorf("a second open used a spent hint")
+			}
+		})
+	}
+}
+
+// TestOpenHintStaleAfterAppend checks the freshness rule across the hint:
+// an append after List, by another process or by a write handle of the
+// same store, is seen by a read open that follows it.
+func TestOpenHintStaleAfterAppend(t *testing.T) {
+	for _, enc := range []Encoding{Zstd, None} {
+		t.Run(string(enc)+"/other-process", func(t *testing.T) {
+			ctx := context.Background()
+			root, s, _ := newHintStore(t, enc, 7)
+			if _, err := s.List(ctx); err != nil {
+				t.Fatal(err)
+			}
+			appendElsewhere(t, root, enc, "s", 5)
+			if got := readCount(t, s, "s"); got != 12 {
+				t.Fatalf("read %d events after an append elsewhere, want 12", got)
+			}
+		})
+		t.Run(string(enc)+"/same-store", func(t *testing.T) {
+			ctx := context.Background()
+			_, s, _ := newHintStore(t, enc, 7)
+			if _, err := s.List(ctx); err != nil {
+				t.Fatal(err)
+			}
+			w, err := s.Open(ctx, "s", seam.Write)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Append(ctx, hintEvents(7, 2)); err != nil {
+				t.Fatal(err)
+			}
+			if got := readCount(t, s, "s"); got != 9 {
+				t.Fatalf("read %d events after an append, want 9", got)
+			}
+			w.Close()
+		})
+	}
+}
+
+// TestOpenHintWindowStale checks that a handle opened from a hint, which
+// keeps the head and the tail of the log in memory, serves an append made
+// after it opened, forward and in reverse.
+func TestOpenHintWindowStale(t *testing.T) {
+	for _, enc := range []Encoding{Zstd, None} {
+		t.Run(string(enc), func(t *testing.T) {
+			ctx := context.Background()
+			root, s, _ := newHintStore(t, enc, 7)
+			if _, err := s.List(ctx); err != nil {
+				t.Fatal(err)
+			}
+			h, err := s.Open(ctx, "s", seam.Read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if h.(*handle).win == nil {
+				t.Fatal("a hinted open keeps no window")
+			}
+			evs, err := h.Read(ctx, 0, -1)
+			if err != nil || len(evs) != 7 {
+				t.Fatalf("Read: %d events, %v; want 7", len(evs), err)
+			}
+			appendElsewhere(t, root, enc, "s", 4)
+			evs, err = h.Read(ctx, 0, -1)
+			if err != nil || len(evs) != 11 {
+				t.Fatalf("Read after an append: %d events, %v; want 11", len(evs), err)
+			}
+			for e, err := range h.Scan(ctx, seam.ScanOptions{Reverse: true}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e.Seq != 10 {
+					t.Fatalf("reverse scan starts at seq %d, want 10", e.Seq)
+				}
+				break
+			}
+			if h.(*handle).win != nil {
+				t.Error("the window outlived a change of the log")
+			}
+		})
+	}
+}
+
+// TestOpenHintDuplicate checks that List keeps no hint for an id found in
+// two project folders, so Open still reports the duplicate.
+func TestOpenHintDuplicate(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeLog(t, root, "--p--", "dup", "session.jsonl", headerFor("dup"))
+	writeLog(t, root, "--q--", "dup", "session.jsonl", headerFor("dup"))
+	s, _ := openStore(t, root, Options{})
+	if _, err := s.List(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Open(ctx, "dup", seam.Read); err == nil {
+		t.Fatal("Open of a duplicate id after List succeeded")
+	}
+}
+
+// TestDecoderPoolClose checks that Close drains the decoder pool and that
+// handles still work after it.
+func TestDecoderPoolClose(t *testing.T) {
+	ctx := context.Background()
+	_, s, _ := newHintStore(t, Zstd, 7)
+	if _, err := s.List(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.Open(ctx, "s", seam.Read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	s.decs.mu.Lock()
+	idle := len(s.decs.idle)
+	s.decs.mu.Unlock()
+	if idle == 0 {
+		t.Error("no idle decoder after List")
+	}
+	s.Close()
+	s.decs.mu.Lock()
+	idle = len(s.decs.idle)
+	s.decs.mu.Unlock()
+	if idle != 0 {
+		t.Errorf("%d idle decoders after Close", idle)
+	}
+	if evs, err := h.Read(ctx, 0, -1); err != nil || len(evs) != 7 {
+		t.Fatalf("Read after store Close: %d events, %v", len(evs), err)
+	}
+	s.decs.mu.Lock()
+	idle = len(s.decs.idle)
+	s.decs.mu.Unlock()
+	if idle != 0 {
+		t.Errorf("a closed pool kept %d decoders", idle)
+	}
+}
