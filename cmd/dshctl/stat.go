@@ -24,7 +24,6 @@ type statJSON struct {
 	Blank        bool              `json:"blank"`
 	OpenTurn     *inspect.OpenTurn `json:"openTurn"`
 	Approximate  bool              `json:"approximate"`
-	TornBytes    int64             `json:"tornTailBytes"`
 	LockHeld     bool              `json:"lockHeld"`
 	Inherited    int64             `json:"inheritedEventCount"`
 	Exact        *exactJSON        `json:"exact,omitempty"`
@@ -85,7 +84,6 @@ process holds its write lock. Only the header and the tail of the log are read;
 				UpdatedAt:   msTime(meta.UpdatedAt),
 				Blank:       meta.Blank,
 				OpenTurn:    meta.OpenTurn,
-				TornBytes:   snap.Location.TornBytes,
 				Inherited:   h.InheritedEventCount(),
 				Approximate: meta.Approximate,
 			}
@@ -170,8 +168,8 @@ func printStat(e *env, s *statJSON, h seam.Header) error {
 		k.add("older generations", "%v", loc.OlderGenerations)
 	}
 	k.add("revision", "%s", s.Revision)
-	if s.TornBytes > 0 {
-		k.add("torn tail", "%d bytes (never read; the next append removes it, saving the bytes to a backup)", s.TornBytes)
+	if loc.TornBytes > 0 {
+		k.add("torn tail", "%d bytes (never read; the next append removes it, saving the bytes to a backup)", loc.TornBytes)
 	} else {
 		k.add("torn tail", "none")
 	}
