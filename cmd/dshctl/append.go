@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -17,6 +18,12 @@ type appendOptions struct {
 	assignSeq, closeInterrupted bool
 	create                      bool
 	header                      seam.Header
+	// versionSet says --version was given; otherwise a new session takes
+	// the store's newest format, so that the dsh using the store reads it.
+	versionSet bool
+	// headerFlags names the header flags given, for the warning when the
+	// session exists and they do not apply.
+	headerFlags []string
 }
 
 // appendResult is the stable JSON shape of `append`.
@@ -53,9 +60,14 @@ Events are read from FILE, or from standard input when FILE is - or absent
 			if err != nil {
 				return err
 			}
-			if !o.create && headerFlagsSet(cmd) {
-				return usagef("--cwd, --version, --parent, --origin and --preset need --create")
+			o.headerFlags = headerFlagsSet(cmd)
+			if !o.create && len(o.headerFlags) > 0 {
+				return usagef("--cwd, --version, --parent, --origin, --preset and --compression need --create")
 			}
+			if g.compression != "" && g.compression != "zstd" && g.compression != "none" {
+				return usagef("--compression %q: want zstd or none", g.compression)
+			}
+			o.versionSet = cmd.Flags().Changed("version")
 			var in io.Reader
 			name := "-"
 			if len(args) == 2 {
@@ -88,20 +100,58 @@ Events are read from FILE, or from standard input when FILE is - or absent
 	f.BoolVar(&o.closeInterrupted, "close-interrupted", false, "first append the closers of an interrupted tail turn, as dsh's resume does")
 	f.BoolVar(&o.create, "create", false, "create the session when it does not exist (SESSION is then its exact id)")
 	f.StringVar(&o.header.Cwd, "cwd", "", "with --create: the session's working directory")
-	f.IntVar(&o.header.Version, "version", seam.MaxVersion, "with --create: the log format version")
+	f.IntVar(&o.header.Version, "version", seam.MaxVersion, "with --create: the log format version (default: the newest in the store, v4 in an empty one)")
+	f.StringVar(&g.compression, "compression", "", "with --create in a new or empty store: zstd (default) or none")
 	f.StringVar(&o.header.ParentSession, "parent", "", "with --create: the parent session id")
 	f.StringVar(&o.header.Origin, "origin", "", "with --create: \"subagent\" for a subagent session")
 	f.StringVar(&o.header.AgentPreset, "preset", "", "with --create: the agent preset")
 	return cmd
 }
 
-func headerFlagsSet(cmd *cobra.Command) bool {
-	for _, name := range []string{"cwd", "version", "parent", "origin", "preset"} {
+// headerFlagsSet returns the --create-only flags given.
+func headerFlagsSet(cmd *cobra.Command) []string {
+	var set []string
+	for _, name := range []string{"cwd", "version", "parent", "origin", "preset", "compression"} {
 		if cmd.Flags().Changed(name) {
-			return true
+			set = append(set, "--"+name)
 		}
 	}
-	return false
+	return set
+}
+
+// newestVersion is the newest log format among the store's sessions, or
+// MaxVersion for a store without any.
+func newestVersion(ctx context.Context, svc seam.Service) (int, error) {
+	entries, err := svc.List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	v := -1
+	for _, en := range entries {
+		if en.Err == nil {
+			v = max(v, en.Snapshot.Header.Version)
+		}
+	}
+	if v < 0 {
+		return seam.MaxVersion, nil
+	}
+	return v, nil
+}
+
+// refuseShadowing fails when a new id would be a prefix of a stored one: the
+// next command naming that prefix would reach the new session, not the old.
+func refuseShadowing(ctx context.Context, svc seam.Service, id string) error {
+	entries, err := svc.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, en := range entries {
+		if other := en.Snapshot.Header.ID; other != id && strings.HasPrefix(other, id) {
+			return withHint(fmt.Errorf("create %q: the id is a prefix of the stored session %q", id, other),
+				"give the full id to append to that session, or another id to create a new one")
+		}
+	}
+	return nil
 }
 
 func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.Reader, o *appendOptions) (*appendResult, error) {
@@ -130,8 +180,19 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 			return nil, err
 		}
 		next = snap.EventCount
+		if o.create && len(o.headerFlags) > 0 {
+			fmt.Fprintf(e.stderr, "dshctl: warning: session %s exists; %s ignored\n", s.id, strings.Join(o.headerFlags, ", "))
+		}
 	case o.create && errors.Is(err, seam.ErrNotFound):
+		if err := refuseShadowing(ctx, s.svc, s.id); err != nil {
+			return nil, err
+		}
 		hdr := o.header
+		if !o.versionSet {
+			if hdr.Version, err = newestVersion(ctx, s.svc); err != nil {
+				return nil, err
+			}
+		}
 		hdr.ID = s.id
 		hdr.CreatedAt = e.now().UnixMilli()
 		if hdr.Version >= 2 {

@@ -90,6 +90,8 @@ func (o *catOptions) check(cmd *cobra.Command, format string) error {
 		return usagef("--follow streams: use -o jsonl or -o text")
 	case o.from < 0:
 		return usagef("--from must not be negative")
+	case o.turn < 0:
+		return usagef("--turn must not be negative")
 	case cmd.Flags().Changed("to") && o.to < o.from:
 		return usagef("--to %d is before --from %d", o.to, o.from)
 	case o.width < 0:

@@ -25,7 +25,7 @@ type listItem struct {
 	UpdatedAt          *timeJSON         `json:"updatedAt,omitempty"`
 	UpdatedApproximate bool              `json:"updatedApproximate"`
 	LastPromptAt       *timeJSON         `json:"lastPromptAt"`
-	EventCount         int64             `json:"eventCount"`
+	EventCount         *int64            `json:"eventCount,omitempty"` // nil when unreadable
 	SizeBytes          int64             `json:"sizeBytes"`
 	State              string            `json:"state"`
 	Blank              bool              `json:"blank"`
@@ -75,6 +75,9 @@ unless --strict is given.`,
 			}
 			if o.limit < 0 {
 				return usagef("--limit must not be negative")
+			}
+			if o.budget <= 0 {
+				return usagef("--scan-budget must be positive")
 			}
 			if o.proj != "" {
 				if o.proj, err = filepath.Abs(o.proj); err != nil {
@@ -138,7 +141,7 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 			}
 		}
 	default:
-		err = printList(e, kept)
+		err = printList(e, kept, o.all)
 	}
 	if err != nil {
 		return err
@@ -181,7 +184,6 @@ func listItemOf(ctx context.Context, svc seam.Service, en seam.Entry, budget int
 	it := listItem{
 		ID:            s.Header.ID,
 		Project:       s.Header.Cwd,
-		EventCount:    s.EventCount,
 		SizeBytes:     s.SizeBytes,
 		Origin:        s.Header.Origin,
 		ParentSession: s.Header.ParentSession,
@@ -201,6 +203,7 @@ func listItemOf(ctx context.Context, svc seam.Service, en seam.Entry, budget int
 	if en.Err != nil {
 		return fail(en.Err)
 	}
+	it.EventCount = &s.EventCount
 	h, err := svc.Open(ctx, s.Header.ID, seam.Read)
 	if err != nil {
 		return fail(err)
@@ -229,7 +232,10 @@ func sortItems(items []listItem, by string) {
 		case "size":
 			return it.SizeBytes
 		case "events":
-			return it.EventCount
+			if it.EventCount == nil {
+				return -1
+			}
+			return *it.EventCount
 		}
 		return msOf(it.UpdatedAt)
 	}
@@ -248,9 +254,13 @@ func msOf(t *timeJSON) int64 {
 	return t.Ms
 }
 
-func printList(e *env, items []listItem) error {
+func printList(e *env, items []listItem, all bool) error {
 	if len(items) == 0 {
-		_, err := fmt.Fprintln(e.stderr, "no sessions (blank ones are hidden: --all shows them)")
+		msg := "no sessions"
+		if !all {
+			msg += " (blank ones are hidden: --all shows them)"
+		}
+		_, err := fmt.Fprintln(e.stderr, msg)
 		return err
 	}
 	ids := make([]string, len(items))
@@ -283,8 +293,12 @@ func printList(e *env, items []listItem) error {
 			rel = it.Origin
 		}
 		gen := fmt.Sprintf("v%d %s", it.Location.Generation, it.Location.Encoding)
+		events := "-"
+		if it.EventCount != nil {
+			events = strconv.FormatInt(*it.EventCount, 10)
+		}
 		rows = append(rows, []string{short[i], truncate(orDash(it.Project), 40), created, updated,
-			strconv.FormatInt(it.EventCount, 10), humanBytes(it.SizeBytes), state, rel, gen})
+			events, humanBytes(it.SizeBytes), state, rel, gen})
 	}
 	err := renderTable(e.stdout,
 		[]string{"ID", "PROJECT", "CREATED", "UPDATED", "EVENTS", "SIZE", "STATE", "PARENT", "FORMAT"}, rows)

@@ -61,6 +61,9 @@ type globals struct {
 	// createRoot is set by commands that may create the first session of
 	// a store that does not exist yet.
 	createRoot bool
+	// compression is the encoding of sessions created in a new or empty
+	// store: "zstd", "none", or "" for the store's own.
+	compression string
 }
 
 // usageError marks an error as the user's misuse of the command line.
@@ -98,12 +101,17 @@ func run(args []string, e *env) int {
 	root := newRootCmd(e, g)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	return report(e, err)
+	helpCmd := "dshctl"
+	if c, _, ferr := root.Find(args); ferr == nil {
+		helpCmd = c.CommandPath()
+	}
+	return report(e, err, helpCmd)
 }
 
 // report prints err the way cli.md asks (one line, plus a hint line) and
-// maps it to an exit code.
-func report(e *env, err error) int {
+// maps it to an exit code. helpCmd is the command whose --help a usage error
+// points to.
+func report(e *env, err error, helpCmd string) int {
 	if err == nil {
 		return exitOK
 	}
@@ -119,7 +127,7 @@ func report(e *env, err error) int {
 	}
 	var u usageError
 	if errors.As(err, &u) {
-		fmt.Fprintln(e.stderr, "Run 'dshctl --help' for usage.")
+		fmt.Fprintf(e.stderr, "hint: run '%s --help' for usage\n", helpCmd)
 		return exitUsage
 	}
 	return exitError

@@ -24,15 +24,17 @@ type storeSpec struct {
 	allowUnknown bool
 	// create makes a missing root, for commands that create sessions.
 	create bool
+	// compression is the encoding of new sessions in an empty root.
+	compression string
 }
 
 // storeSpec resolves the store the user asked for.
 func (g *globals) storeSpec(e *env) (storeSpec, error) {
 	if g.store != "" {
-		return storeSpec{path: g.store, from: "--store", allowUnknown: g.allowUnknown, create: g.createRoot}, nil
+		return g.spec(g.store, "--store"), nil
 	}
 	if s := e.getenv("DSHCTL_STORE"); s != "" {
-		return storeSpec{path: s, from: "DSHCTL_STORE", allowUnknown: g.allowUnknown, create: g.createRoot}, nil
+		return g.spec(s, "DSHCTL_STORE"), nil
 	}
 	root, err := jsonl.DefaultRoot(e.getenv)
 	if err != nil {
@@ -42,7 +44,11 @@ func (g *globals) storeSpec(e *env) (storeSpec, error) {
 	if strings.TrimSpace(e.getenv("DSH_HOME")) != "" {
 		from = "DSH_HOME"
 	}
-	return storeSpec{path: root, from: from, allowUnknown: g.allowUnknown, create: g.createRoot}, nil
+	return g.spec(root, from), nil
+}
+
+func (g *globals) spec(path, from string) storeSpec {
+	return storeSpec{path: path, from: from, allowUnknown: g.allowUnknown, create: g.createRoot, compression: g.compression}
 }
 
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -64,7 +70,7 @@ func openStoreAt(spec storeSpec) (seam.Service, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && spec.create {
-			return jsonl.Open(path, jsonl.Options{CreateRoot: true})
+			return jsonl.Open(path, jsonl.Options{CreateRoot: true, Compression: jsonl.Encoding(spec.compression)})
 		}
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, withHint(fmt.Errorf("store %s (from %s) does not exist", path, spec.from),
@@ -79,7 +85,30 @@ func openStoreAt(spec storeSpec) (seam.Service, error) {
 		return nil, withHint(fmt.Errorf("store %s is not a directory", path),
 			"--store takes a JSONL root directory")
 	}
-	return jsonl.Open(path, jsonl.Options{AllowUnknownTypes: spec.allowUnknown})
+	opts := jsonl.Options{AllowUnknownTypes: spec.allowUnknown}
+	if spec.compression != "" {
+		if empty, err := isEmptyDir(path); err != nil {
+			return nil, err
+		} else if !empty {
+			return nil, withHint(fmt.Errorf("store %s already holds sessions: --compression applies only to a new or empty store", path),
+				"drop --compression: new sessions take the store's encoding")
+		}
+		opts.Compression = jsonl.Encoding(spec.compression)
+	}
+	return jsonl.Open(path, opts)
+}
+
+func isEmptyDir(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	if errors.Is(err, io.EOF) {
+		return true, nil
+	}
+	return len(names) == 0, err
 }
 
 func isSQLite(path string) bool {
@@ -118,7 +147,7 @@ func (g *globals) resolveSession(ctx context.Context, e *env, arg string) (*sess
 		if err != nil {
 			return nil, err
 		}
-		svc, err := openStoreAt(storeSpec{path: root, from: "path", allowUnknown: g.allowUnknown})
+		svc, err := openStoreAt(g.spec(root, "path"))
 		if err != nil {
 			return nil, err
 		}

@@ -98,6 +98,13 @@ func Run(t *Trace, opts Options) Result {
 	}
 	main := runOnce(t.Records, idx, tab, pol, true, nil)
 	res.Warnings, res.Reconciles, res.Violations = main.warnings, main.points, main.violations
+	// A trace that proves nothing must not read as a pass.
+	if len(t.Records) == 0 {
+		res.Warnings = append(res.Warnings, "the trace has no records")
+	}
+	if t.Meta != nil && t.Meta.Version != 1 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("meta version %d is not 1: the trace may mean something else", t.Meta.Version))
+	}
 	if len(res.Violations) == 0 {
 		if v := deferralCheck(t, tab, pol, main); v != nil {
 			res.Violations = []Violation{*v}

@@ -72,6 +72,10 @@ func TestUnknownIsInconclusive(t *testing.T) {
 		`{"k":"telemetry"}`,
 		`{"k":"ws","ev":{"type":"brand-new-frame","tabId":"t1"}}`,
 		`{"k":"fetch","req":9,"rows":[]}`,
+		// Nothing to check, or a meta version this checker does not know.
+		``,
+		`{"k":"meta","version":1,"name":"empty"}`,
+		`{"k":"meta","version":2,"name":"future"}` + "\n" + `{"k":"ws","ev":{"type":"tab-created","tabId":"t1","id":"t1"}}`,
 	} {
 		tr, err := DecodeTrace(strings.NewReader(in), "x")
 		if err != nil {
