@@ -38,6 +38,11 @@ type handle struct {
 	win     *windowFile
 	winRev  string
 	winRefs int
+
+	// tail is the decoded last frame the open's tail search found, for the
+	// first reverse scan, while the log's revision is still tailRev.
+	tail    *lastFrame
+	tailRev string
 }
 
 var (
@@ -90,7 +95,11 @@ func (s *Store) openRead(ctx context.Context, l *logFile, d *sessionDir) (*handl
 	if err != nil {
 		return nil, err
 	}
-	return s.openReadWith(ctx, l, d, &ht.hi, ht.size, tailVocabulary(l, &ht.tail, ht.hi.hdr.Version))
+	h, err := s.openReadWith(ctx, l, d, &ht.hi, ht.size, tailVocabulary(l, &ht.tail, ht.hi.hdr.Version))
+	if err == nil {
+		h.tail, h.tailRev = ht.tail.frame, ht.rev
+	}
+	return h, err
 }
 
 // openReadWith makes a read handle of the log l of d, whose header is hi,
@@ -180,10 +189,20 @@ func (h *handle) useScan(op string) (l *logFile, size int64, done func(), err er
 	defer h.mu.Unlock()
 	done = func() {}
 	l, fi, size, err := h.useLocked(op)
-	if err != nil || l == nil || h.win == nil {
+	if err != nil || l == nil || (h.win == nil && h.tail == nil) {
 		return l, size, done, err
 	}
-	if fi == nil || revision(fi) != h.winRev {
+	rev := ""
+	if fi != nil {
+		rev = revision(fi)
+	}
+	if h.tail != nil && (fi == nil || rev != h.tailRev) {
+		h.tail = nil // the log changed: the frame may no longer be the last
+	}
+	if h.win == nil {
+		return l, size, done, nil
+	}
+	if fi == nil || rev != h.winRev {
 		h.unrefWindowLocked() // the log changed: the window is stale
 		h.win = nil
 		return l, size, done, nil
@@ -200,6 +219,18 @@ func (h *handle) useScan(op string) (l *logFile, size int64, done func(), err er
 			w.release()
 		}
 	}, nil
+}
+
+// tailFor returns the decoded last frame for a scan of a log of size
+// bytes, nil if there is none for that state of the log. useScan dropped
+// it if the log's revision changed.
+func (h *handle) tailFor(size int64) *lastFrame {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t := h.tail; t != nil && t.size == size {
+		return t
+	}
+	return nil
 }
 
 // unrefWindowLocked drops the handle's reference to its window.
@@ -324,6 +355,7 @@ func (h *handle) Scan(ctx context.Context, opts seam.ScanOptions) iter.Seq2[seam
 		r.l = l
 		emit := func(e *seam.Event) bool { return yield(*e, nil) }
 		if opts.Reverse {
+			r.tail = h.tailFor(size)
 			if err := r.reverse(ctx, size, opts.MaxBytes, opts.From, emit); err != nil {
 				fail(err)
 			}
@@ -396,6 +428,7 @@ func (h *handle) Close() error {
 	h.closed = true
 	l, w := h.log, h.w
 	h.unrefWindowLocked()
+	h.tail = nil
 	h.mu.Unlock()
 	var errs []error
 	if w != nil || h.access == seam.Write {

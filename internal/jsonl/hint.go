@@ -27,12 +27,21 @@ type openHint struct {
 	// vocab is the error a strict reader reports for the last row's
 	// types, nil when they are known.
 	vocab error
+	// tail is the decoded last frame, nil when it was not kept (see
+	// hintFrameBudget).
+	tail *lastFrame
 }
+
+// hintFrameBudget bounds the decoded last frames that one List keeps in
+// its hints, so that the reverse scan of a hinted handle (list's metadata)
+// does not decode the last frame again. Sessions past it get hints without
+// a frame.
+const hintFrameBudget = 32 << 20
 
 // newOpenHint returns the hint of a session List read successfully.
 func (s *Store) newOpenHint(snap seam.Snapshot, ht *headTail) *openHint {
 	l := &logFile{path: snap.Location.Path, id: ht.d.id, enc: s.Encoding(), gen: ht.d.live}
-	return &openHint{d: ht.d, hi: ht.hi, size: ht.size, rev: ht.rev, vocab: tailVocabulary(l, &ht.tail, ht.hi.hdr.Version)}
+	return &openHint{d: ht.d, hi: ht.hi, size: ht.size, rev: ht.rev, vocab: tailVocabulary(l, &ht.tail, ht.hi.hdr.Version), tail: ht.tail.frame}
 }
 
 // tailVocabulary checks the types of the last committed row.
@@ -89,5 +98,6 @@ func (s *Store) openHinted(ctx context.Context, c *openHint) (*handle, bool) {
 	if w, err := newWindowFile(l.f, c.size); err == nil {
 		h.win, h.winRev, h.winRefs = w, c.rev, 1
 	}
+	h.tail, h.tailRev = c.tail, c.rev
 	return h, true
 }

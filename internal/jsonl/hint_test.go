@@ -266,3 +266,50 @@ func TestDecoderPoolClose(t *testing.T) {
 		t.Errorf("a closed pool kept %d decoders", idle)
 	}
 }
+
+// TestOpenLastFrameReuse checks the decoded last frame that an open hands
+// to the handle's first reverse scan: it serves the same events as a scan
+// without it, and an append made after the open, even without any read in
+// between, makes the scan decode the new tail instead.
+func TestOpenLastFrameReuse(t *testing.T) {
+	reverse := func(t *testing.T, h seam.Handle) []int64 {
+		t.Helper()
+		var seqs []int64
+		for e, err := range h.Scan(context.Background(), seam.ScanOptions{Reverse: true}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			seqs = append(seqs, e.Seq)
+		}
+		return seqs
+	}
+	for _, list := range []bool{true, false} {
+		t.Run(fmt.Sprintf("list=%v", list), func(t *testing.T) {
+			ctx := context.Background()
+			root, s, _ := newHintStore(t, Zstd, 7)
+			if list {
+				if _, err := s.List(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h, err := s.Open(ctx, "s", seam.Read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if h.(*handle).tail == nil {
+				t.Fatal("the open kept no last frame")
+			}
+			if got := reverse(t, h); len(got) != 7 || got[0] != 6 || got[6] != 0 {
+				t.Fatalf("reverse scan with the kept frame: %v", got)
+			}
+			appendElsewhere(t, root, Zstd, "s", 4)
+			if got := reverse(t, h); len(got) != 11 || got[0] != 10 {
+				t.Fatalf("reverse scan after an append: %v, want 10 down to 0", got)
+			}
+			if h.(*handle).tail != nil {
+				t.Error("the kept frame outlived a change of the log")
+			}
+		})
+	}
+}

@@ -223,6 +223,22 @@ type tailInfo struct {
 	// the bytes after it are a torn tail.
 	physEnd int64
 	lastPos seam.Pos
+	// frame is the decoded last complete frame of a zstd log, when it is
+	// small enough to hand to a reverse scan (see lastFrame).
+	frame *lastFrame
+}
+
+// lastFrameLimit is the decoded size up to which the tail search keeps the
+// last frame for the reverse scan of the handle it opens.
+const lastFrameLimit = 64 << 10
+
+// lastFrame is the last complete frame of a zstd log of size bytes, as
+// LastFrame found it, and its verified content. It lets the first reverse
+// scan of a handle skip decoding it again while the log is unchanged.
+type lastFrame struct {
+	size    int64 // the log's size when it was found
+	last    zstdframe.Last
+	content []byte // read-only
 }
 
 // readTail finds the last committed physical row from the end of the file,
@@ -283,6 +299,9 @@ func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 		f := last.Frame
 		if end == size {
 			t.physEnd = f.End()
+			if content != nil && len(content) <= lastFrameLimit && f.Offset >= hi.bodyOff {
+				t.frame = &lastFrame{size: size, last: last, content: content}
+			}
 		} else if last.Torn.Size != 0 {
 			return t, l.errorf(seam.ErrCorrupt, l.pos(last.Torn.Offset, -1, -1, -1), "invalid frame at byte %d", last.Torn.Offset)
 		}

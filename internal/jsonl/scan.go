@@ -64,6 +64,9 @@ type reader struct {
 	lenient bool     // serve unknown non-ignorable types
 	// onCheckpoint, if set, receives resumable positions as they pass.
 	onCheckpoint func(checkpoint)
+	// tail, if set, is the decoded last frame of the log at the size a
+	// reverse read is given.
+	tail *lastFrame
 }
 
 // start is the checkpoint before the first body record.
@@ -284,8 +287,11 @@ func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
 			return err
 		}
 		var content []byte
-		last, err := zstdframe.LastFrame(src, end, zstdframe.LastOptions{Decoder: d, KeepContent: reverseFrameLimit, Content: &content})
-		if err != nil {
+		var last zstdframe.Last
+		if t := s.r.tail; t != nil && end == size && t.size == size {
+			// The open's tail search found and verified this frame.
+			last, content = t.last, t.content
+		} else if last, err = zstdframe.LastFrame(src, end, zstdframe.LastOptions{Decoder: d, KeepContent: reverseFrameLimit, Content: &content}); err != nil {
 			return s.r.budgetError(l.frameError(err, -1, 0))
 		}
 		if end < size && last.Torn.Size != 0 {

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -448,11 +449,16 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 	// at a time.
 	next := make(chan int)
 	var wg sync.WaitGroup
+	var frames atomic.Int64 // what is left of hintFrameBudget
+	frames.Store(hintFrameBudget)
 	for range min(len(items), listWorkers()) {
 		wg.Go(func() {
 			for i := range next {
 				it := &items[i]
 				it.entry, it.ht, it.ok = s.listEntry(it.project, it.e)
+				if it.ht != nil && it.ht.tail.frame != nil && frames.Add(-int64(cap(it.ht.tail.frame.content))) < 0 {
+					it.ht.tail.frame = nil
+				}
 			}
 		})
 	}

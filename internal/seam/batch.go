@@ -1,7 +1,6 @@
 package seam
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -19,21 +18,17 @@ func PrepareBatch(id string, v int, next int64, events []Event) ([]Event, error)
 		if e.Seq != next+int64(i) {
 			return nil, SeqMismatch(id, next+int64(i), i, e.Seq)
 		}
-		if !json.Valid(e.Data) || !isObject(e.Data) {
+		valid, compact := scanJSON(e.Data)
+		if !valid || !isObject(e.Data) {
 			return nil, batchErr(id, i, e.Seq, fmt.Errorf("data of %s is not a JSON object", e.Type))
 		}
-		data, err := compactJSON(e.Data)
-		if err != nil {
-			return nil, batchErr(id, i, e.Seq, err)
-		}
-		e.Data = data
+		e.Data = compactValid(e.Data, compact)
 		if e.SurfaceOp != nil {
-			if !json.Valid(e.SurfaceOp) {
+			valid, compact := scanJSON(e.SurfaceOp)
+			if !valid {
 				return nil, batchErr(id, i, e.Seq, fmt.Errorf("surfaceOp is not valid JSON"))
 			}
-			if e.SurfaceOp, err = compactJSON(e.SurfaceOp); err != nil {
-				return nil, batchErr(id, i, e.Seq, err)
-			}
+			e.SurfaceOp = compactValid(e.SurfaceOp, compact)
 		}
 		if e.SourceEventSeqs != nil {
 			e.SourceEventSeqs = append([]int64(nil), e.SourceEventSeqs...)

@@ -115,16 +115,13 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// compactJSON returns a copy of the valid JSON value raw in compact form.
-func compactJSON(raw []byte) (json.RawMessage, error) {
-	if isCompact(raw) {
-		return bytes.Clone(raw), nil
+// compactValid returns a copy of the valid JSON value raw in compact form;
+// compact tells that raw is compact already.
+func compactValid(raw []byte, compact bool) json.RawMessage {
+	if compact {
+		return bytes.Clone(raw)
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return appendCompact(make([]byte, 0, len(raw)), raw)
 }
 
 // isCompact reports whether the valid JSON value raw has no white space

@@ -2,10 +2,12 @@ package seam
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,19 +22,31 @@ const maxSafeInteger = 1<<53 - 1
 // without copying the values: they alias raw. It is the hot path of every
 // reader, so it validates raw once and then splits it with a plain scan.
 func objectFields(raw []byte) (map[string]json.RawMessage, error) {
+	m, _, err := objectFieldsCompact(raw)
+	return m, err
+}
+
+// objectFieldsCompact is objectFields, also reporting whether raw is
+// compact (no white space outside strings), so that its values need no
+// compaction.
+func objectFieldsCompact(raw []byte) (map[string]json.RawMessage, bool, error) {
 	if !isObject(raw) {
-		return nil, errors.New("not an object")
+		return nil, false, errors.New("not an object")
 	}
-	if !json.Valid(raw) {
+	valid, compact := scanJSON(raw)
+	if !valid {
 		var m map[string]json.RawMessage
-		return nil, json.Unmarshal(raw, &m) // for json's own message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, false, err // for json's own message
+		}
+		return nil, false, errors.New("invalid JSON") // unreachable: scanJSON accepts what json does
 	}
 	m := make(map[string]json.RawMessage, 8)
 	i := skipSpace(raw, 0) + 1 // past '{'
 	for {
 		i = skipSpace(raw, i)
 		if raw[i] == '}' {
-			return m, nil
+			return m, compact, nil
 		}
 		end := stringEnd(raw, i)
 		key, ok := knownKeys[string(raw[i+1:end-1])]
@@ -91,12 +105,24 @@ func skipSpace(raw []byte, i int) int {
 
 // stringEnd returns the index after the string starting at raw[i].
 func stringEnd(raw []byte, i int) int {
-	for i++; raw[i] != '"'; i++ {
-		if raw[i] == '\\' {
+	for i++; ; i++ {
+		// Skip eight bytes at a time to the next quote or backslash.
+		for i+8 <= len(raw) {
+			w := binary.LittleEndian.Uint64(raw[i:])
+			q, b := w^(lsb*'"'), w^(lsb*'\\')
+			if m := ((q-lsb)&^q | (b-lsb)&^b) & msb; m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
+		switch raw[i] {
+		case '"':
+			return i + 1
+		case '\\':
 			i++
 		}
 	}
-	return i + 1
 }
 
 // valueEnd returns the index after the value starting at raw[i].

@@ -125,7 +125,7 @@ var envelopeKeys = map[string]bool{"type": true, "seq": true, "time": true, "dat
 // are ErrCorrupt without a position.
 func DecodeRecord(line []byte, v int) (Record, error) {
 	var r Record
-	fields, err := objectFields(line)
+	fields, compact, err := objectFieldsCompact(line)
 	if err != nil {
 		return r, corruptf("unparsable record: %v", err)
 	}
@@ -167,9 +167,8 @@ func DecodeRecord(line []byte, v int) (Record, error) {
 	if !ok || !isObject(data) {
 		return r, corruptf("event seq %d: data must be an object", e.Seq)
 	}
-	if e.Data, err = compactJSON(data); err != nil {
-		return r, corruptf("event seq %d: data: %v", e.Seq, err)
-	}
+	// A compact record has compact values; others are compacted here.
+	e.Data = compactValid(data, compact || isCompact(data))
 	if raw, ok := fields["ignorable"]; ok {
 		switch string(raw) {
 		case "true":
@@ -180,9 +179,7 @@ func DecodeRecord(line []byte, v int) (Record, error) {
 		}
 	}
 	if raw, ok := fields["surfaceOp"]; ok {
-		if e.SurfaceOp, err = compactJSON(raw); err != nil {
-			return r, corruptf("event seq %d: surfaceOp: %v", e.Seq, err)
-		}
+		e.SurfaceOp = compactValid(raw, compact || isCompact(raw))
 	}
 	if raw, ok := fields["sourceEventSeqs"]; ok {
 		if e.SourceEventSeqs, err = decodeSourceSeqs(raw, v); err != nil {

@@ -98,10 +98,7 @@ func (d *Decoder) DecodeAll(r io.ReaderAt, f Frame, limit int64) ([]byte, error)
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if f.ContentSize >= 0 {
-		// Trust the header only so far: it is checked at the end.
-		buf.Grow(int(min(f.ContentSize, maxPrealloc)))
-	}
+	buf.Grow(preallocFor(f, limit))
 	if _, err := buf.ReadFrom(io.LimitReader(rd, max(limit, limit+1))); err != nil {
 		return nil, err
 	}
@@ -162,6 +159,19 @@ func (d *Decoder) Salvage(r io.ReaderAt, t Torn, limit int64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// preallocFor is the buffer size to decode frame f into, at most limit
+// bytes of content: its declared content size (trusted only so far: it is
+// checked at the end), or else a guess from its compressed size, so that a
+// typical frame is decoded without growing the buffer. The extra bytes
+// spare ReadFrom, which wants room for a minimum read, a final grow.
+func preallocFor(f Frame, limit int64) int {
+	n := f.ContentSize
+	if n < 0 {
+		n = 4 * f.Size
+	}
+	return int(min(n, limit, maxPrealloc) + bytes.MinRead)
+}
+
 // verify decodes frame f of r to check its content and checksum.
 func (d *Decoder) verify(r io.ReaderAt, f Frame) error {
 	rd, err := d.NewReader(r, f)
@@ -183,9 +193,7 @@ func (d *Decoder) verifyKeep(r io.ReaderAt, f Frame, keep int64) ([]byte, error)
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if f.ContentSize >= 0 {
-		buf.Grow(int(min(f.ContentSize, maxPrealloc)))
-	}
+	buf.Grow(preallocFor(f, keep))
 	if _, err := buf.ReadFrom(io.LimitReader(rd, keep+1)); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,310 @@
+package seam
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// maxJSONDepth is encoding/json's nesting limit: json.Valid rejects a value
+// nested deeper than this.
+const maxJSONDepth = 10000
+
+// scanJSON reports whether raw is exactly one valid JSON value (RFC 8259),
+// accepting exactly what json.Valid accepts (white space around the value,
+// any bytes of 0x20 and above in strings, valid UTF-8 or not, nesting up to
+// encoding/json's limit), and whether it is compact: no white space outside
+// strings. It is the readers' hot path, so it validates and checks
+// compactness in one pass, strings eight bytes at a time.
+func scanJSON(raw []byte) (valid, compact bool) {
+	s := jsonScanner{raw: raw, compact: true}
+	return s.value(), s.compact
+}
+
+type jsonScanner struct {
+	raw     []byte
+	i       int
+	compact bool
+	// stack holds one bit per open container, set for an object; deep
+	// values spill into more.
+	stack [2]uint64
+	more  []uint64
+	depth int
+}
+
+// ws skips white space.
+func (s *jsonScanner) ws() {
+	i := s.i
+	for i < len(s.raw) && (s.raw[i] == ' ' || s.raw[i] == '\t' || s.raw[i] == '\r' || s.raw[i] == '\n') {
+		i++
+	}
+	if i != s.i {
+		s.compact = false
+		s.i = i
+	}
+}
+
+func (s *jsonScanner) push(object bool) bool {
+	if s.depth == maxJSONDepth {
+		return false
+	}
+	w, b := s.depth/64, uint(s.depth%64)
+	var word *uint64
+	if w < len(s.stack) {
+		word = &s.stack[w]
+	} else {
+		for len(s.more) <= w-len(s.stack) {
+			s.more = append(s.more, 0)
+		}
+		word = &s.more[w-len(s.stack)]
+	}
+	if object {
+		*word |= 1 << b
+	} else {
+		*word &^= 1 << b
+	}
+	s.depth++
+	return true
+}
+
+// top reports whether the innermost open container is an object.
+func (s *jsonScanner) top() bool {
+	d := s.depth - 1
+	w, b := d/64, uint(d%64)
+	if w < len(s.stack) {
+		return s.stack[w]&(1<<b) != 0
+	}
+	return s.more[w-len(s.stack)]&(1<<b) != 0
+}
+
+// value scans the whole input as one value with optional white space
+// around it.
+func (s *jsonScanner) value() bool {
+	raw := s.raw
+	s.ws()
+	for {
+		// A value starts at s.i.
+		if s.i >= len(raw) {
+			return false
+		}
+		switch c := raw[s.i]; c {
+		case '{':
+			if !s.push(true) {
+				return false
+			}
+			s.i++
+			s.ws()
+			if s.i < len(raw) && raw[s.i] == '}' {
+				s.i++
+				s.depth--
+				break
+			}
+			if !s.key() {
+				return false
+			}
+			continue
+		case '[':
+			if !s.push(false) {
+				return false
+			}
+			s.i++
+			s.ws()
+			if s.i < len(raw) && raw[s.i] == ']' {
+				s.i++
+				s.depth--
+				break
+			}
+			continue
+		case '"':
+			if !s.str() {
+				return false
+			}
+		case 't':
+			if !s.lit("true") {
+				return false
+			}
+		case 'f':
+			if !s.lit("false") {
+				return false
+			}
+		case 'n':
+			if !s.lit("null") {
+				return false
+			}
+		default:
+			if !s.num() {
+				return false
+			}
+		}
+		// After a value: close containers, or go on to the next member.
+		for {
+			s.ws()
+			if s.depth == 0 {
+				return s.i == len(raw)
+			}
+			if s.i >= len(raw) {
+				return false
+			}
+			obj := s.top()
+			c := raw[s.i]
+			if c == ',' {
+				s.i++
+				s.ws()
+				if obj && !s.key() {
+					return false
+				}
+				break
+			}
+			if (obj && c == '}') || (!obj && c == ']') {
+				s.i++
+				s.depth--
+				continue
+			}
+			return false
+		}
+	}
+}
+
+// key scans an object key and its colon, and the white space after it.
+func (s *jsonScanner) key() bool {
+	if s.i >= len(s.raw) || s.raw[s.i] != '"' || !s.str() {
+		return false
+	}
+	s.ws()
+	if s.i >= len(s.raw) || s.raw[s.i] != ':' {
+		return false
+	}
+	s.i++
+	s.ws()
+	return true
+}
+
+func (s *jsonScanner) lit(word string) bool {
+	if len(s.raw)-s.i < len(word) || string(s.raw[s.i:s.i+len(word)]) != word {
+		return false
+	}
+	s.i += len(word)
+	return true
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// special reports, for eight bytes as a little-endian word, a bit in the
+// high position of some byte iff one of them is '"', '\\' or below 0x20.
+func special(w uint64) uint64 {
+	q := w ^ (lsb * '"')
+	b := w ^ (lsb * '\\')
+	return ((q-lsb)&^q | (b-lsb)&^b | (w-lsb*0x20)&^w) & msb
+}
+
+// str scans a string starting at the opening quote.
+func (s *jsonScanner) str() bool {
+	raw := s.raw
+	i := s.i + 1
+	for {
+		for i+8 <= len(raw) {
+			m := special(binary.LittleEndian.Uint64(raw[i:]))
+			if m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
+		if i >= len(raw) {
+			return false
+		}
+		switch c := raw[i]; {
+		case c == '"':
+			s.i = i + 1
+			return true
+		case c == '\\':
+			if i+1 >= len(raw) {
+				return false
+			}
+			switch raw[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(raw) {
+					return false
+				}
+				for _, h := range raw[i+2 : i+6] {
+					if !isHex(h) {
+						return false
+					}
+				}
+				i += 6
+			default:
+				return false
+			}
+		case c < 0x20:
+			return false
+		default:
+			i++ // a byte the word test flagged by borrow, or the short tail
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// num scans a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *jsonScanner) num() bool {
+	raw, i := s.raw, s.i
+	if i < len(raw) && raw[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(raw) && raw[i] == '0':
+		i++
+	case i < len(raw) && '1' <= raw[i] && raw[i] <= '9':
+		for i++; i < len(raw) && isDigit(raw[i]); i++ {
+		}
+	default:
+		return false
+	}
+	if i < len(raw) && raw[i] == '.' {
+		i++
+		if i >= len(raw) || !isDigit(raw[i]) {
+			return false
+		}
+		for i++; i < len(raw) && isDigit(raw[i]); i++ {
+		}
+	}
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		i++
+		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
+			i++
+		}
+		if i >= len(raw) || !isDigit(raw[i]) {
+			return false
+		}
+		for i++; i < len(raw) && isDigit(raw[i]); i++ {
+		}
+	}
+	s.i = i
+	return true
+}
+
+// appendCompact appends the valid JSON value raw to dst without the white
+// space outside its strings, as json.Compact does (which also leaves
+// strings as they are).
+func appendCompact(dst, raw []byte) []byte {
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case '"':
+			end := stringEnd(raw, i)
+			dst = append(dst, raw[i:end]...)
+			i = end - 1
+		case ' ', '\t', '\r', '\n':
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
