@@ -34,6 +34,9 @@ type appendResult struct {
 	Appended int    `json:"appended"`
 	FirstSeq int64  `json:"firstSeq"`
 	NextSeq  int64  `json:"nextSeq"`
+	// Repairs lists the torn or uncommitted tails removed (and saved to a
+	// backup) before the batch was written; empty when the log was clean.
+	Repairs []seam.Repair `json:"repairs"`
 }
 
 func newAppendCmd(e *env, g *globals) *cobra.Command {
@@ -45,8 +48,9 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 
 Every line is validated first: if any is invalid nothing is written and the
 message names the line. The session's write lock is taken at once; if another
-process holds it the command fails immediately. A torn tail is removed (and
-saved to a backup file) before the batch is written.
+process holds it the command fails immediately. A torn or uncommitted tail is
+removed before the batch is written: its bytes are saved to a backup file, and
+each removal is reported on stderr (and under "repairs" with -o json).
 
 Events are read from FILE, or from standard input when FILE is - or absent
 (with --close-interrupted and no FILE, only the closers are appended).`,
@@ -169,7 +173,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 	}
 	defer s.close()
 
-	res := &appendResult{ID: s.id}
+	res := &appendResult{ID: s.id, Repairs: []seam.Repair{}}
 	h, err := s.svc.Open(ctx, s.id, seam.Write)
 	var next int64
 	switch {
@@ -231,7 +235,11 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 	res.FirstSeq, res.NextSeq = next, next+int64(len(batch))
 	res.Appended = len(batch)
 	if len(batch) > 0 {
-		if err := h.Append(ctx, batch); err != nil {
+		err := h.Append(ctx, batch)
+		// What the append removed is reported even when it then failed:
+		// the removal happened, and the backup is where the bytes are.
+		reportRepairs(e, h, res)
+		if err != nil {
 			return nil, err
 		}
 	} else if res.Created {
@@ -240,6 +248,23 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		}
 	}
 	return res, h.Close()
+}
+
+// reportRepairs adds the tails h removed to res and says each on stderr.
+func reportRepairs(e *env, h seam.Handle, res *appendResult) {
+	tr, ok := h.(seam.TailRepairer)
+	if !ok {
+		return
+	}
+	res.Repairs = append(res.Repairs[:0], tr.Repairs()...)
+	for _, r := range res.Repairs {
+		kept := ""
+		if r.Rewritten > 0 {
+			kept = fmt.Sprintf(" (the %d bytes of committed records in its frame were written back)", r.Rewritten)
+		}
+		fmt.Fprintf(e.stderr, "dshctl: removed a %d-byte %s tail at byte %d of %s%s; saved to %s\n",
+			r.Bytes, r.Kind, r.Offset, r.Path, kept, r.Backup)
+	}
 }
 
 // readEvents reads and validates a JSONL batch whose first event must have

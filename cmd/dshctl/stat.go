@@ -43,8 +43,8 @@ func newStatCmd(e *env, g *globals) *cobra.Command {
 		Use:   "stat SESSION",
 		Short: "Show a session's metadata from its header and the tail of its log",
 		Long: `Show a session's header, location, size, event count, revision, whether it is
-blank, its last human prompt, any open turn, a torn tail and whether another
-process holds its write lock. Only the header and the tail of the log are read;
+blank, its last human prompt, any open turn, a torn or uncommitted tail and
+whether another process holds its write lock. Only the header and the tail of the log are read;
 --exact adds a full scan (event counts by type, turns, first and last time).`,
 		Example: `  dshctl stat session-4f1c
   dshctl stat -o json ~/.dsh/sessions/--home-me-proj--/session-4f1c…/`,
@@ -172,6 +172,11 @@ func printStat(e *env, s *statJSON, h seam.Header) error {
 		k.add("torn tail", "%d bytes (never read; the next append removes it, saving the bytes to a backup)", loc.TornBytes)
 	} else {
 		k.add("torn tail", "none")
+	}
+	if loc.UncommittedBytes > 0 {
+		k.add("uncommitted tail", "%d bytes (never served; the next append removes it, saving the bytes to a backup)", loc.UncommittedBytes)
+	} else {
+		k.add("uncommitted tail", "none")
 	}
 	k.add("lock", "%s", map[bool]string{true: "held by another process", false: "free"}[s.LockHeld])
 	if x := s.Exact; x != nil {

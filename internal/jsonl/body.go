@@ -38,8 +38,6 @@ type bodyReader interface {
 	next() (physRecord, error)
 	// torn is the size of the torn tail; valid after io.EOF.
 	torn() int64
-	// read is the number of physical bytes consumed so far.
-	read() int64
 	close()
 }
 
@@ -126,13 +124,13 @@ func (r *plainReader) next() (physRecord, error) {
 }
 
 func (r *plainReader) torn() int64 { return r.tornN }
-func (r *plainReader) read() int64 { return r.src.n }
 func (r *plainReader) close()      {}
 
 // zstdReader walks the frames of a zstd log and splits each complete frame
-// into lines. A frame that fits in frameMemLimit is decoded and its checksum
-// verified before any of its lines is returned; a larger one is streamed,
-// and a failed checksum is then reported at its end.
+// into lines. Every frame is verified (decoded and its checksum checked)
+// before any of its lines is returned: one that fits in frameMemLimit is
+// decoded into memory once; a larger one is first decoded to io.Discard,
+// which bounds memory by its window, and then decoded again as a stream.
 type zstdReader struct {
 	l      *logFile
 	dec    *zstdframe.Decoder
@@ -230,6 +228,11 @@ func (z *zstdReader) enterFrame() error {
 	case !errors.Is(err, zstdframe.ErrTooLarge):
 		return z.l.frameError(err, z.pos.frame, 0)
 	}
+	// Too large to hold: verify it whole before serving a line of it, so
+	// a damaged frame yields nothing (store.md 4), then stream it.
+	if err := z.dec.Verify(z.l.f, f); err != nil {
+		return z.l.frameError(err, z.pos.frame, 0)
+	}
 	rd, err := z.dec.NewReader(z.l.f, f)
 	if err != nil {
 		return z.l.frameError(err, z.pos.frame, 0)
@@ -246,7 +249,6 @@ func (z *zstdReader) leaveFrame() {
 }
 
 func (z *zstdReader) torn() int64 { return z.tornN }
-func (z *zstdReader) read() int64 { return z.n }
 func (z *zstdReader) close() {
 	z.stop()
 	z.l.decs.put(z.dec)

@@ -239,6 +239,8 @@ func TestDamagedFixtures(t *testing.T) {
 		stat    error  // the error of Stat, if any
 		listed  bool   // List returns the session
 		torn    int64  // Stat's TornBytes
+		// uncommitted is Stat's UncommittedBytes: the bad line's 35 bytes.
+		uncommitted int64
 	}
 	want := map[string]outcome{
 		// dsh 0.1.0 salvaged the records of the torn frame (113 events);
@@ -246,7 +248,7 @@ func TestDamagedFixtures(t *testing.T) {
 		"zstd-torn-final-frame-checksum":            {events: 98, listed: true, torn: 916 - 2},
 		"zstd-torn-final-frame-header":              {events: 98, listed: true, torn: 5},
 		"none-torn-final-line":                      {events: 112, listed: true, torn: 106},
-		"none-corrupt-line-after-last-turn-end":     {events: 38, listed: true},
+		"none-corrupt-line-after-last-turn-end":     {events: 38, listed: true, uncommitted: 35},
 		"variant-zstd-cli-frames-with-content-size": {events: 113, listed: true},
 		"none-corrupt-line-before-turn-end": {events: -1, kind: seam.ErrCorrupt, listed: true,
 			message: "unparsable committed event at line 4"},
@@ -307,6 +309,8 @@ func TestDamagedFixtures(t *testing.T) {
 				t.Errorf("Stat EventCount %d, want %d", snap.EventCount, w.events)
 			case snap.Location.TornBytes != w.torn:
 				t.Errorf("Stat TornBytes %d, want %d", snap.Location.TornBytes, w.torn)
+			case snap.Location.UncommittedBytes != w.uncommitted:
+				t.Errorf("Stat UncommittedBytes %d, want %d", snap.Location.UncommittedBytes, w.uncommitted)
 			}
 			entries, err := s.List(ctx)
 			if err != nil {

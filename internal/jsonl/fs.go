@@ -21,6 +21,7 @@ type fileSystem interface {
 	ReadDir(name string) ([]fs.DirEntry, error)
 	Mkdir(name string, perm fs.FileMode) error
 	Link(oldname, newname string) error
+	Rename(oldname, newname string) error
 	Remove(name string) error
 }
 
@@ -55,6 +56,7 @@ func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 func (osFS) Mkdir(name string, perm fs.FileMode) error  { return os.Mkdir(name, perm) }
 func (osFS) Link(oldname, newname string) error         { return os.Link(oldname, newname) }
+func (osFS) Rename(oldname, newname string) error       { return os.Rename(oldname, newname) }
 func (osFS) Remove(name string) error                   { return os.Remove(name) }
 
 type osFile struct{ *os.File }

@@ -43,6 +43,10 @@ type handle struct {
 	// first reverse scan, while the log's revision is still tailRev.
 	tail    *lastFrame
 	tailRev string
+
+	// stale holds logs the handle replaced (a read handle's reopenLocked,
+	// a writer's replaceTail); they are closed with the handle.
+	stale []*logFile
 }
 
 var (
@@ -266,7 +270,40 @@ func (h *handle) useLocked(op string) (*logFile, fs.FileInfo, int64, error) {
 	if err != nil {
 		return nil, nil, 0, seam.Wrap(h.log.ioError(err, -1), seam.ErrIO, op, h.id)
 	}
+	if fileLinks(fi) == 0 {
+		// The log was replaced (a writer rewrote it without an uncommitted
+		// tail and renamed it over the old one) or removed: follow the path.
+		if nfi, ok := h.reopenLocked(op); ok {
+			fi = nfi
+		}
+	}
 	return h.log, fi, fi.Size(), nil
+}
+
+// reopenLocked replaces the log of a read handle by the file now at its
+// path, if that holds the same session; the old one stays open for the
+// scans still using it, until Close.
+func (h *handle) reopenLocked(op string) (fs.FileInfo, bool) {
+	l, err := h.s.openLog(op, h.dir, os.O_RDONLY)
+	if err != nil {
+		return nil, false
+	}
+	fi, err := l.f.Stat()
+	var hi headerInfo
+	if err == nil {
+		dec, done := h.s.decs.once()
+		hi, err = l.readHeader(fi.Size(), dec)
+		done()
+	}
+	if err != nil || hi.hdr.ID != h.id || hi.hdr.Version != h.hdr.Version || hi.hdr.CreatedAt != h.hdr.CreatedAt {
+		l.f.Close()
+		return nil, false
+	}
+	h.stale = append(h.stale, h.log)
+	h.log = l
+	h.body = position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}
+	h.cps = nil
+	return fi, true
 }
 
 // attach opens the log of a read handle that was opened on a pending
@@ -426,11 +463,15 @@ func (h *handle) Close() error {
 		return nil
 	}
 	h.closed = true
-	l, w := h.log, h.w
+	l, w, stale := h.log, h.w, h.stale
+	h.stale = nil
 	h.unrefWindowLocked()
 	h.tail = nil
 	h.mu.Unlock()
 	var errs []error
+	for _, o := range stale {
+		o.f.Close()
+	}
 	if w != nil || h.access == seam.Write {
 		errs = append(errs, h.closeWriter(w))
 		h.s.release(h.id, h)

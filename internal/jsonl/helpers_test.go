@@ -80,9 +80,69 @@ type testFS struct {
 	failWrite    func(path string) error
 	failSync     func(path string) error
 	failTruncate func(path string) error
+	failRename   func(path string) error // called with the new name
+
+	// crashIn, when positive, counts down the operations that change the
+	// file system; the one that brings it to 0 and every later one fail
+	// without effect (a Write first writes half its bytes), as if the
+	// process had been killed there.
+	crashIn atomic.Int64
+	crashed atomic.Bool
+}
+
+// errCrashed is the failure of every operation after a simulated crash.
+var errCrashed = errors.New("simulated crash")
+
+// mutate counts one operation that changes the file system; it fails once
+// the simulated crash happened. now says the crash is this operation.
+func (t *testFS) mutate() (now bool, err error) {
+	if t.crashed.Load() {
+		return false, errCrashed
+	}
+	if t.crashIn.Load() > 0 && t.crashIn.Add(-1) == 0 {
+		t.crashed.Store(true)
+		return true, errCrashed
+	}
+	return false, nil
+}
+
+func (t *testFS) Rename(oldname, newname string) error {
+	if _, err := t.mutate(); err != nil {
+		return err
+	}
+	if err := t.hook(&t.failRename, newname); err != nil {
+		return err
+	}
+	return t.osFS.Rename(oldname, newname)
+}
+
+func (t *testFS) Remove(name string) error {
+	if _, err := t.mutate(); err != nil {
+		return err
+	}
+	return t.osFS.Remove(name)
+}
+
+func (t *testFS) Link(oldname, newname string) error {
+	if _, err := t.mutate(); err != nil {
+		return err
+	}
+	return t.osFS.Link(oldname, newname)
+}
+
+func (t *testFS) Mkdir(name string, perm fs.FileMode) error {
+	if _, err := t.mutate(); err != nil {
+		return err
+	}
+	return t.osFS.Mkdir(name, perm)
 }
 
 func (t *testFS) OpenFile(name string, flag int, perm fs.FileMode) (file, error) {
+	if flag&os.O_CREATE != 0 {
+		if _, err := t.mutate(); err != nil {
+			return nil, err
+		}
+	}
 	f, err := t.osFS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
@@ -119,6 +179,13 @@ func (f *testFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (f *testFile) Write(p []byte) (int, error) {
+	if now, err := f.fs.mutate(); err != nil {
+		if now {
+			n, _ := f.file.Write(p[:len(p)/2])
+			return n, err
+		}
+		return 0, err
+	}
 	if err := f.fs.hook(&f.fs.failWrite, f.path); err != nil {
 		// Write half, as a full disk would, then fail.
 		n, _ := f.file.Write(p[:len(p)/2])
@@ -128,6 +195,9 @@ func (f *testFile) Write(p []byte) (int, error) {
 }
 
 func (f *testFile) Sync() error {
+	if _, err := f.fs.mutate(); err != nil {
+		return err
+	}
 	if err := f.fs.hook(&f.fs.failSync, f.path); err != nil {
 		return err
 	}
@@ -138,6 +208,9 @@ func (f *testFile) Sync() error {
 }
 
 func (f *testFile) Truncate(size int64) error {
+	if _, err := f.fs.mutate(); err != nil {
+		return err
+	}
 	if err := f.fs.hook(&f.fs.failTruncate, f.path); err != nil {
 		return err
 	}

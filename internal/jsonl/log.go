@@ -222,7 +222,12 @@ type tailInfo struct {
 	// physEnd is the end of the last complete line (plain) or frame (zstd);
 	// the bytes after it are a torn tail.
 	physEnd int64
-	lastPos seam.Pos
+	// commitEnd is where the committed data ends as far as the tail shows:
+	// the end of the last valid row (plain), or of its frame when that row
+	// ends the frame, else the frame's start (zstd). [commitEnd, physEnd)
+	// is an uncommitted tail.
+	commitEnd int64
+	lastPos   seam.Pos
 	// frame is the decoded last complete frame of a zstd log, when it is
 	// small enough to hand to a reverse scan (see lastFrame).
 	frame *lastFrame
@@ -252,7 +257,7 @@ func (l *logFile) readTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 }
 
 func (l *logFile) plainTail(size int64, hi *headerInfo) (tailInfo, error) {
-	t := tailInfo{physEnd: hi.bodyOff}
+	t := tailInfo{physEnd: hi.bodyOff, commitEnd: hi.bodyOff}
 	b := newBackLines(l.f, hi.bodyOff, size, tailBlock, 0)
 	first := true
 	for {
@@ -275,13 +280,14 @@ func (l *logFile) plainTail(size int64, hi *headerInfo) (tailInfo, error) {
 		if rec, err := seam.DecodeRecord(line[:len(line)-1], hi.hdr.Version); err == nil {
 			t.next, t.last = rec.NextSeq(), &rec
 			t.lastPos = l.pos(off, -1, -1, rec.FirstSeq())
+			t.commitEnd = off + int64(len(line))
 			return t, nil
 		}
 	}
 }
 
 func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.Decoder, error)) (tailInfo, error) {
-	var t tailInfo
+	t := tailInfo{commitEnd: hi.bodyOff}
 	d, err := dec()
 	if err != nil {
 		return t, err
@@ -308,13 +314,17 @@ func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 		if f.Offset < hi.bodyOff {
 			return t, nil // only the header frame
 		}
-		rec, found, err := l.lastRowOfFrame(d, f, content, hi.hdr.Version)
+		rec, found, ends, err := l.lastRowOfFrame(d, f, content, hi.hdr.Version)
 		if err != nil {
 			return t, err
 		}
 		if found {
 			t.next, t.last = rec.NextSeq(), &rec
 			t.lastPos = l.pos(f.Offset, -1, -1, rec.FirstSeq())
+			t.commitEnd = f.Offset
+			if ends {
+				t.commitEnd = f.End()
+			}
 			return t, nil
 		}
 		end = f.Offset
@@ -322,52 +332,52 @@ func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 }
 
 // lastRowOfFrame returns the last valid row of the complete frame f, whose
-// verified content is content if not nil.
-func (l *logFile) lastRowOfFrame(d *zstdframe.Decoder, f zstdframe.Frame, content []byte, v int) (seam.Record, bool, error) {
-	var best seam.Record
-	var err error
+// verified content is content if not nil; ends says that row is the
+// frame's last line.
+func (l *logFile) lastRowOfFrame(d *zstdframe.Decoder, f zstdframe.Frame, content []byte, v int) (best seam.Record, found, ends bool, err error) {
 	if content == nil {
 		content, err = d.DecodeAll(l.f, f, tailFrameLimit)
 	}
 	if err == nil {
 		if len(content) > 0 && content[len(content)-1] != '\n' {
-			return best, false, l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1),
+			return best, false, false, l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1),
 				"frame at byte %d does not end on a record boundary", f.Offset)
 		}
-		for len(content) > 0 {
+		for last := true; len(content) > 0; last = false {
 			i := bytes.LastIndexByte(content[:len(content)-1], '\n')
 			line := content[i+1 : len(content)-1]
 			content = content[:i+1]
 			if rec, err := seam.DecodeRecord(line, v); err == nil {
-				return rec, true, nil
+				return rec, true, last, nil
 			}
 		}
-		return best, false, nil
+		return best, false, false, nil
 	}
 	if !errors.Is(err, zstdframe.ErrTooLarge) {
-		return best, false, l.frameError(err, -1, 0)
+		return best, false, false, l.frameError(err, -1, 0)
 	}
 	// A frame too large to hold: stream it, keeping the last valid row.
 	rd, err := d.NewReader(l.f, f)
 	if err != nil {
-		return best, false, l.frameError(err, -1, 0)
+		return best, false, false, l.frameError(err, -1, 0)
 	}
 	var lr lineReader
 	lr.reset(rd)
-	found := false
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
 			if len(line) > 0 {
-				return best, false, l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1),
+				return best, false, false, l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1),
 					"frame at byte %d does not end on a record boundary", f.Offset)
 			}
-			return best, found, nil
+			return best, found, ends, nil
 		}
 		if err != nil {
-			return best, false, l.frameError(err, -1, 0)
+			return best, false, false, l.frameError(err, -1, 0)
 		}
-		if rec, err := seam.DecodeRecord(line[:len(line)-1], v); err == nil {
+		rec, err := seam.DecodeRecord(line[:len(line)-1], v)
+		ends = err == nil
+		if ends {
 			best, found = rec, true
 		}
 	}

@@ -13,3 +13,13 @@ func fileIdentity(fi fs.FileInfo) (dev, ino uint64, ctimeNs int64) {
 	}
 	return uint64(st.Dev), st.Ino, st.Ctim.Nano()
 }
+
+// fileLinks returns the link count of fi; 0 means the file was unlinked
+// (or renamed over) after it was opened. Without it, fileLinks says 1.
+func fileLinks(fi fs.FileInfo) uint64 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 1
+	}
+	return uint64(st.Nlink)
+}

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -393,6 +394,7 @@ func (s *Store) snapshotHT(op string, d *sessionDir) (seam.Snapshot, headTail, e
 	snap.Header = ht.hi.hdr
 	snap.EventCount = ht.tail.next
 	snap.Location.TornBytes = ht.size - ht.tail.physEnd
+	snap.Location.UncommittedBytes = max(ht.tail.physEnd-ht.tail.commitEnd, 0)
 	return snap, ht, nil
 }
 
@@ -483,7 +485,9 @@ feed:
 		if !it.ok {
 			continue
 		}
-		if id := it.entry.Snapshot.Header.ID; id != "" {
+		// Entries named by a file or folder name rather than a session id
+		// (a flat-layout file, an undecodable folder) are not ids to pair.
+		if id := it.entry.Snapshot.Header.ID; id != "" && it.e.IsDir() && segmentOK(it.e.Name()) {
 			seen[id] = append(seen[id], len(out))
 			if it.ht != nil && it.entry.Err == nil {
 				cache[id] = s.newOpenHint(it.entry.Snapshot, it.ht)
@@ -516,11 +520,14 @@ feed:
 func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, *headTail, bool) {
 	path := filepath.Join(s.root, project, e.Name())
 	if !e.IsDir() {
-		if _, _, ok := ParseLogName(e.Name()); !ok {
+		if !isFlatLog(e.Name()) {
 			return seam.Entry{}, nil, false
 		}
+		// The entry is named by the file, which is all there is to name
+		// it by: the id in its header is not trusted to a flat file.
 		return seam.Entry{
-			Snapshot: seam.Snapshot{Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
+			Snapshot: seam.Snapshot{Header: seam.Header{ID: e.Name()},
+				Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
 			Err: seam.Errorf(seam.ErrCorrupt, "list", "", seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
 				"log file placed directly in a project folder (old flat layout)"),
 		}, nil, true
@@ -532,8 +539,9 @@ func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, *headTail,
 	}
 	if derr != nil {
 		return seam.Entry{
-			Snapshot: seam.Snapshot{Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
-			Err:      &seam.Error{Kind: seam.ErrCorrupt, Op: "list", Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: derr},
+			Snapshot: seam.Snapshot{Header: seam.Header{ID: e.Name()},
+				Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
+			Err: &seam.Error{Kind: seam.ErrCorrupt, Op: "list", Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: derr},
 		}, nil, true
 	}
 	if err != nil {
@@ -548,6 +556,19 @@ func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, *headTail,
 	}
 	ht.d = d
 	return seam.Entry{Snapshot: snap}, &ht, true
+}
+
+// isFlatLog tells whether name, an entry of a project folder that is not
+// a directory, is a log file of the old flat layout: any *.jsonl or
+// *.jsonl.zstd (store.md 1 makes it an error, not something to skip).
+func isFlatLog(name string) bool {
+	return strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.zstd")
+}
+
+// segmentOK tells whether name decodes to a session id.
+func segmentOK(name string) bool {
+	_, err := DecodeSegment(name)
+	return err == nil
 }
 
 // check fails when the store is closed or ctx is done.

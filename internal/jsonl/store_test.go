@@ -41,6 +41,9 @@ func TestListReportsBadEntries(t *testing.T) {
 	writeLog(t, root, "--p--", "erased", "session.lock", "")
 	writeLog(t, root, "--p--", "pending", "session.jsonl.0123456789ab.tmp", headerFor("pending"))
 	writeLog(t, root, "--p--", "", "session.jsonl", headerFor("flat"))
+	writeLog(t, root, "--q--", "", "flat-id.jsonl", headerFor("flat-id"))
+	writeLog(t, root, "--q--", "", "session.jsonl", headerFor("flat"))
+	writeLog(t, root, "--q--", "", "notes.txt", "not a log")
 	writeLog(t, root, "--p--", "badheader", "session.jsonl", "{\"type\":\"turn/start\"}\n")
 	writeLog(t, root, "--p--", "otherid", "session.jsonl", headerFor("someone-else"))
 	writeLog(t, root, "--elsewhere--", "wrongproject", "session.jsonl", headerFor("wrongproject"))
@@ -65,6 +68,8 @@ func TestListReportsBadEntries(t *testing.T) {
 	want := map[string]string{
 		"good/session.jsonl":         "",
 		"--p--/session.jsonl":        "placed directly in a project folder",
+		"--q--/flat-id.jsonl":        "placed directly in a project folder",
+		"--q--/session.jsonl":        "placed directly in a project folder",
 		"badheader/session.jsonl":    "not a session header",
 		"otherid/session.jsonl":      "does not match the session folder",
 		"wrongproject/session.jsonl": `belongs in project folder "--p--"`,
@@ -92,6 +97,17 @@ func TestListReportsBadEntries(t *testing.T) {
 		t.Errorf("List returned %d entries, want %d", len(entries), len(want)+1)
 	}
 	wantKind(t, got["newer/session.jsonl"], seam.ErrUnsupportedFormat)
+	// A flat-layout file is named by its file name, so that the message
+	// reads well, and two of one name are not paired as duplicate ids.
+	for _, e := range entries {
+		path := e.Snapshot.Location.Path
+		if proj := filepath.Base(filepath.Dir(path)); proj != "--p--" && proj != "--q--" {
+			continue // a session folder's log
+		}
+		if name := filepath.Base(path); e.Snapshot.Header.ID != name {
+			t.Errorf("entry %s has id %q, want %q", path, e.Snapshot.Header.ID, name)
+		}
+	}
 
 	// Open and Stat report the same errors.
 	for id, kind := range map[string]error{

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
@@ -27,9 +28,14 @@ type writer struct {
 	// cut is where committed data ends; bytes [cut, size) are a torn or
 	// uncommitted tail that the next append removes.
 	cut int64
+	// physEnd is the end of the last complete line or frame: [cut,
+	// physEnd) is an uncommitted tail, [physEnd, size) a torn one.
+	physEnd int64
 	// salvage holds the committed lines of the zstd frame at cut that
 	// precede an uncommitted record; the next append rewrites them.
 	salvage []byte
+	// repairs lists the tails this handle removed, for Repairs.
+	repairs []seam.Repair
 }
 
 // Create reserves a new session. Nothing is written until the first
@@ -219,7 +225,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 	if h.inherited, err = end.marker.Result(&h.hdr); err != nil {
 		return l.located(err, seam.ErrCorrupt, l.pos(0, -1, 1, -1))
 	}
-	h.w.size, h.w.next, h.w.cut = size, end.next, end.cutOffset()
+	h.w.size, h.w.next, h.w.cut, h.w.physEnd = size, end.next, end.cutOffset(), end.physEnd
 	if b := end.bad; b != nil && b.frame >= 0 && b.off > b.frameText {
 		if h.w.salvage, err = l.frameText(b.frameOff, size, b.off-b.frameText); err != nil {
 			return err
@@ -319,6 +325,13 @@ func (h *handle) appendLines(lines []byte, n int64) error {
 	if err := h.checkOwnership(); err != nil {
 		return err
 	}
+	if len(w.salvage) > 0 {
+		// The frame at cut holds committed records before the first
+		// uncommitted one: write them back as a frame of their own, then
+		// the batch's frame, without ever truncating them away.
+		content := zstdframe.AppendFrame(nil, w.salvage)
+		return h.replaceTail(zstdframe.AppendFrame(content, lines), n)
+	}
 	if w.cut < w.size {
 		if _, err := h.removeTail(); err != nil {
 			return err
@@ -326,12 +339,11 @@ func (h *handle) appendLines(lines []byte, n int64) error {
 	}
 	payload := lines
 	if l.enc == Zstd {
-		payload = zstdframe.AppendFrame(nil, append(w.salvage, lines...))
+		payload = zstdframe.AppendFrame(nil, lines)
 	}
 	if err := h.write(payload); err != nil {
 		return err
 	}
-	w.salvage = nil
 	w.next += n
 	return nil
 }
@@ -339,10 +351,7 @@ func (h *handle) appendLines(lines []byte, n int64) error {
 // write appends payload at w.cut and fsyncs, or cuts the file back.
 func (h *handle) write(payload []byte) error {
 	l, w := h.log, h.w
-	m, err := l.f.Write(payload)
-	if err == nil && m != len(payload) {
-		err = errors.New("short write")
-	}
+	err := writeAll(l.f, payload)
 	if err == nil {
 		err = l.f.Sync()
 	}
@@ -358,7 +367,7 @@ func (h *handle) write(payload []byte) error {
 		return l.ioError(err, w.cut)
 	}
 	w.size = w.cut + int64(len(payload))
-	w.cut = w.size
+	w.cut, w.physEnd = w.size, w.size
 	return nil
 }
 
@@ -392,18 +401,115 @@ func (h *handle) checkOwnership() error {
 
 // removeTail copies the bytes [cut, size) to a backup file outside the
 // store, fsyncs it, then truncates the log to cut and fsyncs. It returns
-// the backup's path.
-func (h *handle) removeTail() (string, error) {
+// the repairs it made. It never removes committed records: a zstd tail
+// that starts inside a frame goes through replaceTail.
+func (h *handle) removeTail() ([]seam.Repair, error) {
 	l, w := h.log, h.w
 	path, err := h.s.backup(h.id, l, w.cut, w.size)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := truncateSync(l.f, w.cut); err != nil {
-		return "", l.ioError(fmt.Errorf("removing the tail after byte %d: %w", w.cut, err), w.cut)
+		return nil, l.ioError(fmt.Errorf("removing the tail after byte %d: %w", w.cut, err), w.cut)
 	}
-	w.size = w.cut
-	return path, nil
+	reps := h.noteRepairs(path)
+	w.size, w.physEnd = w.cut, w.cut
+	return reps, nil
+}
+
+// noteRepairs records the removal of [cut, size), saved to backup, as the
+// handle's repairs: an uncommitted tail [cut, physEnd) and a torn one
+// [physEnd, size).
+func (h *handle) noteRepairs(backup string) []seam.Repair {
+	w := h.w
+	var reps []seam.Repair
+	if w.physEnd > w.cut {
+		reps = append(reps, seam.Repair{Path: h.log.path, Offset: w.cut, Bytes: w.physEnd - w.cut,
+			Kind: seam.RepairUncommitted, Backup: backup, Rewritten: int64(len(w.salvage))})
+	}
+	if w.size > max(w.physEnd, w.cut) {
+		from := max(w.physEnd, w.cut)
+		reps = append(reps, seam.Repair{Path: h.log.path, Offset: from, Bytes: w.size - from,
+			Kind: seam.RepairTorn, Backup: backup})
+	}
+	w.repairs = append(w.repairs, reps...)
+	return reps
+}
+
+// replaceTail replaces the bytes [cut, size) of the log with content (whole
+// frames), which holds n new events, so that no failure point loses a
+// committed record: the removed bytes are backed up first; then the log's
+// first cut bytes and content are written to a new temp file beside it
+// (mode 0600, exclusive create), fsynced, renamed over the log and the
+// directory fsynced. Until the rename the log is untouched; after it the
+// log holds everything. The session lock is on session.lock, so the rename
+// keeps it. Only a zstd tail that starts inside a frame pays this copy.
+func (h *handle) replaceTail(content []byte, n int64) error {
+	l, w, fsys := h.log, h.w, h.s.fs
+	backup, err := h.s.backup(h.id, l, w.cut, w.size)
+	if err != nil {
+		return err
+	}
+	var suffix [6]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return l.ioError(err, w.cut)
+	}
+	tmp := l.path + "." + hex.EncodeToString(suffix[:]) + ".tmp"
+	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return l.ioError(fmt.Errorf("rewriting the log: %w", err), w.cut)
+	}
+	err = copyRange(f, l.f, 0, w.cut)
+	if err == nil {
+		err = writeAll(f, content)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = fsys.Rename(tmp, l.path)
+	}
+	if err != nil {
+		f.Close()
+		fsys.Remove(tmp)
+		return l.ioError(fmt.Errorf("rewriting the log without its tail after byte %d (the log is unchanged): %w", w.cut, err), w.cut)
+	}
+	// The renamed file is the log now: its descriptor, opened O_APPEND,
+	// replaces the old one. Scans of this handle still reading the old
+	// one keep it until the handle closes.
+	nl := *l
+	nl.f = f
+	h.stale = append(h.stale, l)
+	h.log = &nl
+	h.noteRepairs(backup)
+	w.size = w.cut + int64(len(content))
+	w.cut, w.physEnd, w.salvage = w.size, w.size, nil
+	w.next += n
+	if err := syncDir(fsys, filepath.Dir(l.path)); err != nil {
+		return l.ioError(fmt.Errorf("the log was rewritten with the batch, but a crash may still undo it: %w", err), -1)
+	}
+	return nil
+}
+
+// writeAll writes p to f; a short write is an error.
+func writeAll(f file, p []byte) error {
+	m, err := f.Write(p)
+	if err == nil && m != len(p) {
+		err = errors.New("short write")
+	}
+	return err
+}
+
+// Repairs returns the torn or uncommitted tails this write handle removed
+// before its appends, oldest first; nil for a read handle. It implements
+// seam.TailRepairer.
+func (h *handle) Repairs() []seam.Repair {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.w == nil {
+		return nil
+	}
+	return slices.Clone(h.w.repairs)
 }
 
 // TailRepair describes the removal of a torn or uncommitted tail.
@@ -437,14 +543,19 @@ func (s *Store) RepairTail(ctx context.Context, id string, dryRun bool) (TailRep
 	if r.Bytes == 0 || dryRun {
 		return r, nil
 	}
-	if r.Backup, err = h.removeTail(); err != nil {
+	if err := h.checkOwnership(); err != nil {
 		return r, seam.Wrap(err, seam.ErrIO, "repair", id)
 	}
 	if len(w.salvage) > 0 {
-		if err := h.write(zstdframe.AppendFrame(nil, w.salvage)); err != nil {
-			return r, seam.Wrap(err, seam.ErrIO, "repair", id)
-		}
-		w.salvage = nil
+		err = h.replaceTail(zstdframe.AppendFrame(nil, w.salvage), 0)
+	} else {
+		_, err = h.removeTail()
+	}
+	if n := len(w.repairs); n > 0 {
+		r.Backup = w.repairs[n-1].Backup
+	}
+	if err != nil {
+		return r, seam.Wrap(err, seam.ErrIO, "repair", id)
 	}
 	return r, nil
 }

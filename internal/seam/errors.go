@@ -39,6 +39,8 @@ type Pos struct {
 // NoPos is a Pos with nothing known.
 var NoPos = Pos{Offset: -1, Frame: -1, Line: -1, Seq: -1}
 
+// String lists the known fields of p (frame, byte, line, seq), then the
+// path; it is empty when nothing is known.
 func (p Pos) String() string {
 	var parts []string
 	if p.Frame >= 0 {
@@ -70,6 +72,8 @@ type Error struct {
 	Err  error // the cause, may be nil
 }
 
+// Error returns "<op> "<id>": <kind>: <cause> (<position>)", leaving out
+// what is unknown; a seq mismatch is its cause's message alone.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Kind == ErrSeqMismatch && e.Err != nil {

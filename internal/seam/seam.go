@@ -19,6 +19,7 @@ const (
 	Write
 )
 
+// String returns "read" or "write".
 func (a Access) String() string {
 	if a == Write {
 		return "write"
@@ -122,6 +123,13 @@ type Location struct {
 	OlderGenerations []int `json:"olderGenerations,omitempty"`
 	// TornBytes counts the bytes of a torn tail that readers ignore.
 	TornBytes int64 `json:"tornBytes"`
+	// UncommittedBytes counts the bytes before the torn tail that hold an
+	// uncommitted tail (store.md 4), as far as the tail of the log shows
+	// it without a full read: what the next append removes besides the
+	// torn tail. In a zstd log it counts from the start of the frame that
+	// holds the first uncommitted record, whose committed records the
+	// append writes back.
+	UncommittedBytes int64 `json:"uncommittedBytes"`
 }
 
 // Entry is one session found by List.
@@ -130,6 +138,43 @@ type Entry struct {
 	// Err is set when the entry is a session that cannot be read; Snapshot
 	// then holds at least the id and the location.
 	Err error
+}
+
+// Repair kinds: what a write path removed before it appended.
+const (
+	// RepairTorn is a torn tail: an incomplete final line or frame.
+	RepairTorn = "torn"
+	// RepairUncommitted is an uncommitted tail: complete records from the
+	// first invalid one on (store.md 4).
+	RepairUncommitted = "uncommitted"
+)
+
+// Repair describes bytes a write handle removed from a log before it
+// appended. Nothing removed is thrown away: Backup holds the bytes.
+type Repair struct {
+	// Path is the log the bytes were removed from.
+	Path string `json:"path"`
+	// Offset is the byte offset in Path where the removed bytes started.
+	Offset int64 `json:"offset"`
+	// Bytes is how many bytes were removed.
+	Bytes int64 `json:"bytes"`
+	// Kind is RepairTorn or RepairUncommitted.
+	Kind string `json:"kind"`
+	// Backup is the file that keeps the removed bytes (several repairs of
+	// one append can share it).
+	Backup string `json:"backup"`
+	// Rewritten is the size of the committed text that shared a zstd frame
+	// with the first uncommitted record; it was written back as a frame of
+	// its own, so no committed record is lost.
+	Rewritten int64 `json:"rewritten,omitempty"`
+}
+
+// TailRepairer is implemented by the write handles of backends whose write
+// path removes a torn or uncommitted tail before it appends, so that a
+// consumer can say what was removed and where the bytes were saved.
+type TailRepairer interface {
+	// Repairs returns the repairs the handle made so far, oldest first.
+	Repairs() []Repair
 }
 
 // LockProber is implemented by backends that can tell whether another

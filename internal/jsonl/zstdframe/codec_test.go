@@ -103,7 +103,6 @@ func TestDecoderStreamsLargeFrame(t *testing.T) {
 type prefixHash struct {
 	got []byte
 	n   int
-	bad bool
 }
 
 func newPrefixHash() *prefixHash { return &prefixHash{} }

@@ -172,6 +172,12 @@ func preallocFor(f Frame, limit int64) int {
 	return int(min(n, limit, maxPrealloc) + bytes.MinRead)
 }
 
+// Verify decodes frame f of r without keeping its content, to check that
+// it decodes and that its checksum matches. Memory stays bounded by the
+// frame's window, so it suits frames too large for DecodeAll. Errors are
+// those of NewReader and of reading its content.
+func (d *Decoder) Verify(r io.ReaderAt, f Frame) error { return d.verify(r, f) }
+
 // verify decodes frame f of r to check its content and checksum.
 func (d *Decoder) verify(r io.ReaderAt, f Frame) error {
 	rd, err := d.NewReader(r, f)

@@ -53,6 +53,7 @@ type Error struct {
 	msg    string
 }
 
+// Error returns the message, followed by the cause when there is one.
 func (e *Error) Error() string {
 	if e.Err == nil {
 		return e.msg
