@@ -188,9 +188,11 @@ func matchID(ctx context.Context, svc seam.Service, arg string) (string, error) 
 		return "", lerr
 	}
 	var matches []string
+	var matchErr error
 	for _, en := range entries {
 		if id := en.Snapshot.Header.ID; strings.HasPrefix(id, arg) {
 			matches = append(matches, id)
+			matchErr = en.Err
 		}
 	}
 	slices.Sort(matches)
@@ -199,6 +201,11 @@ func matchID(ctx context.Context, svc seam.Service, arg string) (string, error) 
 	case 0:
 		return "", withHint(err, "run 'dshctl list --all' to see the sessions of the store")
 	case 1:
+		// An entry that is not a readable session (a stray log file, say)
+		// is reported for what it is, not as "not found".
+		if matchErr != nil {
+			return "", matchErr
+		}
 		return matches[0], nil
 	}
 	const show = 10
