@@ -47,7 +47,7 @@ func TestCrashAppend(t *testing.T) {
 			const id = "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c"
 			// acked maps a seq to the title the acknowledged append gave it.
 			acked := map[int64]string{}
-			killed, torn := 0, 0
+			killed, torn, damaged := 0, 0, 0
 			for run := range runs {
 				batch, titles := crashBatch(rng, run)
 				cmd := exec.Command("dshctl", "--store", root, "append", "--assign-seq", "-o", "jsonl", id)
@@ -76,20 +76,38 @@ func TestCrashAppend(t *testing.T) {
 				} else {
 					t.Fatalf("run %d: append failed without being killed: %v: %s", run, err, stderr.String())
 				}
-				if checkAfterCrash(t, root, id, acked, run) > 0 {
+				loc, n := checkAfterCrash(t, root, id, acked, run)
+				switch r := rng.IntN(8); {
+				case loc.TornBytes > 0:
 					torn++
-				} else if rng.IntN(4) == 0 {
+				case loc.UncommittedBytes > 0:
+					// An earlier damaged tail a killed append left in
+					// place: the next append repairs it first.
+				case r < 2:
 					// A kill inside write(2) is rare on a fast disk; leave
 					// the torn tail it would leave, for the next append to
 					// remove.
 					tearTail(t, root, store, rng)
-					if checkAfterCrash(t, root, id, acked, run) == 0 {
+					if loc, _ := checkAfterCrash(t, root, id, acked, run); loc.TornBytes == 0 {
 						t.Fatalf("run %d: torn tail not reported", run)
 					}
 					torn++
+				case r == 2:
+					// A complete frame (or lines) whose first record is
+					// served and whose second is garbage: the next append
+					// must drop the garbage without losing the record,
+					// whatever point it is killed at.
+					title := fmt.Sprintf("served before run %d", run+1)
+					badTail(t, root, store, n, title)
+					acked[n] = title
+					if loc, _ := checkAfterCrash(t, root, id, acked, run); loc.UncommittedBytes == 0 {
+						t.Fatalf("run %d: uncommitted tail not reported", run)
+					}
+					damaged++
 				}
 			}
-			t.Logf("%d appends, %d killed, %d left a torn tail, %d acknowledged events", runs, killed, torn, len(acked))
+			t.Logf("%d appends, %d killed, %d torn tails, %d uncommitted tails inside a frame, %d acknowledged events",
+				runs, killed, torn, damaged, len(acked))
 		})
 	}
 }
@@ -116,28 +134,46 @@ func crashBatch(rng *rand.Rand, run int) ([]byte, []string) {
 // frame, or a line without its newline.
 func tearTail(t *testing.T, root, store string, rng *rand.Rand) {
 	t.Helper()
-	logs, err := filepath.Glob(filepath.Join(root, "*", "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c", "session.jsonl*"))
-	if err != nil || len(logs) != 1 {
-		t.Fatalf("log not found: %v %v", logs, err)
-	}
 	line := []byte(`{"type":"session/title","seq":999999,"time":1,"data":{"title":"never acknowledged"}}` + "\n")
 	cut := line[:1+rng.IntN(len(line)-1)]
 	if store == "jsonl-zstd" {
 		frame := zstdframe.AppendFrame(nil, line)
 		cut = frame[:1+rng.IntN(len(frame)-1)]
 	}
+	appendToLog(t, root, cut)
+}
+
+// badTail appends one complete write holding a valid event at seq and then a
+// record that does not parse: an uncommitted tail inside a frame.
+func badTail(t *testing.T, root, store string, seq int64, title string) {
+	t.Helper()
+	text := fmt.Appendf(nil, `{"type":"session/title","seq":%d,"time":1,"data":{"title":%q}}`+"\n", seq, title)
+	text = append(text, "{not json\n"...)
+	if store == "jsonl-zstd" {
+		text = zstdframe.AppendFrame(nil, text)
+	}
+	appendToLog(t, root, text)
+}
+
+func appendToLog(t *testing.T, root string, b []byte) {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(root, "*", "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c", "session.jsonl*"))
+	if err != nil || len(logs) != 1 {
+		t.Fatalf("log not found: %v %v", logs, err)
+	}
 	f, err := os.OpenFile(logs[0], os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := f.Write(cut); err != nil {
+	if _, err := f.Write(b); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// checkAfterCrash reads the log back and returns the size of its torn tail.
-func checkAfterCrash(t *testing.T, root, id string, acked map[int64]string, run int) int64 {
+// checkAfterCrash reads the log back and returns its location (torn and
+// uncommitted tail sizes) and its number of events.
+func checkAfterCrash(t *testing.T, root, id string, acked map[int64]string, run int) (seam.Location, int64) {
 	t.Helper()
 	ctx := context.Background()
 	store, err := jsonl.Open(root, jsonl.Options{})
@@ -178,5 +214,5 @@ func checkAfterCrash(t *testing.T, root, id string, acked map[int64]string, run 
 	if snap.EventCount != n {
 		t.Fatalf("run %d: stat eventCount %d, full read %d", run, snap.EventCount, n)
 	}
-	return snap.Location.TornBytes
+	return snap.Location, n
 }
