@@ -103,13 +103,18 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 		return err
 	}
 	defer svc.Close()
-	entries, err := svc.List(ctx)
-	if err != nil {
-		return err
+	var items []listItem
+	if ol, ok := svc.(seam.OpenLister); ok {
+		items, err = listItemsOpen(ctx, e, format, ol, o.budget)
+	} else {
+		var entries []seam.Entry
+		if entries, err = svc.List(ctx); err != nil {
+			return err
+		}
+		bar := newProgress(e, format, "reading sessions", len(entries))
+		items, err = listItems(ctx, svc, entries, o.budget, bar.add)
+		bar.finish()
 	}
-	bar := newProgress(e, format, "reading sessions", len(entries))
-	items, err := listItems(ctx, svc, entries, o.budget, bar.add)
-	bar.finish()
 	if err != nil {
 		return err
 	}
@@ -179,7 +184,56 @@ func listItems(ctx context.Context, svc seam.Service, entries []seam.Entry, budg
 	return items, ctx.Err()
 }
 
+// listItemsOpen is listItems for a service that opens each session in the
+// listing pass (seam.OpenLister): one open per session. The items come in
+// List's order (by location path).
+func listItemsOpen(ctx context.Context, e *env, format string, ol seam.OpenLister, budget int64) ([]listItem, error) {
+	var (
+		mu    sync.Mutex
+		items []listItem
+		bar   *progress
+	)
+	found := func(n int) {
+		bar = newProgress(e, format, "reading sessions", n)
+		items = make([]listItem, 0, n)
+	}
+	err := ol.ListOpen(ctx, found, func(en seam.Entry, h seam.Handle, openErr error) {
+		it := listItemWith(ctx, en, budget, func() (seam.Handle, error) { return h, openErr })
+		mu.Lock()
+		items = append(items, it)
+		mu.Unlock()
+		if bar != nil {
+			bar.add(1)
+		}
+	})
+	if bar != nil {
+		bar.finish()
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(items, func(a, b listItem) int {
+		return cmp.Or(strings.Compare(a.Location.Path, b.Location.Path), strings.Compare(a.ID, b.ID))
+	})
+	return items, nil
+}
+
 func listItemOf(ctx context.Context, svc seam.Service, en seam.Entry, budget int64) listItem {
+	return listItemWith(ctx, en, budget, func() (seam.Handle, error) {
+		h, err := svc.Open(ctx, en.Snapshot.Header.ID, seam.Read)
+		if err != nil {
+			return nil, err
+		}
+		return closeOnce{h}, nil
+	})
+}
+
+// closeOnce is a handle listItemWith closes.
+type closeOnce struct{ seam.Handle }
+
+// listItemWith builds the item of en, reading its metadata from the handle
+// open returns (closed afterwards when it is a closeOnce).
+func listItemWith(ctx context.Context, en seam.Entry, budget int64, open func() (seam.Handle, error)) listItem {
 	s := en.Snapshot
 	it := listItem{
 		ID:            s.Header.ID,
@@ -204,11 +258,13 @@ func listItemOf(ctx context.Context, svc seam.Service, en seam.Entry, budget int
 		return fail(en.Err)
 	}
 	it.EventCount = &s.EventCount
-	h, err := svc.Open(ctx, s.Header.ID, seam.Read)
+	h, err := open()
 	if err != nil {
 		return fail(err)
 	}
-	defer h.Close()
+	if c, ok := h.(closeOnce); ok {
+		defer c.Close()
+	}
 	meta, err := inspect.ReadMeta(ctx, h, inspect.MetaOptions{MaxBytes: budget})
 	if err != nil {
 		return fail(err)

@@ -345,31 +345,41 @@ type headTail struct {
 
 // readHeadTail reads the header and the tail of an open log.
 func (s *Store) readHeadTail(l *logFile, d *sessionDir) (headTail, error) {
+	ht, w, err := s.readHeadTailWindow(l, d)
+	if w != nil {
+		w.release()
+	}
+	return ht, err
+}
+
+// readHeadTailWindow is readHeadTail, also returning the window of the
+// log's head and tail it read (nil when it could not read it), which the
+// caller must release.
+func (s *Store) readHeadTailWindow(l *logFile, d *sessionDir) (headTail, *windowFile, error) {
 	var ht headTail
 	fi, err := l.f.Stat()
 	if err != nil {
-		return ht, l.ioError(err, -1)
+		return ht, nil, l.ioError(err, -1)
 	}
 	ht.size, ht.rev = fi.Size(), revision(fi)
 	// Read the head and the tail once; the header and tail searches then
 	// read from memory.
 	w, err := newWindowFile(l.f, ht.size)
 	if err != nil {
-		return ht, l.ioError(err, 0)
+		return ht, nil, l.ioError(err, 0)
 	}
-	defer w.release()
 	wl := *l
 	wl.f = w
 	dec, done := s.decs.once()
 	defer done()
 	if ht.hi, err = wl.readHeader(ht.size, dec); err != nil {
-		return ht, err
+		return ht, w, err
 	}
 	if err := s.checkProject(&wl, d, &ht.hi.hdr); err != nil {
-		return ht, err
+		return ht, w, err
 	}
 	ht.tail, err = wl.readTail(ht.size, &ht.hi, dec)
-	return ht, err
+	return ht, w, err
 }
 
 // snapshot reads the metadata of the session in d.

@@ -1,0 +1,208 @@
+package jsonl
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+var _ seam.OpenLister = (*Store)(nil)
+
+// ListOpen visits the entries List returns, each readable one with a read
+// handle made from the same open of its log that read its head and tail
+// (seam.OpenLister): the handle keeps that window and the decoded last
+// frame for its first scans, while the log's revision holds (each scan
+// checks it with one fstat, as any read handle does, for freshness). The
+// entries are read on a small worker pool, which also runs visit; each
+// handle is closed when visit returns.
+//
+// An id named by session folders in more than one project folder is a
+// duplicate (List reports every copy with Err) unless only one of them is a
+// session: such folders are read without a handle during the pass and
+// visited after it, once the duplicates are known.
+func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam.Entry, seam.Handle, error)) error {
+	if err := s.check(ctx, "list"); err != nil {
+		return err
+	}
+	projects, err := s.fs.ReadDir(s.root)
+	if err != nil {
+		return &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
+	}
+	type item struct {
+		project string
+		e       fs.DirEntry
+		id      string // the folder's id; "" when it names none
+		dup     bool   // the id names folders in several project folders
+		entry   seam.Entry
+		ok      bool // a session (an entry List returns)
+	}
+	var items []item
+	count := map[string]int{}
+	for _, p := range projects {
+		if !p.IsDir() || !isProjectFolder(p.Name()) {
+			continue
+		}
+		entries, err := s.fs.ReadDir(filepath.Join(s.root, p.Name()))
+		if err != nil {
+			return &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
+		}
+		for _, e := range entries {
+			it := item{project: p.Name(), e: e}
+			if e.IsDir() {
+				if id, err := DecodeSegment(e.Name()); err == nil {
+					it.id = id
+					count[id]++
+				}
+			}
+			items = append(items, it)
+		}
+	}
+	for i := range items {
+		items[i].dup = items[i].id != "" && count[items[i].id] > 1
+	}
+	pending := s.pendingHandles()
+	if found != nil {
+		found(len(items) + len(pending))
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(items), listWorkers()) {
+		wg.Go(func() {
+			for i := range next {
+				it := &items[i]
+				if it.dup {
+					it.entry, _, it.ok = s.listEntry(it.project, it.e)
+					continue
+				}
+				it.ok = s.visitEntry(ctx, it.project, it.e, visit)
+			}
+		})
+	}
+feed:
+	for i := range items {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// The folders of ids named more than once, as List reports them.
+	seen := map[string][]int{}
+	for i := range items {
+		if it := &items[i]; it.dup && it.ok {
+			seen[it.id] = append(seen[it.id], i)
+		}
+	}
+	for id, idx := range seen {
+		if len(idx) == 1 {
+			it := &items[idx[0]]
+			if it.entry.Err == nil {
+				// Not a duplicate after all: read it again, with a handle.
+				it.ok = s.visitEntry(ctx, it.project, it.e, visit)
+			} else {
+				visit(it.entry, nil, nil)
+			}
+			continue
+		}
+		for _, i := range idx {
+			en := items[i].entry
+			en.Err = seam.Errorf(seam.ErrCorrupt, "list", id, seam.Pos{Path: en.Snapshot.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+				"session id found in %d project folders", len(idx))
+			visit(en, nil, nil)
+		}
+	}
+pend:
+	for _, p := range pending {
+		for i := range items {
+			if items[i].ok && items[i].id == p.id {
+				continue pend
+			}
+		}
+		h, err := s.Open(ctx, p.id, seam.Read)
+		visit(seam.Entry{Snapshot: p.pendingSnapshot()}, h, err)
+		if h != nil {
+			h.Close()
+		}
+	}
+	return ctx.Err()
+}
+
+// visitEntry reads one entry of a project folder as List does and, when it
+// is a readable session, makes a read handle from the same open of its log;
+// it calls visit unless the entry is not a session (then ok is false).
+func (s *Store) visitEntry(ctx context.Context, project string, e fs.DirEntry, visit func(seam.Entry, seam.Handle, error)) (ok bool) {
+	if !e.IsDir() {
+		en, _, ok := s.listEntry(project, e)
+		if ok {
+			visit(en, nil, nil)
+		}
+		return ok
+	}
+	id, derr := DecodeSegment(e.Name())
+	d, err := s.inspect("list", id, project, e.Name())
+	if err == nil && d.live < 0 || derr != nil || err != nil {
+		en, _, ok := s.listEntry(project, e)
+		if ok {
+			visit(en, nil, nil)
+		}
+		return ok
+	}
+	snap, h, err, openErr := s.snapshotOpen(ctx, d)
+	if err != nil && errors.Is(err, errHeaderless) {
+		return false
+	}
+	if err != nil {
+		visit(seam.Entry{Snapshot: snap, Err: err}, nil, nil)
+		return true
+	}
+	if h == nil {
+		visit(seam.Entry{Snapshot: snap}, nil, openErr)
+		return true
+	}
+	visit(seam.Entry{Snapshot: snap}, h, nil)
+	h.Close()
+	return true
+}
+
+// snapshotOpen is snapshotHT for ListOpen: it also returns a read handle of
+// the log it opened, holding the window and the decoded last frame it read,
+// or the error a read Open would report (openErr).
+func (s *Store) snapshotOpen(ctx context.Context, d *sessionDir) (snap seam.Snapshot, h *handle, err, openErr error) {
+	snap = seam.Snapshot{Header: seam.Header{ID: d.id}, Location: s.location(d)}
+	l, err := s.openLog("list", d, os.O_RDONLY)
+	if err != nil {
+		return snap, nil, err, nil
+	}
+	ht, w, err := s.readHeadTailWindow(l, d)
+	snap.SizeBytes, snap.Revision = ht.size, ht.rev
+	if err != nil {
+		if w != nil {
+			w.release()
+		}
+		l.f.Close()
+		return snap, nil, seam.Wrap(err, seam.ErrIO, "list", d.id), nil
+	}
+	snap.Header = ht.hi.hdr
+	snap.EventCount = ht.tail.next
+	snap.Location.TornBytes = ht.size - ht.tail.physEnd
+	snap.Location.UncommittedBytes = max(ht.tail.physEnd-ht.tail.commitEnd, 0)
+	h, err = s.openReadWith(ctx, l, d, &ht.hi, ht.size, tailVocabulary(l, &ht.tail, ht.hi.hdr.Version))
+	if err != nil {
+		w.release()
+		l.f.Close()
+		return snap, nil, nil, seam.Wrap(err, seam.ErrIO, "open", d.id)
+	}
+	h.win, h.winRev, h.winRefs = w, ht.rev, 1
+	h.tail, h.tailRev = ht.tail.frame, ht.rev
+	return snap, h, nil, nil
+}
