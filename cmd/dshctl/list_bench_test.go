@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -22,16 +23,18 @@ const benchStoreSessions = 10_000
 
 // BenchmarkList measures `dshctl list` on a store of 10,000 zstd sessions of
 // mixed sizes (some over 10 MB) against the floor of any cold list: reading
-// the first and last 4 KiB of every log file. Both run in every iteration,
-// on the same warm page cache, and the ratio is reported. The store is built
-// once and kept in $DSHCTL_BENCH_STORE (default: a folder in the temp dir).
+// the first and last 4 KiB of every log file, given the list of files
+// ("ratio"), and also finding those files by walking the store first, as
+// list must ("ratio-walk"). All run in every iteration, on the same warm
+// page cache. The store is built once and kept in $DSHCTL_BENCH_STORE
+// (default: a folder in the temp dir).
 func BenchmarkList(b *testing.B) {
 	root := benchStore(b)
 	logs, err := filepath.Glob(filepath.Join(root, "*", "*", "session*.jsonl.zstd"))
 	if err != nil || len(logs) != benchStoreSessions {
 		b.Fatalf("store has %d logs: %v", len(logs), err)
 	}
-	var listTime, readTime time.Duration
+	var listTime, readTime, walkTime time.Duration
 	b.ResetTimer()
 	for b.Loop() {
 		start := time.Now()
@@ -47,11 +50,36 @@ func BenchmarkList(b *testing.B) {
 			b.Fatal(err)
 		}
 		readTime += time.Since(start)
+
+		start = time.Now()
+		found, err := findLogs(root)
+		if err == nil {
+			err = readHeadsAndTails(found, 4<<10)
+		}
+		if err != nil || len(found) != len(logs) {
+			b.Fatalf("walk found %d logs: %v", len(found), err)
+		}
+		walkTime += time.Since(start)
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(listTime.Milliseconds())/n, "list-ms")
 	b.ReportMetric(float64(readTime.Milliseconds())/n, "head+tail-4KiB-ms")
+	b.ReportMetric(float64(walkTime.Milliseconds())/n, "walk+head+tail-ms")
 	b.ReportMetric(float64(listTime)/float64(readTime), "ratio")
+	b.ReportMetric(float64(listTime)/float64(walkTime), "ratio-walk")
+}
+
+// findLogs walks a store for its log files, the way any lister must before
+// it can read them.
+func findLogs(root string) ([]string, error) {
+	var logs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl.zstd") {
+			logs = append(logs, p)
+		}
+		return err
+	})
+	return logs, err
 }
 
 // readHeadsAndTails reads the first and last n bytes of every file.
