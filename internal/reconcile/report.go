@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -64,21 +63,6 @@ func (s *Snapshot) brief() string {
 		q = append(q, x.ID)
 	}
 	return fmt.Sprintf("C=[%s] L=[%s] Q=[%s] LT=%q CA=%q", strings.Join(c, " "), strings.Join(l, " "), strings.Join(q, " "), s.LT, s.CA)
-}
-
-// WriteJSON writes results as one JSON document: {"results": [...]}.
-func WriteJSON(w io.Writer, results []Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if results == nil {
-		results = []Result{}
-	}
-	if err := enc.Encode(struct {
-		Results []Result `json:"results"`
-	}{results}); err != nil {
-		return fmt.Errorf("encode results: %w", err)
-	}
-	return nil
 }
 
 type junitSuites struct {
