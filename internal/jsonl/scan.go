@@ -281,17 +281,24 @@ func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
 	defer l.decs.put(d)
 	src := newBlockCache(l.f, limit)
 	defer src.release() // the decoded content is a copy
+	// One Reverse for the scan: each step is LastFrame(src, end), the
+	// search sharing the bytes, magics and frames of the steps before.
+	var content []byte
+	rv, err := zstdframe.NewReverse(src, size, zstdframe.LastOptions{Decoder: d, KeepContent: reverseFrameLimit, Content: &content})
+	if err != nil {
+		return err
+	}
+	defer rv.Close()
 	end, consumed := size, int64(0)
 	for end > s.r.body.fileOff {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var content []byte
 		var last zstdframe.Last
 		if t := s.r.tail; t != nil && end == size && t.size == size {
 			// The open's tail search found and verified this frame.
 			last, content = t.last, t.content
-		} else if last, err = zstdframe.LastFrame(src, end, zstdframe.LastOptions{Decoder: d, KeepContent: reverseFrameLimit, Content: &content}); err != nil {
+		} else if last, err = rv.LastFrame(end); err != nil {
 			return s.r.budgetError(l.frameError(err, -1, 0))
 		}
 		if end < size && last.Torn.Size != 0 {

@@ -22,31 +22,52 @@ const maxSafeInteger = 1<<53 - 1
 // without copying the values: they alias raw. It is the hot path of every
 // reader, so it validates raw once and then splits it with a plain scan.
 func objectFields(raw []byte) (map[string]json.RawMessage, error) {
-	m, _, err := objectFieldsCompact(raw)
-	return m, err
+	var f fieldList
+	if _, err := f.parse(raw); err != nil {
+		return nil, err
+	}
+	return f.toMap(), nil
 }
 
-// objectFieldsCompact is objectFields, also reporting whether raw is
-// compact (no white space outside strings), so that its values need no
-// compaction.
-func objectFieldsCompact(raw []byte) (map[string]json.RawMessage, bool, error) {
+// smallFields is how many distinct members a fieldList holds without a map.
+const smallFields = 8
+
+// field is one member of a fieldList.
+type field struct {
+	key string
+	val json.RawMessage
+}
+
+// fieldList holds the members of a JSON object, as objectFields returns
+// them, without a map for objects of up to smallFields distinct keys (every
+// record envelope and packed-row data): the first occurrence of a key keeps
+// its place and takes the last value. Larger objects move to m.
+type fieldList struct {
+	kv [smallFields]field
+	n  int
+	m  map[string]json.RawMessage // all members, once more than smallFields
+}
+
+// parse splits raw into f (which must be empty), as objectFields does,
+// also reporting whether raw is compact (no white space outside strings),
+// so that its values need no compaction.
+func (f *fieldList) parse(raw []byte) (bool, error) {
 	if !isObject(raw) {
-		return nil, false, errors.New("not an object")
+		return false, errors.New("not an object")
 	}
 	valid, compact := scanJSON(raw)
 	if !valid {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, false, err // for json's own message
+			return false, err // for json's own message
 		}
-		return nil, false, errors.New("invalid JSON") // unreachable: scanJSON accepts what json does
+		return false, errors.New("invalid JSON") // unreachable: scanJSON accepts what json does
 	}
-	m := make(map[string]json.RawMessage, 8)
 	i := skipSpace(raw, 0) + 1 // past '{'
 	for {
 		i = skipSpace(raw, i)
 		if raw[i] == '}' {
-			return m, compact, nil
+			return compact, nil
 		}
 		end := stringEnd(raw, i)
 		key, ok := knownKeys[string(raw[i+1:end-1])]
@@ -55,11 +76,91 @@ func objectFieldsCompact(raw []byte) (map[string]json.RawMessage, bool, error) {
 		}
 		i = skipSpace(raw, skipSpace(raw, end)+1) // past ':'
 		vend := valueEnd(raw, i)
-		m[key] = raw[i:vend:vend]
+		f.set(key, raw[i:vend:vend])
 		if i = skipSpace(raw, vend); raw[i] == ',' {
 			i++
 		}
 	}
+}
+
+func (f *fieldList) set(key string, val json.RawMessage) {
+	if f.m != nil {
+		f.m[key] = val
+		return
+	}
+	for i := range f.n {
+		if f.kv[i].key == key {
+			f.kv[i].val = val
+			return
+		}
+	}
+	if f.n < smallFields {
+		f.kv[f.n] = field{key, val}
+		f.n++
+		return
+	}
+	f.m = make(map[string]json.RawMessage, 2*smallFields)
+	for _, kv := range f.kv[:f.n] {
+		f.m[kv.key] = kv.val
+	}
+	f.m[key] = val
+}
+
+// get returns the value of key, as indexing objectFields' map does.
+func (f *fieldList) get(key string) (json.RawMessage, bool) {
+	if f.m != nil {
+		v, ok := f.m[key]
+		return v, ok
+	}
+	for _, kv := range f.kv[:f.n] {
+		if kv.key == key {
+			return kv.val, true
+		}
+	}
+	return nil, false
+}
+
+// value is get without the presence flag.
+func (f *fieldList) value(key string) json.RawMessage {
+	v, _ := f.get(key)
+	return v
+}
+
+// len returns the number of distinct keys.
+func (f *fieldList) len() int {
+	if f.m != nil {
+		return len(f.m)
+	}
+	return f.n
+}
+
+// keyNotIn returns a key of f that is not in allowed, if there is one.
+func (f *fieldList) keyNotIn(allowed map[string]bool) (string, bool) {
+	if f.m != nil {
+		for k := range f.m {
+			if !allowed[k] {
+				return k, true
+			}
+		}
+		return "", false
+	}
+	for _, kv := range f.kv[:f.n] {
+		if !allowed[kv.key] {
+			return kv.key, true
+		}
+	}
+	return "", false
+}
+
+func (f *fieldList) toMap() map[string]json.RawMessage {
+	if f.m != nil {
+		return f.m
+	}
+	m := make(map[string]json.RawMessage, f.n)
+	for _, kv := range f.kv[:f.n] {
+		m[kv.key] = kv.val
+	}
+	return m
 }
 
 // knownKeys holds the member names objectFields meets on every record, so
@@ -179,6 +280,9 @@ func isObject(raw []byte) bool {
 // parseSafeInt parses a JSON number that must be a safe integer (JSON.parse
 // accepts 3.0 and 1e3 as integers, so this does too).
 func parseSafeInt(raw json.RawMessage) (int64, error) {
+	if n, ok := smallInt(raw); ok {
+		return n, nil
+	}
 	s := string(raw)
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n > maxSafeInteger || n < -maxSafeInteger {
@@ -196,6 +300,29 @@ func parseSafeInt(raw json.RawMessage) (int64, error) {
 	return int64(f), nil
 }
 
+// smallInt parses raw when it is an optional '-' and 1 to 15 digits,
+// which strconv.ParseInt accepts as a safe integer, without allocating.
+func smallInt(raw []byte) (int64, bool) {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(digits) < len(raw) {
+		n = -n
+	}
+	return n, true
+}
+
 // isNegZero reports whether a JSON number is a negative zero.
 func isNegZero(raw json.RawMessage) bool {
 	f, err := strconv.ParseFloat(string(raw), 64)
@@ -204,6 +331,15 @@ func isNegZero(raw json.RawMessage) bool {
 
 func intField(m map[string]json.RawMessage, key string, required bool) (int64, error) {
 	raw, ok := m[key]
+	return intValue(raw, ok, key, required)
+}
+
+func (f *fieldList) int(key string, required bool) (int64, error) {
+	raw, ok := f.get(key)
+	return intValue(raw, ok, key, required)
+}
+
+func intValue(raw json.RawMessage, ok bool, key string, required bool) (int64, error) {
 	if !ok {
 		if required {
 			return 0, fmt.Errorf("missing %s", key)
@@ -219,6 +355,15 @@ func intField(m map[string]json.RawMessage, key string, required bool) (int64, e
 
 func stringField(m map[string]json.RawMessage, key string, required bool) (string, error) {
 	raw, ok := m[key]
+	return stringFieldValue(raw, ok, key, required)
+}
+
+func (f *fieldList) string(key string, required bool) (string, error) {
+	raw, ok := f.get(key)
+	return stringFieldValue(raw, ok, key, required)
+}
+
+func stringFieldValue(raw json.RawMessage, ok bool, key string, required bool) (string, error) {
 	if !ok {
 		if required {
 			return "", fmt.Errorf("missing %s", key)

@@ -1,6 +1,9 @@
 package seam
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 func TestParseSafeInt(t *testing.T) {
 	for _, c := range []struct {
@@ -47,4 +50,22 @@ func TestIsNegZero(t *testing.T) {
 			t.Errorf("isNegZero(%q) = %v", in, got)
 		}
 	}
+}
+
+// FuzzSmallInt checks parseSafeInt's allocation-free path against the
+// strconv one.
+func FuzzSmallInt(f *testing.F) {
+	for _, s := range []string{"0", "-0", "12", "-999999999999999", "1000000000000000", "+5", "", "-", "1e3", "007"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		n, ok := smallInt(raw)
+		if !ok {
+			return
+		}
+		want, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || want != n || want > maxSafeInteger || want < -maxSafeInteger {
+			t.Fatalf("smallInt(%q) = %d; ParseInt %d, %v", raw, n, want, err)
+		}
+	})
 }

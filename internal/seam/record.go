@@ -125,11 +125,12 @@ var envelopeKeys = map[string]bool{"type": true, "seq": true, "time": true, "dat
 // are ErrCorrupt without a position.
 func DecodeRecord(line []byte, v int) (Record, error) {
 	var r Record
-	fields, compact, err := objectFieldsCompact(line)
+	var fields fieldList
+	compact, err := fields.parse(line)
 	if err != nil {
 		return r, corruptf("unparsable record: %v", err)
 	}
-	typ, err := stringField(fields, "type", true)
+	typ, err := fields.string("type", true)
 	if err != nil {
 		return r, corruptf("record: %v", err)
 	}
@@ -140,7 +141,7 @@ func DecodeRecord(line []byte, v int) (Record, error) {
 		if v >= 2 {
 			return r, corruptf("packed row %q in a v%d log", typ, v)
 		}
-		p, err := decodePacked(typ, fields)
+		p, err := decodePacked(typ, &fields)
 		if err != nil {
 			return r, err
 		}
@@ -149,27 +150,25 @@ func DecodeRecord(line []byte, v int) (Record, error) {
 	}
 	e := &r.Event
 	e.Type = typ
-	for k := range fields {
-		if !envelopeKeys[k] {
-			return r, corruptf("event: unexpected key %q", k)
-		}
+	if k, ok := fields.keyNotIn(envelopeKeys); ok {
+		return r, corruptf("event: unexpected key %q", k)
 	}
-	if e.Seq, err = intField(fields, "seq", true); err != nil {
+	if e.Seq, err = fields.int("seq", true); err != nil {
 		return r, corruptf("event: %v", err)
 	}
 	if e.Seq < 0 {
 		return r, corruptf("event: negative seq %d", e.Seq)
 	}
-	if e.Time, err = intField(fields, "time", true); err != nil {
+	if e.Time, err = fields.int("time", true); err != nil {
 		return r, corruptf("event seq %d: %v", e.Seq, err)
 	}
-	data, ok := fields["data"]
+	data, ok := fields.get("data")
 	if !ok || !isObject(data) {
 		return r, corruptf("event seq %d: data must be an object", e.Seq)
 	}
 	// A compact record has compact values; others are compacted here.
 	e.Data = compactValid(data, compact || isCompact(data))
-	if raw, ok := fields["ignorable"]; ok {
+	if raw, ok := fields.get("ignorable"); ok {
 		switch string(raw) {
 		case "true":
 			e.Ignorable = true
@@ -178,10 +177,10 @@ func DecodeRecord(line []byte, v int) (Record, error) {
 			return r, corruptf("event seq %d: ignorable must be a boolean", e.Seq)
 		}
 	}
-	if raw, ok := fields["surfaceOp"]; ok {
+	if raw, ok := fields.get("surfaceOp"); ok {
 		e.SurfaceOp = compactValid(raw, compact || isCompact(raw))
 	}
-	if raw, ok := fields["sourceEventSeqs"]; ok {
+	if raw, ok := fields.get("sourceEventSeqs"); ok {
 		if e.SourceEventSeqs, err = decodeSourceSeqs(raw, v); err != nil {
 			return r, corruptf("event seq %d: sourceEventSeqs: %v", e.Seq, err)
 		}
@@ -262,19 +261,19 @@ func validateSurfaceOp(raw json.RawMessage, v int, seq int64) error {
 	if string(raw) == `"append"` {
 		return nil
 	}
-	fields, err := objectFields(raw)
-	if err != nil {
+	var fields fieldList
+	if _, err := fields.parse(raw); err != nil {
 		return corruptf("event seq %d: surfaceOp must be \"append\" or a replace", seq)
 	}
 	startKey, endKey := "start", "end"
 	if v >= 3 {
 		startKey, endKey = "startSeq", "endSeq"
 	}
-	if string(fields["op"]) != `"replace"` || len(fields) != 3 {
+	if string(fields.value("op")) != `"replace"` || fields.len() != 3 {
 		return corruptf("event seq %d: surfaceOp must be {op:\"replace\",%s,%s}", seq, startKey, endKey)
 	}
-	start, err1 := intField(fields, startKey, true)
-	end, err2 := intField(fields, endKey, true)
+	start, err1 := fields.int(startKey, true)
+	end, err2 := fields.int(endKey, true)
 	if err1 != nil || err2 != nil {
 		return corruptf("event seq %d: surfaceOp replace needs integer %s and %s", seq, startKey, endKey)
 	}
@@ -359,60 +358,59 @@ func AppendSourceSeqsV2(dst []byte, seqs []int64) []byte {
 
 var packedKeys = map[string]bool{"type": true, "seq0": true, "time0": true, "data": true}
 
-func decodePacked(kind string, fields map[string]json.RawMessage) (*PackedRow, error) {
+// The data keys of packed rows: text and reasoning chunks, tool-call chunks.
+var (
+	textDataKeys = map[string]bool{"turn": true, "step": true, "index": true, "dt": true, "texts": true}
+	toolDataKeys = map[string]bool{"turn": true, "step": true, "index": true, "dt": true, "id": true, "name": true, "args": true}
+)
+
+func decodePacked(kind string, fields *fieldList) (*PackedRow, error) {
 	p := &PackedRow{Kind: kind}
-	for k := range fields {
-		if !packedKeys[k] {
-			return nil, corruptf("%s row: unexpected key %q", kind, k)
-		}
+	if k, ok := fields.keyNotIn(packedKeys); ok {
+		return nil, corruptf("%s row: unexpected key %q", kind, k)
 	}
 	var err error
-	if p.Seq0, err = intField(fields, "seq0", true); err != nil || p.Seq0 < 0 {
+	if p.Seq0, err = fields.int("seq0", true); err != nil || p.Seq0 < 0 {
 		return nil, corruptf("%s row: seq0 must be a non-negative integer", kind)
 	}
-	if p.Time0, err = intField(fields, "time0", true); err != nil {
+	if p.Time0, err = fields.int("time0", true); err != nil {
 		return nil, corruptf("%s row seq0 %d: %v", kind, p.Seq0, err)
 	}
-	data, err := objectFields(fields["data"])
-	if err != nil {
+	var data fieldList
+	if _, err := data.parse(fields.value("data")); err != nil {
 		return nil, corruptf("%s row seq0 %d: data must be an object", kind, p.Seq0)
 	}
 	bad := func(format string, args ...any) error {
 		return corruptf("%s row seq0 %d: %s", kind, p.Seq0, fmt.Sprintf(format, args...))
 	}
-	partsKey := "texts"
-	allowed := map[string]bool{"turn": true, "step": true, "index": true, "dt": true}
+	partsKey, allowed := "texts", textDataKeys
 	if kind == ToolCallChunks {
-		partsKey = "args"
-		allowed["id"], allowed["name"] = true, true
+		partsKey, allowed = "args", toolDataKeys
 	}
-	allowed[partsKey] = true
-	for k := range data {
-		if !allowed[k] {
-			return nil, bad("unexpected data key %q", k)
-		}
+	if k, ok := data.keyNotIn(allowed); ok {
+		return nil, bad("unexpected data key %q", k)
 	}
-	if p.Turn, err = intField(data, "turn", true); err != nil {
+	if p.Turn, err = data.int("turn", true); err != nil {
 		return nil, bad("%v", err)
 	}
-	if p.Step, err = intField(data, "step", true); err != nil {
+	if p.Step, err = data.int("step", true); err != nil {
 		return nil, bad("%v", err)
 	}
-	if p.Index, err = intField(data, "index", true); err != nil {
+	if p.Index, err = data.int("index", true); err != nil {
 		return nil, bad("%v", err)
 	}
 	if kind == ToolCallChunks {
-		if p.ID, err = stringField(data, "id", true); err != nil {
+		if p.ID, err = data.string("id", true); err != nil {
 			return nil, bad("%v", err)
 		}
-		if _, ok := data["name"]; ok {
-			if p.Name, err = stringField(data, "name", true); err != nil {
+		if _, ok := data.get("name"); ok {
+			if p.Name, err = data.string("name", true); err != nil {
 				return nil, bad("%v", err)
 			}
 			p.HasName = true
 		}
 	}
-	parts, _ := arrayItems(data[partsKey])
+	parts, _ := arrayItems(data.value(partsKey))
 	if len(parts) == 0 {
 		return nil, bad("%s must be a non-empty array of strings", partsKey)
 	}
@@ -423,7 +421,7 @@ func decodePacked(kind string, fields map[string]json.RawMessage) (*PackedRow, e
 		}
 		p.Parts[i] = stringValue(raw)
 	}
-	dts, ok := arrayItems(data["dt"])
+	dts, ok := arrayItems(data.value("dt"))
 	if !ok {
 		return nil, bad("dt must be an array of integers")
 	}
@@ -488,7 +486,8 @@ func (m *SeedMarker) Observe(e *Event) {
 		return
 	}
 	// Match the key exactly: a struct field would also take "Inherited".
-	if fields, err := objectFields(e.Data); err == nil && string(fields["inherited"]) == "true" {
+	var fields fieldList
+	if _, err := fields.parse(e.Data); err == nil && string(fields.value("inherited")) == "true" {
 		m.found, m.inherited = true, e.Seq
 	}
 }

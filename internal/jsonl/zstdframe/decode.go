@@ -69,7 +69,9 @@ func (d *Decoder) NewReader(r io.ReaderAt, f Frame) (io.Reader, error) {
 	if f.Size <= 0 || f.Offset < 0 {
 		return nil, fmt.Errorf("zstdframe: invalid frame location %d+%d", f.Offset, f.Size)
 	}
-	g, err := newSource(r, f.End()).parseFrame(f.Offset)
+	ss := subSource(r, f)
+	g, err := ss.parseFrame(f.Offset)
+	ss.releaseBuf()
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +87,19 @@ func (d *Decoder) NewReader(r io.ReaderAt, f Frame) (io.Reader, error) {
 		return nil, d.decodeError(f.Offset, err)
 	}
 	return &frameReader{d: d, off: f.Offset, gen: d.gen}, nil
+}
+
+// subSource returns a source of the bytes [0, f.End()) of r. When r is a
+// source whose loaded tail holds the frame, the result reads it from
+// there: the same bytes, without a read-ahead buffer.
+func subSource(r io.ReaderAt, f Frame) *source {
+	s := &source{r: r, size: f.End()}
+	if rs, ok := r.(*source); ok && f.End() <= rs.size {
+		if tailOff := rs.size - int64(len(rs.tail)); f.Offset >= tailOff {
+			s.tail = rs.tail[f.Offset-tailOff : f.End()-tailOff]
+		}
+	}
+	return s
 }
 
 // DecodeAll returns the content of frame f of r, as NewReader would read
@@ -116,7 +131,9 @@ func (d *Decoder) DecodeAll(r io.ReaderAt, f Frame, limit int64) ([]byte, error)
 // for a torn frame header, an error matching ErrCorrupt if a complete block
 // fails to decode, and one matching ErrTooLarge beyond limit bytes.
 func (d *Decoder) Salvage(r io.ReaderAt, t Torn, limit int64) ([]byte, error) {
-	f, err := newSource(r, t.Offset+t.Size).parseFrame(t.Offset)
+	ss := newSource(r, t.Offset+t.Size)
+	f, err := ss.parseFrame(t.Offset)
+	ss.releaseBuf()
 	if !errors.Is(err, ErrTorn) || f.Size != t.Size {
 		if err == nil {
 			err = frameError(ErrCorrupt, t.Offset, nil, "frame is complete, not torn")

@@ -124,6 +124,25 @@ type source struct {
 	buf    []byte // read-ahead: bytes [bufOff, bufOff+len(buf))
 	bufOff int64
 	tail   []byte // bytes [size-len(tail), size), loaded by LastFrame
+	// pooledBuf reports that buf came from readAheadBufs.
+	pooledBuf bool
+}
+
+// readAheadBufs recycles the read-ahead buffers of sources, which most
+// parse a frame or a few and are dropped.
+var readAheadBufs = sync.Pool{New: func() any {
+	b := make([]byte, readAhead)
+	return &b
+}}
+
+// releaseBuf gives the read-ahead buffer back; nothing may refer to it
+// afterwards (peek's results do not outlive the parse that asked).
+func (s *source) releaseBuf() {
+	if s.pooledBuf {
+		b := s.buf[:cap(s.buf)]
+		readAheadBufs.Put(&b)
+	}
+	s.buf, s.bufOff, s.pooledBuf = nil, 0, false
 }
 
 func newSource(r io.ReaderAt, size int64) *source {
@@ -147,7 +166,12 @@ func (s *source) peek(off int64, n int) ([]byte, error) {
 	}
 	m := int(min(int64(max(n, readAhead)), s.size-off))
 	if cap(s.buf) < m {
-		s.buf = make([]byte, m)
+		s.releaseBuf()
+		if m <= readAhead {
+			s.buf, s.pooledBuf = *readAheadBufs.Get().(*[]byte), true
+		} else {
+			s.buf = make([]byte, m)
+		}
 	}
 	s.buf = s.buf[:m]
 	if err := readFull(s.r, s.buf, off); err != nil {
@@ -268,7 +292,9 @@ func ParseFrame(r io.ReaderAt, off, size int64) (Frame, error) {
 	if off == size {
 		return Frame{}, io.EOF
 	}
-	return newSource(r, size).parseFrame(off)
+	s := newSource(r, size)
+	defer s.releaseBuf()
+	return s.parseFrame(off)
 }
 
 // parseFrame implements ParseFrame; off must be below s.size.
@@ -405,6 +431,7 @@ func Frames(r io.ReaderAt, size int64) iter.Seq2[Frame, error] {
 
 func (s *source) frames() iter.Seq2[Frame, error] {
 	return func(yield func(Frame, error) bool) {
+		defer s.releaseBuf()
 		for off := int64(0); off < s.size; {
 			f, err := s.parseFrame(off)
 			if !yield(f, err) || err != nil {

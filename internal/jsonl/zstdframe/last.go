@@ -9,14 +9,16 @@ import (
 const (
 	// defaultWindow is LastOptions.Window when unset.
 	defaultWindow = 4 << 20
-	// firstChunk is the first read from the end of the file; each further
-	// read doubles, so a log of small frames costs one read.
-	firstChunk = 64 << 10
 	// maxCandidates bounds the magic matches LastFrame tries before it falls
 	// back to the forward walk, so crafted input full of nested frame-like
 	// bytes cannot make the search quadratic.
 	maxCandidates = 64
 )
+
+// firstChunk is the first read from the end of the file; each further
+// read doubles, so a log of small frames costs one read. (A variable so
+// that tests can make the search step through small files.)
+var firstChunk = int64(64 << 10)
 
 // LastOptions configures LastFrame. The zero value is ready to use.
 type LastOptions struct {
@@ -85,32 +87,77 @@ func LastFrame(r io.ReaderAt, size int64, opts LastOptions) (Last, error) {
 	lf := &lastFinder{s: newSource(r, size), dec: dec, keep: opts.KeepContent, content: opts.Content, pending: make(map[int64]Last)}
 	// Nothing LastFrame returns refers to the loaded tail.
 	defer lf.s.releaseTail()
+	defer lf.s.releaseBuf()
+	return lf.search(window)
+}
+
+// search is LastFrame's backward search of lf.s, the last window bytes of
+// it, then the forward walk. Reverse runs the same search, with its own
+// tail, magic and parse memos behind load, magicBelow and parse.
+func (lf *lastFinder) search(window int64) (Last, error) {
+	size := lf.s.size
 	limit := max(0, size-window)
 	lo, scanned := size, size // tail is [lo, size); candidates at or above scanned are done
-	chunk := int64(firstChunk)
+	chunk := firstChunk
 	for tried := 0; lo > limit && tried < maxCandidates; {
 		lo = max(limit, lo-chunk)
 		chunk *= 2
-		if err := lf.s.loadTail(lo); err != nil {
+		if err := lf.load(lo); err != nil {
 			return Last{}, err
 		}
-		// Search tail[:end] so that a match starts below scanned.
-		end := min(scanned+3, size) - lo
+		// Candidates start at lo or above and below bound.
+		bound := scanned
 		for tried < maxCandidates {
-			i := lastMagic(lf.s.tail[:end])
-			if i < 0 {
+			p := lf.magicBelow(lo, bound)
+			if p < 0 {
 				break
 			}
 			tried++
-			last, ok, err := lf.consider(lo + int64(i))
+			last, ok, err := lf.consider(p)
 			if err != nil || ok {
 				return last, err
 			}
-			end = int64(i) + 3
+			bound = p
 		}
 		scanned = lo
 	}
-	return walkLast(lf.s, dec, opts.KeepContent, opts.Content)
+	return walkLast(lf.s, lf.dec, lf.keep, lf.content)
+}
+
+// load makes lf.s.tail hold the bytes [lo, size).
+func (lf *lastFinder) load(lo int64) error {
+	if lf.rv != nil {
+		return lf.rv.load(lf.s, lo)
+	}
+	return lf.s.loadTail(lo)
+}
+
+// magicBelow returns the offset of the last frame magic that starts at lo
+// or above and below bound, and ends in the file; -1 if none. The tail
+// must hold [lo, size).
+func (lf *lastFinder) magicBelow(lo, bound int64) int64 {
+	if lf.rv != nil {
+		return lf.rv.magicBelow(lo, min(bound, lf.s.size-3))
+	}
+	i := lastMagic(lf.s.tail[:min(bound+3, lf.s.size)-lo])
+	if i < 0 {
+		return -1
+	}
+	return lo + int64(i)
+}
+
+// parse parses the frame at p, which must be below lf.s.size.
+func (lf *lastFinder) parse(p int64) (Frame, error) {
+	if lf.rv != nil {
+		if f, ok := lf.rv.parsed(p, lf.s.size); ok {
+			return f, nil
+		}
+	}
+	f, err := lf.s.parseFrame(p)
+	if err == nil && lf.rv != nil {
+		lf.rv.remember(f)
+	}
+	return f, err
 }
 
 // lastMagic returns the offset of the last frame magic in b, or -1; it is
@@ -138,13 +185,14 @@ type lastFinder struct {
 	// pending holds, by offset, candidates whose structure reaches the end
 	// of the file but whose predecessor has not been found yet.
 	pending map[int64]Last
+	rv      *Reverse // the memos of a Reverse search; nil for LastFrame
 }
 
 // consider examines the magic match at p, found below every match
 // considered before, and reports whether it completes a confirmation. The
 // error is non-nil only for read failures.
 func (lf *lastFinder) consider(p int64) (Last, bool, error) {
-	f, err := lf.s.parseFrame(p)
+	f, err := lf.parse(p)
 	if err != nil {
 		return Last{}, false, readFailure(err)
 	}
@@ -159,7 +207,7 @@ func (lf *lastFinder) consider(p int64) (Last, bool, error) {
 	}
 	c := Last{Frame: f}
 	if end := f.End(); end < lf.s.size {
-		if _, err := lf.s.parseFrame(end); !errors.Is(err, ErrTorn) {
+		if _, err := lf.parse(end); !errors.Is(err, ErrTorn) {
 			return Last{}, false, readFailure(err)
 		}
 		c.Torn = Torn{Offset: end, Size: lf.s.size - end}
