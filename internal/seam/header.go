@@ -102,11 +102,12 @@ func ParseHeader(line []byte) (Header, error) {
 	if err != nil {
 		return h, corruptf("header: %v", err)
 	}
-	if v > MaxVersion {
+	// Clamped so that a huge version cannot wrap around in a 32-bit int.
+	switch ClassifyVersion(int(min(max(v, -1), MaxVersion+1))) {
+	case VersionNewer:
 		return h, &Error{Kind: ErrUnsupportedFormat, Pos: NoPos, Err: fmt.Errorf(
 			"log format v%d, but dshctl reads only v0 to v%d: written by a newer dsh", v, MaxVersion)}
-	}
-	if v < 0 {
+	case VersionInvalid:
 		return h, corruptf("header: version %d is negative", v)
 	}
 	h.Version = int(v)
