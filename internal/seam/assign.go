@@ -11,10 +11,11 @@ import (
 // to now when absent, for callers that let the store number a batch. Other
 // members are kept as they are, in sorted key order.
 func AssignSeq(line []byte, seq, now int64) ([]byte, error) {
-	fields, err := objectFields(line)
-	if err != nil {
+	var f fieldList
+	if _, err := f.parse(line); err != nil {
 		return nil, corruptf("event is not a JSON object: %v", err)
 	}
+	fields := f.toMap()
 	fields["seq"] = json.RawMessage(strconv.FormatInt(seq, 10))
 	if _, ok := fields["time"]; !ok {
 		fields["time"] = json.RawMessage(strconv.FormatInt(now, 10))

@@ -66,3 +66,12 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+// objectFields is fieldList as a map, for comparing with json.Unmarshal.
+func objectFields(raw []byte) (map[string]json.RawMessage, error) {
+	var f fieldList
+	if _, err := f.parse(raw); err != nil {
+		return nil, err
+	}
+	return f.toMap(), nil
+}

@@ -91,19 +91,18 @@ var (
 // defect is ErrCorrupt. The returned errors carry no position; callers add it.
 func ParseHeader(line []byte) (Header, error) {
 	var h Header
-	fields, err := objectFields(line)
-	if err != nil {
+	var fields fieldList
+	if _, err := fields.parse(line); err != nil {
 		return h, corruptf("header is not a JSON object: %v", err)
 	}
-	if t, ok := fields["type"]; !ok || string(t) != `"session"` {
+	if t, ok := fields.get("type"); !ok || string(t) != `"session"` {
 		return h, corruptf("first record is not a session header")
 	}
-	v, err := intField(fields, "version", true)
+	v, err := fields.int("version", true)
 	if err != nil {
 		return h, corruptf("header: %v", err)
 	}
-	// Clamped so that a huge version cannot wrap around in a 32-bit int.
-	switch ClassifyVersion(int(min(max(v, -1), MaxVersion+1))) {
+	switch ClassifyVersion(v) {
 	case VersionNewer:
 		return h, &Error{Kind: ErrUnsupportedFormat, Pos: NoPos, Err: fmt.Errorf(
 			"log format v%d, but dshctl reads only v0 to v%d: written by a newer dsh", v, MaxVersion)}
@@ -115,7 +114,7 @@ func ParseHeader(line []byte) (Header, error) {
 	if h.Version >= 2 {
 		allowed = headerKeysV2
 	}
-	for k := range fields {
+	for _, k := range fields.keys() {
 		if slices.Contains(retiredHeaderKeys, k) {
 			return h, corruptf("header: retired key %q", k)
 		}
@@ -123,55 +122,55 @@ func ParseHeader(line []byte) (Header, error) {
 			return h, corruptf("header: unexpected key %q for v%d", k, h.Version)
 		}
 	}
-	if h.ID, err = stringField(fields, "id", true); err != nil {
+	if h.ID, err = fields.string("id", true); err != nil {
 		return h, corruptf("header: %v", err)
 	}
 	if h.ID == "" {
 		return h, corruptf("header: empty id")
 	}
-	if h.CreatedAt, err = intField(fields, "createdAt", true); err != nil {
+	if h.CreatedAt, err = fields.int("createdAt", true); err != nil {
 		return h, corruptf("header: %v", err)
 	}
-	if h.CreatedAt < 0 || isNegZero(fields["createdAt"]) {
+	if h.CreatedAt < 0 || isNegZero(fields.value("createdAt")) {
 		return h, corruptf("header: createdAt must be a non-negative integer")
 	}
-	if h.Cwd, err = stringField(fields, "cwd", false); err != nil {
+	if h.Cwd, err = fields.string("cwd", false); err != nil {
 		return h, corruptf("header: %v", err)
 	}
-	if _, ok := fields["cwd"]; ok && h.Cwd == "" {
+	if _, ok := fields.get("cwd"); ok && h.Cwd == "" {
 		return h, corruptf("header: empty cwd")
 	}
 	if h.Version >= 4 && h.Cwd != "" && !IsAbsPath(h.Cwd) {
 		return h, corruptf("header: cwd %q is not absolute", h.Cwd)
 	}
-	if h.ParentSession, err = stringField(fields, "parentSession", false); err != nil {
+	if h.ParentSession, err = fields.string("parentSession", false); err != nil {
 		return h, corruptf("header: %v", err)
 	}
-	if h.Origin, err = stringField(fields, "origin", false); err != nil {
+	if h.Origin, err = fields.string("origin", false); err != nil {
 		return h, corruptf("header: %v", err)
 	}
-	if _, ok := fields["origin"]; ok && h.Origin != "subagent" {
+	if _, ok := fields.get("origin"); ok && h.Origin != "subagent" {
 		return h, corruptf("header: origin %q is not \"subagent\"", h.Origin)
 	}
-	if h.AgentPreset, err = stringField(fields, "agentPreset", false); err != nil {
+	if h.AgentPreset, err = fields.string("agentPreset", false); err != nil {
 		return h, corruptf("header: %v", err)
 	}
-	if h.DelegationDepth, err = intField(fields, "delegationDepth", true); err != nil {
+	if h.DelegationDepth, err = fields.int("delegationDepth", true); err != nil {
 		return h, corruptf("header: %v", err)
 	}
 	if h.DelegationDepth < 0 {
 		return h, corruptf("header: delegationDepth must be non-negative")
 	}
 	if h.Version < 2 {
-		if _, ok := fields["seedLength"]; ok {
-			n, err := intField(fields, "seedLength", true)
+		if _, ok := fields.get("seedLength"); ok {
+			n, err := fields.int("seedLength", true)
 			if err != nil || n < 0 {
 				return h, corruptf("header: seedLength must be a non-negative integer")
 			}
 			h.SeedLength = &n
 		}
 	} else {
-		raw, ok := fields["isSeeded"]
+		raw, ok := fields.get("isSeeded")
 		if !ok {
 			return h, corruptf("header: missing isSeeded")
 		}
@@ -227,7 +226,7 @@ const (
 )
 
 // ClassifyVersion says whether dshctl can read version v.
-func ClassifyVersion(v int) VersionSupport {
+func ClassifyVersion(v int64) VersionSupport {
 	switch {
 	case v < 0:
 		return VersionInvalid

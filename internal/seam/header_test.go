@@ -191,7 +191,7 @@ func TestValidateHeader(t *testing.T) {
 }
 
 func TestClassifyVersion(t *testing.T) {
-	for v, want := range map[int]VersionSupport{-1: VersionInvalid, 0: VersionOlder, 3: VersionOlder, 4: VersionCurrent, 5: VersionNewer} {
+	for v, want := range map[int64]VersionSupport{-1: VersionInvalid, 0: VersionOlder, 3: VersionOlder, 4: VersionCurrent, 5: VersionNewer, 1 << 40: VersionNewer} {
 		if got := ClassifyVersion(v); got != want {
 			t.Errorf("ClassifyVersion(%d) = %d, want %d", v, got, want)
 		}

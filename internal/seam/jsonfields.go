@@ -17,18 +17,6 @@ import (
 // program, so every integer in a log must survive a float64.
 const maxSafeInteger = 1<<53 - 1
 
-// objectFields decodes a JSON object into its raw members, as json.Unmarshal
-// into a map does (escaped keys decoded, the last of repeated keys kept), but
-// without copying the values: they alias raw. It is the hot path of every
-// reader, so it validates raw once and then splits it with a plain scan.
-func objectFields(raw []byte) (map[string]json.RawMessage, error) {
-	var f fieldList
-	if _, err := f.parse(raw); err != nil {
-		return nil, err
-	}
-	return f.toMap(), nil
-}
-
 // smallFields is how many distinct members a fieldList holds without a map.
 const smallFields = 8
 
@@ -38,8 +26,9 @@ type field struct {
 	val json.RawMessage
 }
 
-// fieldList holds the members of a JSON object, as objectFields returns
-// them, without a map for objects of up to smallFields distinct keys (every
+// fieldList holds the members of a JSON object, as json.Unmarshal into a map
+// would (escaped keys decoded, the last of repeated keys kept) but aliasing
+// the input instead of copying values, and without a map for objects of up to smallFields distinct keys (every
 // record envelope and packed-row data): the first occurrence of a key keeps
 // its place and takes the last value. Larger objects move to m.
 type fieldList struct {
@@ -48,7 +37,7 @@ type fieldList struct {
 	m  map[string]json.RawMessage // all members, once more than smallFields
 }
 
-// parse splits raw into f (which must be empty), as objectFields does,
+// parse validates raw once and splits it into f (which must be empty),
 // also reporting whether raw is compact (no white space outside strings),
 // so that its values need no compaction.
 func (f *fieldList) parse(raw []byte) (bool, error) {
@@ -106,7 +95,7 @@ func (f *fieldList) set(key string, val json.RawMessage) {
 	f.m[key] = val
 }
 
-// get returns the value of key, as indexing objectFields' map does.
+// get returns the value of key and whether it is present.
 func (f *fieldList) get(key string) (json.RawMessage, bool) {
 	if f.m != nil {
 		v, ok := f.m[key]
@@ -124,6 +113,22 @@ func (f *fieldList) get(key string) (json.RawMessage, bool) {
 func (f *fieldList) value(key string) json.RawMessage {
 	v, _ := f.get(key)
 	return v
+}
+
+// keys returns the distinct keys of f.
+func (f *fieldList) keys() []string {
+	if f.m != nil {
+		keys := make([]string, 0, len(f.m))
+		for k := range f.m {
+			keys = append(keys, k)
+		}
+		return keys
+	}
+	keys := make([]string, f.n)
+	for i, kv := range f.kv[:f.n] {
+		keys[i] = kv.key
+	}
+	return keys
 }
 
 // len returns the number of distinct keys.
@@ -163,8 +168,8 @@ func (f *fieldList) toMap() map[string]json.RawMessage {
 	return m
 }
 
-// knownKeys holds the member names objectFields meets on every record, so
-// that it need not allocate them.
+// knownKeys holds the member names parse meets on every record, so that it
+// need not allocate them.
 var knownKeys = func() map[string]string {
 	m := map[string]string{}
 	for _, k := range strings.Fields(`type seq time data ignorable surfaceOp sourceEventSeqs
@@ -329,11 +334,6 @@ func isNegZero(raw json.RawMessage) bool {
 	return err == nil && f == 0 && math.Signbit(f)
 }
 
-func intField(m map[string]json.RawMessage, key string, required bool) (int64, error) {
-	raw, ok := m[key]
-	return intValue(raw, ok, key, required)
-}
-
 func (f *fieldList) int(key string, required bool) (int64, error) {
 	raw, ok := f.get(key)
 	return intValue(raw, ok, key, required)
@@ -351,11 +351,6 @@ func intValue(raw json.RawMessage, ok bool, key string, required bool) (int64, e
 		return 0, fmt.Errorf("%s: %v", key, err)
 	}
 	return n, nil
-}
-
-func stringField(m map[string]json.RawMessage, key string, required bool) (string, error) {
-	raw, ok := m[key]
-	return stringFieldValue(raw, ok, key, required)
 }
 
 func (f *fieldList) string(key string, required bool) (string, error) {
