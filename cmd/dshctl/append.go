@@ -123,15 +123,22 @@ func headerFlagsSet(cmd *cobra.Command) []string {
 	return set
 }
 
-// newestVersion is the newest log format among the store's sessions, or
-// MaxVersion for a store without any.
-func newestVersion(ctx context.Context, svc seam.Service) (int, error) {
+// createVersion checks that id can be created in svc and returns the
+// format to create it in: the newest among the store's sessions (MaxVersion
+// for a store without any). An id that is a prefix of a stored one is
+// refused: the next command naming that prefix would reach the new session,
+// not the old.
+func createVersion(ctx context.Context, svc seam.Service, id string) (int, error) {
 	entries, err := svc.List(ctx)
 	if err != nil {
 		return 0, err
 	}
 	v := -1
 	for _, en := range entries {
+		if other := en.Snapshot.Header.ID; other != id && strings.HasPrefix(other, id) {
+			return 0, withHint(fmt.Errorf("create %q: the id is a prefix of the stored session %q", id, other),
+				"give the full id to append to that session, or another id to create a new one")
+		}
 		if en.Err == nil {
 			v = max(v, en.Snapshot.Header.Version)
 		}
@@ -140,22 +147,6 @@ func newestVersion(ctx context.Context, svc seam.Service) (int, error) {
 		return seam.MaxVersion, nil
 	}
 	return v, nil
-}
-
-// refuseShadowing fails when a new id would be a prefix of a stored one: the
-// next command naming that prefix would reach the new session, not the old.
-func refuseShadowing(ctx context.Context, svc seam.Service, id string) error {
-	entries, err := svc.List(ctx)
-	if err != nil {
-		return err
-	}
-	for _, en := range entries {
-		if other := en.Snapshot.Header.ID; other != id && strings.HasPrefix(other, id) {
-			return withHint(fmt.Errorf("create %q: the id is a prefix of the stored session %q", id, other),
-				"give the full id to append to that session, or another id to create a new one")
-		}
-	}
-	return nil
 }
 
 func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.Reader, o *appendOptions) (*appendResult, error) {
@@ -188,14 +179,13 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 			fmt.Fprintf(e.stderr, "dshctl: warning: session %s exists; %s ignored\n", s.id, strings.Join(o.headerFlags, ", "))
 		}
 	case o.create && errors.Is(err, seam.ErrNotFound):
-		if err := refuseShadowing(ctx, s.svc, s.id); err != nil {
+		v, err := createVersion(ctx, s.svc, s.id)
+		if err != nil {
 			return nil, err
 		}
 		hdr := o.header
 		if !o.versionSet {
-			if hdr.Version, err = newestVersion(ctx, s.svc); err != nil {
-				return nil, err
-			}
+			hdr.Version = v
 		}
 		hdr.ID = s.id
 		hdr.CreatedAt = e.now().UnixMilli()

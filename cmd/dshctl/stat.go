@@ -69,8 +69,17 @@ whether another process holds its write lock. Only the header and the tail of th
 				return err
 			}
 			defer h.Close()
-			meta, err := inspect.ReadMeta(ctx, h, inspect.MetaOptions{})
-			if err != nil {
+			var meta inspect.Meta
+			var st inspect.Stats
+			if exact {
+				// The full scan settles what the budgeted scans may leave
+				// approximate.
+				if st, err = inspect.ExactStats(ctx, h); err != nil {
+					return err
+				}
+				meta = inspect.Meta{Blank: st.Turns == 0, LastPromptAt: st.LastPromptAt,
+					UpdatedAt: max(snap.Header.CreatedAt, st.LastPromptAt), OpenTurn: st.OpenTurn}
+			} else if meta, err = inspect.ReadMeta(ctx, h, inspect.MetaOptions{}); err != nil {
 				return err
 			}
 			out := statJSON{
@@ -96,10 +105,6 @@ whether another process holds its write lock. Only the header and the tail of th
 				}
 			}
 			if exact {
-				st, err := inspect.ExactStats(ctx, h)
-				if err != nil {
-					return err
-				}
 				out.Exact = &exactJSON{ByType: st.ByType, Turns: st.Turns, TurnEnds: st.TurnEnds}
 				if st.Events > 0 {
 					out.Exact.FirstTime, out.Exact.LastTime = msTime(st.FirstTime), msTime(st.LastTime)
