@@ -71,7 +71,7 @@ func BenchmarkStats(b *testing.B) {
 	events, size := manyEvents(b, 10)
 	b.SetBytes(size)
 	for b.Loop() {
-		c := NewStatsCollector(0)
+		c := newStatsCollector(0)
 		for i := range events {
 			c.Observe(&events[i])
 		}

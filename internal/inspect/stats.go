@@ -24,22 +24,22 @@ type Stats struct {
 	OpenTurn     *OpenTurn `json:"openTurn,omitempty"`
 }
 
-// StatsCollector accumulates Stats over events fed in seq order.
-type StatsCollector struct {
+// statsCollector accumulates Stats over events fed in seq order.
+type statsCollector struct {
 	s    Stats
 	open *OpenTurnTracker
 }
 
-// NewStatsCollector returns a collector for a log of format version.
-func NewStatsCollector(version int) *StatsCollector {
-	return &StatsCollector{
+// newStatsCollector returns a collector for a log of format version.
+func newStatsCollector(version int) *statsCollector {
+	return &statsCollector{
 		s:    Stats{ByType: map[string]int64{}, TurnEnds: map[string]int64{}},
 		open: NewOpenTurnTracker(version),
 	}
 }
 
 // Observe feeds the next event.
-func (c *StatsCollector) Observe(e *seam.Event) {
+func (c *statsCollector) Observe(e *seam.Event) {
 	s := &c.s
 	if s.Events == 0 {
 		s.FirstTime = e.Time
@@ -63,7 +63,7 @@ func (c *StatsCollector) Observe(e *seam.Event) {
 }
 
 // Stats returns the figures so far; the maps are the collector's own.
-func (c *StatsCollector) Stats() Stats {
+func (c *statsCollector) Stats() Stats {
 	s := c.s
 	s.OpenTurn = c.open.OpenTurn()
 	return s
@@ -71,7 +71,7 @@ func (c *StatsCollector) Stats() Stats {
 
 // ExactStats reads the whole of h once and returns its Stats.
 func ExactStats(ctx context.Context, h seam.Handle) (Stats, error) {
-	c := NewStatsCollector(h.Header().Version)
+	c := newStatsCollector(h.Header().Version)
 	for e, err := range h.Scan(ctx, seam.ScanOptions{}) {
 		if err != nil {
 			return c.Stats(), err

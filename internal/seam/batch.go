@@ -16,7 +16,7 @@ func PrepareBatch(id string, v int, next int64, events []Event) ([]Event, error)
 	for i := range events {
 		e := events[i]
 		if e.Seq != next+int64(i) {
-			return nil, SeqMismatch(id, next+int64(i), i, e.Seq)
+			return nil, seqMismatch(id, next+int64(i), i, e.Seq)
 		}
 		valid, compact := scanJSON(e.Data)
 		if !valid || !isObject(e.Data) {

@@ -139,8 +139,8 @@ func NotFound(op, id string) *Error {
 	return &Error{Kind: ErrNotFound, Op: op, ID: id, Pos: NoPos}
 }
 
-// SeqMismatch reports a non-contiguous append batch.
-func SeqMismatch(id string, expected int64, index int, got int64) *Error {
+// seqMismatch reports a non-contiguous append batch.
+func seqMismatch(id string, expected int64, index int, got int64) *Error {
 	return &Error{Kind: ErrSeqMismatch, Op: "append", ID: id, Pos: NoPos,
 		Err: fmt.Errorf("append seq mismatch for %q: expected %d at index %d, got %d", id, expected, index, got)}
 }

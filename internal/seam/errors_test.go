@@ -14,7 +14,7 @@ func TestErrorMessages(t *testing.T) {
 		want string
 	}{
 		{NotFound("open", "s1"), ErrNotFound, `open "s1": not found`},
-		{SeqMismatch("s1", 5, 2, 9), ErrSeqMismatch, `append seq mismatch for "s1": expected 5 at index 2, got 9`},
+		{seqMismatch("s1", 5, 2, 9), ErrSeqMismatch, `append seq mismatch for "s1": expected 5 at index 2, got 9`},
 		{Errorf(ErrCorrupt, "read", "s1", Pos{Path: "/x/session.jsonl.zstd", Offset: 120, Frame: 3, Line: 7, Seq: 41}, "bad %s", "row"),
 			ErrCorrupt, `read "s1": corrupt session log: bad row (frame 3, byte 120, line 7, seq 41, /x/session.jsonl.zstd)`},
 		{&Error{Kind: ErrUnsupportedFormat, ID: "s1", Pos: NoPos}, ErrUnsupportedFormat, `session "s1": unsupported session log`},

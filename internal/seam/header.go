@@ -140,7 +140,7 @@ func ParseHeader(line []byte) (Header, error) {
 	if _, ok := fields.get("cwd"); ok && h.Cwd == "" {
 		return h, corruptf("header: empty cwd")
 	}
-	if h.Version >= 4 && h.Cwd != "" && !IsAbsPath(h.Cwd) {
+	if h.Version >= 4 && h.Cwd != "" && !isAbsPath(h.Cwd) {
 		return h, corruptf("header: cwd %q is not absolute", h.Cwd)
 	}
 	if h.ParentSession, err = fields.string("parentSession", false); err != nil {
@@ -206,8 +206,8 @@ func ValidateHeader(h Header, want string) error {
 	return nil
 }
 
-// IsAbsPath reports whether p is absolute on POSIX or Windows.
-func IsAbsPath(p string) bool {
+// isAbsPath reports whether p is absolute on POSIX or Windows.
+func isAbsPath(p string) bool {
 	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\\`) {
 		return true
 	}

@@ -110,8 +110,8 @@ func (p *PackedRow) memberData(part string) json.RawMessage {
 	return append(b, "}}"...)
 }
 
-// IsPackedKind reports whether typ names a packed row.
-func IsPackedKind(typ string) bool {
+// isPackedKind reports whether typ names a packed row.
+func isPackedKind(typ string) bool {
 	return typ == TextChunks || typ == ReasoningChunks || typ == ToolCallChunks
 }
 
@@ -137,7 +137,7 @@ func DecodeRecord(line []byte, v int) (Record, error) {
 	if typ == "" {
 		return r, corruptf("record: empty type")
 	}
-	if IsPackedKind(typ) {
+	if isPackedKind(typ) {
 		if v >= 2 {
 			return r, corruptf("packed row %q in a v%d log", typ, v)
 		}
@@ -199,7 +199,7 @@ func ValidateEvent(e *Event, v int) error {
 	if e.Type == "" {
 		return corruptf("event seq %d: empty type", e.Seq)
 	}
-	if IsPackedKind(e.Type) {
+	if isPackedKind(e.Type) {
 		// A reader would take the record for a packed row.
 		return corruptf("event seq %d: type %q is a packed row kind", e.Seq, e.Type)
 	}

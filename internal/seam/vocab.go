@@ -57,8 +57,8 @@ func IsSurfaceType(v int, typ string) bool {
 	return surfaceV0[typ]
 }
 
-// Vocabulary returns the event types of version v, sorted.
-func Vocabulary(v int) []string {
+// vocabulary returns the event types of version v, sorted.
+func vocabulary(v int) []string {
 	if v < 0 || v > MaxVersion {
 		return nil
 	}
