@@ -122,7 +122,7 @@ func runCat(ctx context.Context, e *env, s *session, format string, o *catOption
 	if err := p.header(&hdr); err != nil {
 		return err
 	}
-	next, err := catEvents(ctx, h, filter, p, w)
+	next, err := catEvents(ctx, h, filter.ScanFrom(), filter, p)
 	if err != nil {
 		return err
 	}
@@ -145,17 +145,16 @@ func runCat(ctx context.Context, e *env, s *session, format string, o *catOption
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		if err := follow(ctx, s, next, filter, p, w, o.poll); err != nil {
+		if err := follow(ctx, h, next, filter, p, w, o.poll); err != nil {
 			return err
 		}
 	}
 	return p.unknownTypes(ctx, s)
 }
 
-// catEvents prints the events of h that filter matches and returns the
-// next seq.
-func catEvents(ctx context.Context, h seam.Handle, filter *inspect.Filter, p *eventPrinter, w *bufio.Writer) (int64, error) {
-	next := filter.ScanFrom()
+// catEvents prints the events of h from seq next on that filter matches
+// and returns the seq after the last event read.
+func catEvents(ctx context.Context, h seam.Handle, next int64, filter *inspect.Filter, p *eventPrinter) (int64, error) {
 	for ev, err := range h.Scan(ctx, seam.ScanOptions{From: next}) {
 		if err != nil {
 			return next, err
@@ -173,56 +172,27 @@ func catEvents(ctx context.Context, h seam.Handle, filter *inspect.Filter, p *ev
 	return next, nil
 }
 
-// follow polls the session's revision and prints what is appended, like
-// tail -f, until ctx ends.
-func follow(ctx context.Context, s *session, next int64, filter *inspect.Filter, p *eventPrinter, w *bufio.Writer, poll time.Duration) error {
-	snap, err := s.svc.Stat(ctx, s.id)
-	if err != nil {
-		return err
-	}
-	rev := snap.Revision
+// follow prints what is appended to h, polling like tail -f, until ctx ends
+// or the filter wants nothing more. A read handle sees every append that
+// returned before a scan starts, so polling is a scan from the next seq.
+func follow(ctx context.Context, h seam.Handle, next int64, filter *inspect.Filter, p *eventPrinter, w *bufio.Writer, poll time.Duration) error {
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
-	for {
+	for !filter.Done() {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 		}
-		snap, err := s.svc.Stat(ctx, s.id)
-		if err != nil {
+		var err error
+		if next, err = catEvents(ctx, h, next, filter, p); err != nil {
 			return err
 		}
-		if snap.Revision == rev || snap.EventCount <= next {
-			rev = snap.Revision
-			continue
-		}
-		rev = snap.Revision
-		h, err := s.svc.Open(ctx, s.id, seam.Read)
-		if err != nil {
-			return err
-		}
-		for ev, err := range h.Scan(ctx, seam.ScanOptions{From: next}) {
-			if err != nil {
-				h.Close()
-				return err
-			}
-			next = ev.Seq + 1
-			if filter.Match(&ev) {
-				if err := p.event(&ev); err != nil {
-					h.Close()
-					return err
-				}
-			}
-		}
-		h.Close()
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		if filter.Done() {
-			return nil
-		}
 	}
+	return nil
 }
 
 // catRaw prints the physical records as stored.
