@@ -73,11 +73,6 @@ func (s *Store) Open(ctx context.Context, id string, access seam.Access) (seam.H
 	if h := s.pending(id); h != nil {
 		return &handle{s: s, id: id, access: seam.Read, hdr: h.hdr, inherited: h.inherited, dir: h.dir}, nil
 	}
-	if c := s.takeHint(id); c != nil {
-		if h, ok := s.openHinted(ctx, c); ok {
-			return h, nil
-		}
-	}
 	d, err := s.find("open", id)
 	if err != nil {
 		return nil, err

@@ -3,9 +3,11 @@ package jsonl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -29,37 +31,24 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam
 	if err := s.check(ctx, "list"); err != nil {
 		return err
 	}
-	projects, err := s.fs.ReadDir(s.root)
+	dirents, err := s.projectEntries()
 	if err != nil {
-		return &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
+		return err
 	}
 	type item struct {
-		project string
-		e       fs.DirEntry
-		id      string // the folder's id; "" when it names none
-		dup     bool   // the id names folders in several project folders
-		entry   seam.Entry
-		ok      bool // a session (an entry List returns)
+		id    string // the folder's id; "" when it names none
+		dup   bool   // the id names folders in several project folders
+		entry seam.Entry
+		ok    bool // a session (an entry List returns)
 	}
-	var items []item
+	items := make([]item, len(dirents))
 	count := map[string]int{}
-	for _, p := range projects {
-		if !p.IsDir() || !isProjectFolder(p.Name()) {
-			continue
-		}
-		entries, err := s.fs.ReadDir(filepath.Join(s.root, p.Name()))
-		if err != nil {
-			return &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
-		}
-		for _, e := range entries {
-			it := item{project: p.Name(), e: e}
-			if e.IsDir() {
-				if id, err := DecodeSegment(e.Name()); err == nil {
-					it.id = id
-					count[id]++
-				}
+	for i, de := range dirents {
+		if de.e.IsDir() {
+			if id, err := DecodeSegment(de.e.Name()); err == nil {
+				items[i].id = id
+				count[id]++
 			}
-			items = append(items, it)
 		}
 	}
 	for i := range items {
@@ -69,31 +58,14 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam
 	if found != nil {
 		found(len(items) + len(pending))
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(len(items), listWorkers()) {
-		wg.Go(func() {
-			for i := range next {
-				it := &items[i]
-				if it.dup {
-					it.entry, _, it.ok = s.listEntry(it.project, it.e)
-					continue
-				}
-				it.ok = s.visitEntry(ctx, it.project, it.e, visit)
-			}
-		})
-	}
-feed:
-	for i := range items {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+	if err := forEachEntry(ctx, len(items), func(i int) {
+		it, de := &items[i], dirents[i]
+		if it.dup {
+			it.entry, it.ok = s.listEntry(de.project, de.e)
+			return
 		}
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+		it.ok = s.visitEntry(ctx, de.project, de.e, visit)
+	}); err != nil {
 		return err
 	}
 	// The folders of ids named more than once, as List reports them.
@@ -108,7 +80,7 @@ feed:
 			it := &items[idx[0]]
 			if it.entry.Err == nil {
 				// Not a duplicate after all: read it again, with a handle.
-				it.ok = s.visitEntry(ctx, it.project, it.e, visit)
+				it.ok = s.visitEntry(ctx, dirents[idx[0]].project, dirents[idx[0]].e, visit)
 			} else {
 				visit(it.entry, nil, nil)
 			}
@@ -116,8 +88,7 @@ feed:
 		}
 		for _, i := range idx {
 			en := items[i].entry
-			en.Err = seam.Errorf(seam.ErrCorrupt, "list", id, seam.Pos{Path: en.Snapshot.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
-				"session id found in %d project folders", len(idx))
+			en.Err = duplicateIDError("list", id, en.Snapshot.Location.Path, len(idx))
 			visit(en, nil, nil)
 		}
 	}
@@ -142,7 +113,7 @@ pend:
 // it calls visit unless the entry is not a session (then ok is false).
 func (s *Store) visitEntry(ctx context.Context, project string, e fs.DirEntry, visit func(seam.Entry, seam.Handle, error)) (ok bool) {
 	if !e.IsDir() {
-		en, _, ok := s.listEntry(project, e)
+		en, ok := s.listEntry(project, e)
 		if ok {
 			visit(en, nil, nil)
 		}
@@ -151,7 +122,7 @@ func (s *Store) visitEntry(ctx context.Context, project string, e fs.DirEntry, v
 	id, derr := DecodeSegment(e.Name())
 	d, err := s.inspect("list", id, project, e.Name())
 	if err == nil && d.live < 0 || derr != nil || err != nil {
-		en, _, ok := s.listEntry(project, e)
+		en, ok := s.listEntry(project, e)
 		if ok {
 			visit(en, nil, nil)
 		}
@@ -174,7 +145,7 @@ func (s *Store) visitEntry(ctx context.Context, project string, e fs.DirEntry, v
 	return true
 }
 
-// snapshotOpen is snapshotHT for ListOpen: it also returns a read handle of
+// snapshotOpen is snapshot for ListOpen: it also returns a read handle of
 // the log it opened, holding the window and the decoded last frame it read,
 // or the error a read Open would report (openErr).
 func (s *Store) snapshotOpen(ctx context.Context, d *sessionDir) (snap seam.Snapshot, h *handle, err, openErr error) {
@@ -205,4 +176,85 @@ func (s *Store) snapshotOpen(ctx context.Context, d *sessionDir) (snap seam.Snap
 	h.win, h.winRev, h.winRefs = w, ht.rev, 1
 	h.tail, h.tailRev = ht.tail.frame, ht.rev
 	return snap, h, nil, nil
+}
+
+// dirEntry is an entry of a project folder.
+type dirEntry struct {
+	project string
+	e       fs.DirEntry
+}
+
+// projectEntries returns the entries of the project folders of the root:
+// what List and ListOpen read.
+func (s *Store) projectEntries() ([]dirEntry, error) {
+	projects, err := s.fs.ReadDir(s.root)
+	if err != nil {
+		return nil, &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
+	}
+	var out []dirEntry
+	for _, p := range projects {
+		if !p.IsDir() || !isProjectFolder(p.Name()) {
+			continue
+		}
+		entries, err := s.fs.ReadDir(filepath.Join(s.root, p.Name()))
+		if err != nil {
+			return nil, &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
+		}
+		for _, e := range entries {
+			out = append(out, dirEntry{project: p.Name(), e: e})
+		}
+	}
+	return out, nil
+}
+
+// listWorkers is how many entries List and ListOpen read at a time.
+func listWorkers() int { return 2 * runtime.GOMAXPROCS(0) }
+
+// forEachEntry calls work(i) for each i in [0, n) on listWorkers
+// goroutines (each entry costs a few small reads and some decoding), until
+// ctx is done; it returns ctx's error.
+func forEachEntry(ctx context.Context, n int, work func(i int)) error {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, listWorkers()) {
+		wg.Go(func() {
+			for i := range next {
+				work(i)
+			}
+		})
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return ctx.Err()
+}
+
+// duplicateIDError reports an id named by session folders in n project
+// folders, at path; dirs, when given, are two of those folders.
+func duplicateIDError(op, id, path string, n int, dirs ...string) error {
+	msg := fmt.Sprintf("session id found in %d project folders", n)
+	if len(dirs) == 2 {
+		msg += fmt.Sprintf(": %s and %s", dirs[0], dirs[1])
+	}
+	return seam.Errorf(seam.ErrCorrupt, op, id, seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, "%s", msg)
+}
+
+// tailVocabulary checks the types of the last committed row.
+func tailVocabulary(l *logFile, t *tailInfo, v int) error {
+	if t.last == nil {
+		return nil
+	}
+	for _, e := range t.last.Events() {
+		if err := seam.CheckVocabulary(&e, v); err != nil {
+			return l.located(err, seam.ErrUnsupportedFormat, t.lastPos)
+		}
+	}
+	return nil
 }

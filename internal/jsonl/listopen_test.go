@@ -62,7 +62,7 @@ func TestListOpenMatchesListAndOpen(t *testing.T) {
 	ctx := context.Background()
 	for _, enc := range []Encoding{Zstd, None} {
 		t.Run(string(enc), func(t *testing.T) {
-			root, s, _ := newHintStore(t, enc, 10)
+			root, s := newSessionStore(t, enc, 10)
 			appendElsewhere(t, root, enc, "s", 5)
 			name := "session.jsonl"
 			if enc == Zstd {
@@ -75,7 +75,7 @@ func TestListOpenMatchesListAndOpen(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := h.Append(ctx, hintEvents(0, int64(3*i+1))); err != nil {
+				if err := h.Append(ctx, seqEvents(0, int64(3*i+1))); err != nil {
 					t.Fatal(err)
 				}
 				h.Close()
@@ -151,7 +151,7 @@ func TestListOpenFreshness(t *testing.T) {
 	ctx := context.Background()
 	for _, enc := range []Encoding{Zstd, None} {
 		t.Run(string(enc), func(t *testing.T) {
-			root, s, _ := newHintStore(t, enc, 10)
+			root, s := newSessionStore(t, enc, 10)
 			seen := 0
 			listOpenAll(t, s, func(en seam.Entry, h seam.Handle) {
 				seen++

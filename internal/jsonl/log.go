@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
@@ -156,14 +157,20 @@ func (l *logFile) readHeader(size int64, dec func() (*zstdframe.Decoder, error))
 		hi.bodyOff = int64(len(line)) + 1
 		hi.bodyText = hi.bodyOff
 	}
-	if v, ok := headerVersion(line); ok && v > l.gen && v <= seam.MaxVersion {
+	h, err := seam.ParseHeader(line)
+	v, ok := h.Version, err == nil
+	if err != nil {
+		// Only a header that failed to parse is read a second time, for
+		// its version alone.
+		v, ok = headerVersion(line)
+	}
+	if ok && v > l.gen && v <= seam.MaxVersion {
 		// The file's name promises generation l.gen: like dsh, a reader of
 		// that generation calls a newer header unsupported, before its
 		// shape.
 		return hi, l.errorf(seam.ErrUnsupportedFormat, p0,
 			"log format v%d in %s, which holds format v%d: written by a newer dsh", v, filepath.Base(l.path), l.gen)
 	}
-	h, err := seam.ParseHeader(line)
 	if err != nil {
 		if errors.Is(err, seam.ErrUnsupportedFormat) {
 			return hi, l.located(err, seam.ErrUnsupportedFormat, p0)
@@ -181,15 +188,84 @@ func (l *logFile) readHeader(size int64, dec func() (*zstdframe.Decoder, error))
 }
 
 // headerVersion returns the integer version of a header line, if it has
-// one.
+// one: the value of its top-level "version" key (the last, if repeated),
+// when the line is a valid JSON object and that value an integer.
+// readHeader calls it only for a line seam.ParseHeader rejected, to read
+// the version without a second parse of the whole header.
 func headerVersion(line []byte) (int, bool) {
-	var h struct {
-		Version *int `json:"version"`
-	}
-	if json.Unmarshal(line, &h) != nil || h.Version == nil {
+	i := skipSpace(line, 0)
+	if i == len(line) || line[i] != '{' || !json.Valid(line) {
 		return 0, false
 	}
-	return *h.Version, true
+	var raw []byte
+	for i = skipSpace(line, i+1); line[i] == '"'; {
+		kEnd := jsonValueEnd(line, i)
+		key := line[i:kEnd]
+		i = skipSpace(line, kEnd)
+		vStart := skipSpace(line, i+1) // past ':'
+		vEnd := jsonValueEnd(line, vStart)
+		if string(key) == `"version"` || bytes.IndexByte(key, '\\') >= 0 && unquotedKey(key) == "version" {
+			raw = line[vStart:vEnd]
+		}
+		if i = skipSpace(line, vEnd); line[i] == ',' {
+			i = skipSpace(line, i+1)
+		}
+	}
+	if raw == nil {
+		return 0, false
+	}
+	v, err := strconv.Atoi(string(raw)) // fails for null and non-integers
+	if err != nil {
+		return 0, false
+	}
+	return v, true
+}
+
+// unquotedKey decodes a JSON string with escapes.
+func unquotedKey(key []byte) string {
+	var k string
+	json.Unmarshal(key, &k)
+	return k
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonValueEnd returns the end of the value starting at b[i], in valid
+// JSON.
+func jsonValueEnd(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return i
 }
 
 // frameError turns an error from zstdframe about frame index idx into

@@ -297,37 +297,3 @@ func TestReadHandleFollowsRewrite(t *testing.T) {
 		t.Fatalf("the writer reads %d events from seq 5, %v", len(got), err)
 	}
 }
-
-// TestRepairTailSalvageFailure checks that RepairTail, which writes the
-// committed records of the frame back, loses none of them when the
-// rewrite fails, and succeeds on a retry.
-func TestRepairTailSalvageFailure(t *testing.T) {
-	ctx := context.Background()
-	root := filepath.Join(t.TempDir(), "root")
-	s, tfs, path := salvageStore(t, root)
-	boom := errors.New("injected failure")
-	tfs.set(&tfs.failWrite, func(p string) error {
-		if filepath.Dir(p) == filepath.Dir(path) {
-			return boom
-		}
-		return nil
-	})
-	_, err := s.RepairTail(ctx, "f", false)
-	tfs.set(&tfs.failWrite, nil)
-	if !errors.Is(err, boom) {
-		t.Fatalf("repair error %v, want the injected failure", err)
-	}
-	if n := readable(t, root); n != 11 {
-		t.Fatalf("%d events readable after a failed repair, want 11", n)
-	}
-	r, err := s.RepairTail(ctx, "f", false)
-	if err != nil || r.Rewritten == 0 || r.Backup == "" {
-		t.Fatalf("retry: %+v %v", r, err)
-	}
-	if n := readable(t, root); n != 11 {
-		t.Fatalf("%d events readable after the repair, want 11", n)
-	}
-	if snap, _ := s.Stat(ctx, "f"); snap.Location.UncommittedBytes != 0 || snap.EventCount != 11 {
-		t.Fatalf("Stat after the repair: %d events, %+v", snap.EventCount, snap.Location)
-	}
-}

@@ -335,10 +335,14 @@ func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
 	return nil
 }
 
-// blockCache is an io.ReaderAt that keeps the last few aligned blocks it
-// read, so the backward frame search, which rereads the tail below each
-// frame, costs each byte of the file once. It fails with errBudget past
-// limit bytes read from the file (0: no limit).
+// blockCache is the io.ReaderAt under the reverse scan. It reads the file
+// in aligned blocks of cacheBlockSize and keeps the last cacheBlocks of
+// them: Reverse's lazy reads below what it has loaded (8 KiB and up)
+// become one read per block, and DecodeAll of a frame too large to keep
+// rereads from memory whatever of it is still in those blocks. It does not
+// make the backward search read each byte once: Reverse keeps the bytes it
+// read itself. It counts the bytes read from the file and fails with
+// errBudget past limit of them (0: no limit).
 type blockCache struct {
 	r      io.ReaderAt
 	blocks [cacheBlocks]cachedBlock
@@ -419,7 +423,9 @@ func (c *blockCache) block(idx int64) ([]byte, error) {
 	b.data = b.data[:cacheBlockSize]
 	n, err := c.r.ReadAt(b.data, idx*cacheBlockSize)
 	if err != nil && err != io.EOF {
-		cacheBlockPool.Put(&b.data)
+		// Put a slice of its own, whole: &b.data would see the nil below.
+		d := b.data[:cap(b.data)]
+		cacheBlockPool.Put(&d)
 		b.data = nil
 		return nil, err
 	}

@@ -20,7 +20,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -60,8 +59,6 @@ type Store struct {
 	mu      sync.Mutex
 	writers map[string]*handle // ids this store owns for writing, pending creates included
 	closed  bool
-
-	hints map[string]*openHint // guarded by mu; see openHint
 
 	decs decoderPool
 }
@@ -256,8 +253,7 @@ func (s *Store) find(op, id string) (*sessionDir, error) {
 	case 1:
 		return dirs[0], nil
 	}
-	return nil, seam.Errorf(seam.ErrCorrupt, op, id, seam.Pos{Path: s.root, Offset: -1, Frame: -1, Line: -1, Seq: -1},
-		"session id found in %d project folders: %s and %s", len(dirs), dirs[0].dir, dirs[1].dir)
+	return nil, duplicateIDError(op, id, s.root, len(dirs), dirs[0].dir, dirs[1].dir)
 }
 
 // inspect reads a session folder: its generations and encoding.
@@ -340,7 +336,6 @@ type headTail struct {
 	tail tailInfo
 	size int64
 	rev  string
-	d    *sessionDir // set by List for the open cache
 }
 
 // readHeadTail reads the header and the tail of an open log.
@@ -384,28 +379,22 @@ func (s *Store) readHeadTailWindow(l *logFile, d *sessionDir) (headTail, *window
 
 // snapshot reads the metadata of the session in d.
 func (s *Store) snapshot(op string, d *sessionDir) (seam.Snapshot, error) {
-	snap, _, err := s.snapshotHT(op, d)
-	return snap, err
-}
-
-// snapshotHT is snapshot, also returning the head and tail it read.
-func (s *Store) snapshotHT(op string, d *sessionDir) (seam.Snapshot, headTail, error) {
 	snap := seam.Snapshot{Header: seam.Header{ID: d.id}, Location: s.location(d)}
 	l, err := s.openLog(op, d, os.O_RDONLY)
 	if err != nil {
-		return snap, headTail{}, err
+		return snap, err
 	}
 	defer l.f.Close()
 	ht, err := s.readHeadTail(l, d)
 	snap.SizeBytes, snap.Revision = ht.size, ht.rev
 	if err != nil {
-		return snap, ht, seam.Wrap(err, seam.ErrIO, op, d.id)
+		return snap, seam.Wrap(err, seam.ErrIO, op, d.id)
 	}
 	snap.Header = ht.hi.hdr
 	snap.EventCount = ht.tail.next
 	snap.Location.TornBytes = ht.size - ht.tail.physEnd
 	snap.Location.UncommittedBytes = max(ht.tail.physEnd-ht.tail.commitEnd, 0)
-	return snap, ht, nil
+	return snap, nil
 }
 
 // Stat returns the metadata of a session from the head and the tail of its
@@ -433,63 +422,22 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 	if err := s.check(ctx, "list"); err != nil {
 		return nil, err
 	}
-	projects, err := s.fs.ReadDir(s.root)
+	dirents, err := s.projectEntries()
 	if err != nil {
-		return nil, &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
+		return nil, err
 	}
 	type item struct {
-		project string
-		e       fs.DirEntry
-		entry   seam.Entry
-		ht      *headTail // of a readable session, for the open cache
-		ok      bool
+		entry seam.Entry
+		ok    bool
 	}
-	var items []item
-	for _, p := range projects {
-		if !p.IsDir() || !isProjectFolder(p.Name()) {
-			continue
-		}
-		entries, err := s.fs.ReadDir(filepath.Join(s.root, p.Name()))
-		if err != nil {
-			return nil, &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
-		}
-		for _, e := range entries {
-			items = append(items, item{project: p.Name(), e: e})
-		}
-	}
-	// Each entry costs a few small reads and some decoding: read several
-	// at a time.
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var frames atomic.Int64 // what is left of hintFrameBudget
-	frames.Store(hintFrameBudget)
-	for range min(len(items), listWorkers()) {
-		wg.Go(func() {
-			for i := range next {
-				it := &items[i]
-				it.entry, it.ht, it.ok = s.listEntry(it.project, it.e)
-				if it.ht != nil && it.ht.tail.frame != nil && frames.Add(-int64(cap(it.ht.tail.frame.content))) < 0 {
-					it.ht.tail.frame = nil
-				}
-			}
-		})
-	}
-feed:
-	for i := range items {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	items := make([]item, len(dirents))
+	if err := forEachEntry(ctx, len(dirents), func(i int) {
+		items[i].entry, items[i].ok = s.listEntry(dirents[i].project, dirents[i].e)
+	}); err != nil {
 		return nil, err
 	}
 	var out []seam.Entry
 	seen := map[string][]int{} // id -> indexes in out
-	cache := make(map[string]*openHint, len(items))
 	for i := range items {
 		it := &items[i]
 		if !it.ok {
@@ -497,11 +445,8 @@ feed:
 		}
 		// Entries named by a file or folder name rather than a session id
 		// (a flat-layout file, an undecodable folder) are not ids to pair.
-		if id := it.entry.Snapshot.Header.ID; id != "" && it.e.IsDir() && segmentOK(it.e.Name()) {
+		if id, e := it.entry.Snapshot.Header.ID, dirents[i].e; id != "" && e.IsDir() && segmentOK(e.Name()) {
 			seen[id] = append(seen[id], len(out))
-			if it.ht != nil && it.entry.Err == nil {
-				cache[id] = s.newOpenHint(it.entry.Snapshot, it.ht)
-			}
 		}
 		out = append(out, it.entry)
 	}
@@ -509,13 +454,10 @@ feed:
 		if len(idx) < 2 {
 			continue
 		}
-		delete(cache, id)
 		for _, i := range idx {
-			out[i].Err = seam.Errorf(seam.ErrCorrupt, "list", id, seam.Pos{Path: out[i].Snapshot.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
-				"session id found in %d project folders", len(idx))
+			out[i].Err = duplicateIDError("list", id, out[i].Snapshot.Location.Path, len(idx))
 		}
 	}
-	s.setOpenHints(cache)
 	for _, h := range s.pendingHandles() {
 		if _, dup := seen[h.id]; !dup {
 			out = append(out, seam.Entry{Snapshot: h.pendingSnapshot()})
@@ -527,11 +469,11 @@ feed:
 
 // listEntry reads one entry of a project folder; ok is false for entries
 // that are not sessions.
-func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, *headTail, bool) {
+func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, bool) {
 	path := filepath.Join(s.root, project, e.Name())
 	if !e.IsDir() {
 		if !isFlatLog(e.Name()) {
-			return seam.Entry{}, nil, false
+			return seam.Entry{}, false
 		}
 		// The entry is named by the file, which is all there is to name
 		// it by: the id in its header is not trusted to a flat file.
@@ -540,32 +482,31 @@ func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, *headTail,
 				Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
 			Err: seam.Errorf(seam.ErrCorrupt, "list", "", seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
 				"log file placed directly in a project folder (old flat layout)"),
-		}, nil, true
+		}, true
 	}
 	id, derr := DecodeSegment(e.Name())
 	d, err := s.inspect("list", id, project, e.Name())
 	if err == nil && d.live < 0 {
-		return seam.Entry{}, nil, false
+		return seam.Entry{}, false
 	}
 	if derr != nil {
 		return seam.Entry{
 			Snapshot: seam.Snapshot{Header: seam.Header{ID: e.Name()},
 				Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
 			Err: &seam.Error{Kind: seam.ErrCorrupt, Op: "list", Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: derr},
-		}, nil, true
+		}, true
 	}
 	if err != nil {
-		return seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: id}, Location: s.location(d)}, Err: err}, nil, true
+		return seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: id}, Location: s.location(d)}, Err: err}, true
 	}
-	snap, ht, err := s.snapshotHT("list", d)
+	snap, err := s.snapshot("list", d)
 	if err != nil && errors.Is(err, errHeaderless) {
-		return seam.Entry{}, nil, false
+		return seam.Entry{}, false
 	}
 	if err != nil {
-		return seam.Entry{Snapshot: snap, Err: err}, nil, true
+		return seam.Entry{Snapshot: snap, Err: err}, true
 	}
-	ht.d = d
-	return seam.Entry{Snapshot: snap}, &ht, true
+	return seam.Entry{Snapshot: snap}, true
 }
 
 // isFlatLog tells whether name, an entry of a project folder that is not

@@ -512,54 +512,6 @@ func (h *handle) Repairs() []seam.Repair {
 	return slices.Clone(h.w.repairs)
 }
 
-// TailRepair describes the removal of a torn or uncommitted tail.
-type TailRepair struct {
-	Path   string // the live log
-	Offset int64  // where the removed bytes start
-	Bytes  int64  // how many bytes are removed; 0 when the log is clean
-	Backup string // the file that keeps them; empty in a dry run
-	// Rewritten is the size of the committed text of a zstd frame that
-	// held the first uncommitted record: it is written back as a new frame.
-	Rewritten int64
-}
-
-// RepairTail removes a session's torn or uncommitted tail, as the write
-// path does before an append, without appending: it takes the write lock,
-// validates the whole log (damaged committed data is an error, never
-// repaired), copies the bytes it removes to a backup file and fsyncs it,
-// then truncates and fsyncs the log. With dryRun it reports the plan and
-// changes nothing.
-func (s *Store) RepairTail(ctx context.Context, id string, dryRun bool) (TailRepair, error) {
-	hd, err := s.openWrite(ctx, id)
-	if err != nil {
-		return TailRepair{}, err
-	}
-	h := hd.(*handle)
-	defer h.Close()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	w := h.w
-	r := TailRepair{Path: h.log.path, Offset: w.cut, Bytes: w.size - w.cut, Rewritten: int64(len(w.salvage))}
-	if r.Bytes == 0 || dryRun {
-		return r, nil
-	}
-	if err := h.checkOwnership(); err != nil {
-		return r, seam.Wrap(err, seam.ErrIO, "repair", id)
-	}
-	if len(w.salvage) > 0 {
-		err = h.replaceTail(zstdframe.AppendFrame(nil, w.salvage), 0)
-	} else {
-		_, err = h.removeTail()
-	}
-	if n := len(w.repairs); n > 0 {
-		r.Backup = w.repairs[n-1].Backup
-	}
-	if err != nil {
-		return r, seam.Wrap(err, seam.ErrIO, "repair", id)
-	}
-	return r, nil
-}
-
 // backup copies [from, to) of l to <backup dir>/<safe id>/<time>-<from>.bin
 // and fsyncs it and its directory.
 func (s *Store) backup(id string, l *logFile, from, to int64) (string, error) {

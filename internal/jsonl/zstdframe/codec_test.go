@@ -165,22 +165,3 @@ func TestDecoderRejects(t *testing.T) {
 		t.Fatal("stale reader still reads")
 	}
 }
-
-func TestSalvageCorruptBlock(t *testing.T) {
-	dec := newTestDecoder(t)
-	data := cat(frameHeader(0x04, 0x50), blockHeader(false, 2, 10), bytes.Repeat([]byte{0xFF}, 10),
-		blockHeader(false, 0, 100), []byte("partial"))
-	frames, torn, err := Walk(bytes.NewReader(data), int64(len(data)))
-	if err != nil || len(frames) != 0 || torn.Size != int64(len(data)) {
-		t.Fatal(frames, torn, err)
-	}
-	if got, err := dec.Salvage(bytes.NewReader(data), torn, 1<<20); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("Salvage = %q, %v; want ErrCorrupt", got, err)
-	}
-	// The limit holds for salvage too.
-	big := AppendFrame(nil, jsonl(1<<20))
-	big = big[:len(big)-2]
-	if _, err := dec.Salvage(bytes.NewReader(big), Torn{Size: int64(len(big))}, 1<<10); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("Salvage over limit: %v", err)
-	}
-}

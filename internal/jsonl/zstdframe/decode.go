@@ -123,59 +123,6 @@ func (d *Decoder) DecodeAll(r io.ReaderAt, f Frame, limit int64) ([]byte, error)
 	return buf.Bytes(), nil
 }
 
-// Salvage returns the content of the complete blocks of the torn final
-// frame t of r, for the opt-in salvage of store.md 4 ("Torn final frame");
-// ordinary readers discard a torn frame whole. The content is unverified,
-// since the checksum is missing or was never reached, and may end inside a
-// record: keep only its complete, valid records. Salvage returns nothing
-// for a torn frame header, an error matching ErrCorrupt if a complete block
-// fails to decode, and one matching ErrTooLarge beyond limit bytes.
-func (d *Decoder) Salvage(r io.ReaderAt, t Torn, limit int64) ([]byte, error) {
-	ss := newSource(r, t.Offset+t.Size)
-	f, err := ss.parseFrame(t.Offset)
-	ss.releaseBuf()
-	if !errors.Is(err, ErrTorn) || f.Size != t.Size {
-		if err == nil {
-			err = frameError(ErrCorrupt, t.Offset, nil, "frame is complete, not torn")
-		}
-		return nil, err
-	}
-	if f.HeaderSize == 0 || t.Size <= int64(f.HeaderSize) {
-		return nil, nil
-	}
-	if f.WindowSize > maxWindow {
-		return nil, frameError(ErrTooLarge, t.Offset, nil, "window of %d bytes exceeds %d", f.WindowSize, maxWindow)
-	}
-	// Clear the checksum flag: klauspost drops the last block's content
-	// when the checksum after it is cut. No read-ahead either: klauspost
-	// then reads exactly what it decodes, so an error with every byte
-	// consumed is the cut, not corruption.
-	hdr := make([]byte, f.HeaderSize)
-	if err := readFull(r, hdr, t.Offset); err != nil {
-		return nil, err
-	}
-	hdr[4] &^= 0x04
-	body := t.Size - int64(f.HeaderSize)
-	sr := &sectionReader{sr: io.NewSectionReader(r, f.End()-body, body), off: f.End() - body}
-	d.gen++
-	if err := d.zd.Reset(io.MultiReader(bytes.NewReader(hdr), sr)); err != nil {
-		return nil, d.decodeError(t.Offset, err)
-	}
-	var buf bytes.Buffer
-	_, err = buf.ReadFrom(io.LimitReader(d.zd, max(limit, limit+1)))
-	if int64(buf.Len()) > limit {
-		return nil, frameError(ErrTooLarge, t.Offset, nil, "content exceeds limit %d", limit)
-	}
-	if err == nil {
-		err = io.ErrUnexpectedEOF // a torn frame cannot end cleanly
-	}
-	var rerr *readError
-	if pos, _ := sr.sr.Seek(0, io.SeekCurrent); pos != body || errors.As(err, &rerr) {
-		return nil, d.decodeError(t.Offset, err)
-	}
-	return buf.Bytes(), nil
-}
-
 // preallocFor is the buffer size to decode frame f into, at most limit
 // bytes of content: its declared content size (trusted only so far: it is
 // checked at the end), or else a guess from its compressed size, so that a

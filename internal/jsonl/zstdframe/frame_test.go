@@ -173,17 +173,14 @@ func TestTruncation(t *testing.T) {
 		end += int64(len(p))
 		ends = append(ends, end)
 	}
-	var contents [][]byte
 	for _, p := range parts {
 		f, err := ParseFrame(bytes.NewReader(p), 0, int64(len(p)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := dec.DecodeAll(bytes.NewReader(p), f, 1<<20)
-		if err != nil {
+		if _, err := dec.DecodeAll(bytes.NewReader(p), f, 1<<20); err != nil {
 			t.Fatal(err)
 		}
-		contents = append(contents, c)
 	}
 	for cut := int64(0); cut <= int64(len(data)); cut++ {
 		r := bytes.NewReader(data[:cut])
@@ -205,16 +202,6 @@ func TestTruncation(t *testing.T) {
 		for i, f := range frames {
 			if f.End() != ends[i] {
 				t.Fatalf("cut %d: frame %d ends at %d, want %d", cut, i, f.End(), ends[i])
-			}
-		}
-		if torn.Size > 0 {
-			// Salvage yields a prefix of the torn frame's content.
-			got, err := dec.Salvage(r, torn, 1<<20)
-			if err != nil || !bytes.HasPrefix(contents[n], got) {
-				t.Fatalf("cut %d: Salvage = %q, %v", cut, got, err)
-			}
-			if cut == ends[n]-4 && contents[n] != nil && !bytes.Equal(got, contents[n]) {
-				t.Fatalf("cut %d: torn in the checksum, Salvage = %q, want all content", cut, got)
 			}
 		}
 		last, err := LastFrame(r, cut, LastOptions{Decoder: dec})
