@@ -343,9 +343,12 @@ func printAppend(e *env, r *appendResult) error {
 	if r.Created {
 		verb = "created " + r.ID + ";"
 	}
-	msg := fmt.Sprintf("%s %d event(s), seq %d–%d", verb, r.Appended, r.FirstSeq, r.NextSeq-1)
+	msg := fmt.Sprintf("%s %s, seq %d", verb, count(r.Appended, "event"), r.FirstSeq)
+	if r.Appended > 1 {
+		msg += fmt.Sprintf("–%d", r.NextSeq-1)
+	}
 	if r.Closers > 0 {
-		msg += fmt.Sprintf(" (%d closer(s) for the interrupted turn first)", r.Closers)
+		msg += fmt.Sprintf(" (%s for the interrupted turn first)", count(r.Closers, "closer"))
 	}
 	if !r.Created {
 		msg += " to " + r.ID

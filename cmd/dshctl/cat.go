@@ -135,7 +135,7 @@ func runCat(ctx context.Context, e *env, s *session, format string, o *catOption
 			return err
 		}
 		if len(closers) > 0 && format != formatJSON {
-			fmt.Fprintf(e.stderr, "dshctl: %d synthetic closer(s) for the interrupted turn printed, not stored\n", len(closers))
+			fmt.Fprintf(e.stderr, "dshctl: %s for the interrupted turn printed, not stored\n", count(len(closers), "synthetic closer"))
 		}
 	}
 	if err := p.finish(); err != nil {
@@ -186,6 +186,9 @@ func follow(ctx context.Context, h seam.Handle, next int64, filter *inspect.Filt
 		}
 		var err error
 		if next, err = catEvents(ctx, h, next, filter, p); err != nil {
+			if ctx.Err() != nil {
+				return w.Flush() // interrupted mid-scan: the way follow ends
+			}
 			return err
 		}
 		if err := w.Flush(); err != nil {

@@ -152,7 +152,7 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 		return err
 	}
 	if o.strict && unreadable > 0 {
-		return fmt.Errorf("%d session(s) cannot be read (see state %q)", unreadable, stateError)
+		return fmt.Errorf("%s cannot be read (see state %q)", count(unreadable, "session"), stateError)
 	}
 	return nil
 }

@@ -161,7 +161,7 @@ func printStat(e *env, s *statJSON, h seam.Header) error {
 			for i, c := range t.PendingCalls {
 				ids[i] = c.CallID
 			}
-			desc += fmt.Sprintf(", %d pending tool call(s): %s", n, strings.Join(ids, ", "))
+			desc += fmt.Sprintf(", %s pending: %s", count(n, "tool call"), strings.Join(ids, ", "))
 		}
 		k.add("open turn", "%s", desc)
 	}
