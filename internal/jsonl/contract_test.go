@@ -65,17 +65,18 @@ func (b contractBackend) WriteLog(t *testing.T, dir string, h seam.Header, recor
 	writeLog(t, dir, project, seg, LogName(h.Version, b.enc), string(content))
 }
 
-// dir returns the folder of a stored session.
-func (b contractBackend) dir(t *testing.T, dir, id string) string {
+// logPath returns the live log of a stored session.
+func (b contractBackend) logPath(t *testing.T, dir, id string) string {
 	s, err := Open(dir, Options{Compression: b.enc})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	snap, err := s.Stat(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Dir(snap.Location.Path)
+	return snap.Location.Path
 }
 
 func (b contractBackend) TearTail(t *testing.T, dir, id string) {
@@ -84,19 +85,11 @@ func (b contractBackend) TearTail(t *testing.T, dir, id string) {
 		torn = zstdframe.AppendFrame(nil, []byte(`{"type":"turn/start","seq":1,"time":1,"data":{}}`+"\n"))
 		torn = torn[:len(torn)-3]
 	}
-	s, err := Open(dir, Options{Compression: b.enc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := s.Stat(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendFile(t, snap.Location.Path, torn)
+	appendFile(t, b.logPath(t, dir, id), torn)
 }
 
 func (b contractBackend) HoldLockElsewhere(t *testing.T, dir, id string) func() {
-	return seamtest.HoldInChild(t, filepath.Join(b.dir(t, dir, id), lockName))
+	return seamtest.HoldInChild(t, filepath.Join(filepath.Dir(b.logPath(t, dir, id)), lockName))
 }
 
 func TestContract(t *testing.T) {

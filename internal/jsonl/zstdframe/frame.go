@@ -210,6 +210,19 @@ var tailBufs = sync.Pool{New: func() any { return new([]byte) }}
 // maxPooledTail bounds the tail buffers kept in tailBufs.
 const maxPooledTail = 1 << 20
 
+// getTailBuf returns a buffer of n bytes, from tailBufs when one there is
+// large enough; pooled says so.
+func getTailBuf(n int64) (buf []byte, pooled bool) {
+	if n <= maxPooledTail {
+		p := tailBufs.Get().(*[]byte)
+		if int64(cap(*p)) >= n {
+			return (*p)[:n], true
+		}
+		tailBufs.Put(p)
+	}
+	return make([]byte, n), false
+}
+
 // loadTail extends the loaded tail down to offset lo.
 func (s *source) loadTail(lo int64) error {
 	have := int64(len(s.tail))
@@ -217,18 +230,7 @@ func (s *source) loadTail(lo int64) error {
 	if need <= have {
 		return nil
 	}
-	var t []byte
-	if need <= maxPooledTail {
-		p := tailBufs.Get().(*[]byte)
-		if int64(cap(*p)) >= need {
-			t = (*p)[:need]
-		} else {
-			tailBufs.Put(p)
-		}
-	}
-	if t == nil {
-		t = make([]byte, need)
-	}
+	t, _ := getTailBuf(need)
 	if err := readFull(s.r, t[:need-have], lo); err != nil {
 		if need <= maxPooledTail {
 			tailBufs.Put(&t)

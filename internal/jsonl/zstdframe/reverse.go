@@ -178,19 +178,7 @@ func (rv *Reverse) setTail() {
 func (rv *Reverse) grow(top, lo int64) {
 	keepLo := min(rv.lo, top)
 	n := min(top, max(2*(top-lo), 2*firstChunk))
-	var st []byte
-	if n <= maxPooledTail {
-		p := tailBufs.Get().(*[]byte)
-		if int64(cap(*p)) >= n {
-			st = (*p)[:n]
-		} else {
-			tailBufs.Put(p)
-		}
-	}
-	pooled := st != nil
-	if st == nil {
-		st = make([]byte, n)
-	}
+	st, pooled := getTailBuf(n)
 	if keepLo < top {
 		oldBase := rv.hi - int64(len(rv.store))
 		copy(st[n-(top-keepLo):], rv.store[keepLo-oldBase:top-oldBase])
