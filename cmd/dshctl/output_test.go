@@ -86,3 +86,23 @@ func TestProgressAppearsOnlyOnATerminalAfterADelay(t *testing.T) {
 		}
 	}
 }
+
+func TestColourOnlyOnATerminalWithoutNoColor(t *testing.T) {
+	for _, tc := range []struct {
+		tty           bool
+		noColor, term string
+		want          bool
+	}{
+		{true, "", "xterm", true},
+		{false, "", "xterm", false},
+		{true, "1", "xterm", false},
+		{true, "", "dumb", false},
+	} {
+		e := &env{stdoutTTY: tc.tty, getenv: func(k string) string {
+			return map[string]string{"NO_COLOR": tc.noColor, "TERM": tc.term}[k]
+		}}
+		if got := e.colour(); got != tc.want {
+			t.Errorf("tty=%v NO_COLOR=%q TERM=%q: colour %v, want %v", tc.tty, tc.noColor, tc.term, got, tc.want)
+		}
+	}
+}
