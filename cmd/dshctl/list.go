@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"fmt"
@@ -136,17 +137,23 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 	if o.limit > 0 && len(kept) > o.limit {
 		kept = kept[:o.limit]
 	}
+	// One write per buffer, not per session: a list of thousands is
+	// otherwise thousands of write calls.
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	switch format {
 	case formatJSON:
-		err = writeJSON(e.stdout, format, kept)
+		err = writeJSON(out, format, kept)
 	case formatJSONL:
 		for i := range kept {
-			if err = writeJSON(e.stdout, format, &kept[i]); err != nil {
+			if err = writeJSON(out, format, &kept[i]); err != nil {
 				break
 			}
 		}
 	default:
-		err = printList(e, kept, o.all)
+		err = printList(e, out, kept, o.all)
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
 	}
 	if err != nil {
 		return err
@@ -310,7 +317,7 @@ func msOf(t *timeJSON) int64 {
 	return t.Ms
 }
 
-func printList(e *env, items []listItem, all bool) error {
+func printList(e *env, w *bufio.Writer, items []listItem, all bool) error {
 	if len(items) == 0 {
 		msg := "no sessions"
 		if !all {
@@ -356,8 +363,11 @@ func printList(e *env, items []listItem, all bool) error {
 		rows = append(rows, []string{short[i], truncate(orDash(it.Project), 40), created, updated,
 			events, humanBytes(it.SizeBytes), state, rel, gen})
 	}
-	err := renderTable(e.stdout,
+	err := renderTable(w,
 		[]string{"ID", "PROJECT", "CREATED", "UPDATED", "EVENTS", "SIZE", "STATE", "PARENT", "FORMAT"}, rows)
+	if err == nil {
+		err = w.Flush() // the table before the reasons on a shared terminal
+	}
 	if err != nil {
 		return err
 	}

@@ -198,3 +198,51 @@ func TestMetaScanError(t *testing.T) {
 		t.Errorf("meta on error = %+v, want conservative", m)
 	}
 }
+
+// TestMetaOneScan: a session whose last prompt shares its batch with its
+// turn/start is read by the reverse scan alone, which stops there.
+func TestMetaOneScan(t *testing.T) {
+	var events []seam.Event
+	for n := range int64(5) {
+		events = append(events, turn(5*n, 1000*(n+2), n+1, "user")...)
+	}
+	h := newFake(1000, 2, events...)
+	m := readMeta(t, h, 0)
+	want := Meta{CreatedAt: 1000, BlankKnown: true, LastPromptAt: 6001, LastPromptKnown: true,
+		UpdatedAt: 6001, OpenTurnKnown: true}
+	if !reflect.DeepEqual(m, want) {
+		t.Errorf("meta = %+v, want %+v", m, want)
+	}
+	if len(h.read) != 1 {
+		t.Errorf("%d scans, want 1 (the reverse scan)", len(h.read))
+	}
+}
+
+func TestIsHumanPrompt(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		want bool
+	}{
+		{`{"source":{"kind":"user"}}`, true},
+		{`{"source":{"kind":"\u0075ser"}}`, true},                       // escaped, as JSON.parse reads it
+		{`{"sour\u0063e":{"kind":"user"}}`, true},                       // escaped key
+		{`{"source":{"kind":"plugin"},"source":{"kind":"user"}}`, true}, // the last one wins
+		{`{"source":{"kind":"user"},"source":{"kind":"plugin"}}`, false},
+		{`{"Source":{"kind":"user"}}`, false}, // keys are case-sensitive, as in dsh
+		{`{"source":{"Kind":"user"}}`, false},
+		{`{"source":{"kind":"tool","callId":"c"}}`, false},
+		{`{"source":"user"}`, false},
+		{`{"kind":"user"}`, false},
+		{`{"source":{"kind":"user"`, false}, // not JSON
+		{``, false},
+	} {
+		e := seam.Event{Type: "user/message", Data: []byte(c.data)}
+		if got := isHumanPrompt(&e); got != c.want {
+			t.Errorf("isHumanPrompt(%s) = %v, want %v", c.data, got, c.want)
+		}
+	}
+	e := seam.Event{Type: "system/message", Data: []byte(`{"source":{"kind":"user"}}`)}
+	if isHumanPrompt(&e) {
+		t.Error("a system/message is a human prompt")
+	}
+}

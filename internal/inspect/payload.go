@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -157,6 +158,19 @@ func isHumanPrompt(e *seam.Event) bool {
 	if e.Type != typeUserMessage {
 		return false
 	}
-	var m msgHead
-	return json.Unmarshal(e.Data, &m) == nil && m.Source.Kind == "user"
+	src, ok := seam.Member(e.Data, "source")
+	if !ok {
+		return false
+	}
+	kind, ok := seam.Member(src, "kind")
+	return ok && jsonStringIs(kind, "user")
+}
+
+// jsonStringIs reports whether the JSON value raw is the string s.
+func jsonStringIs(raw json.RawMessage, s string) bool {
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1:len(raw)-1]) == s
+	}
+	var v string
+	return json.Unmarshal(raw, &v) == nil && v == s
 }

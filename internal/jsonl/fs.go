@@ -53,7 +53,7 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (file, error) {
 
 func (osFS) Lstat(name string) (fs.FileInfo, error)     { return os.Lstat(name) }
 func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
-func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return readDir(name) }
 func (osFS) Mkdir(name string, perm fs.FileMode) error  { return os.Mkdir(name, perm) }
 func (osFS) Link(oldname, newname string) error         { return os.Link(oldname, newname) }
 func (osFS) Rename(oldname, newname string) error       { return os.Rename(oldname, newname) }

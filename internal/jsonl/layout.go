@@ -33,6 +33,7 @@ func ProjectKey(cwd string) (string, error) {
 		return "", fmt.Errorf("cwd %q: %w", cwd, err)
 	}
 	var b strings.Builder
+	b.Grow(len(cwd))
 	sep := false
 	for _, u := range units {
 		if u == '/' || u == '\\' || u == ':' {
@@ -87,7 +88,11 @@ func EncodeSegment(id string) (string, error) {
 	case "..":
 		return "~002E~002E", nil
 	}
+	if allPlain(id) {
+		return id, nil // nothing to escape, the common case
+	}
 	var b strings.Builder
+	b.Grow(len(id))
 	for _, u := range units {
 		appendUnit(&b, u)
 	}
@@ -103,6 +108,9 @@ func DecodeSegment(name string) (string, error) {
 	}
 	if name == "" {
 		return bad("empty")
+	}
+	if allPlain(name) && name != "." && name != ".." {
+		return name, nil // nothing escaped: the name is the id, canonically
 	}
 	units := make([]uint16, 0, len(name))
 	for i := 0; i < len(name); {
@@ -146,6 +154,17 @@ func utf16Units(s string) ([]uint16, error) {
 		return nil, errors.New("not valid UTF-8")
 	}
 	return utf16.Encode([]rune(s)), nil
+}
+
+// allPlain reports whether every byte of s is a plain unit, so that s
+// needs no escape in a folder name.
+func allPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !plainUnit(uint16(s[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 func plainUnit(u uint16) bool {

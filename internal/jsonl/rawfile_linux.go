@@ -1,10 +1,16 @@
 package jsonl
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -147,21 +153,7 @@ func (fi *rawInfo) IsDir() bool        { return fi.Mode().IsDir() }
 func (fi *rawInfo) Sys() any           { return &fi.st }
 
 func (fi *rawInfo) Mode() fs.FileMode {
-	m := fs.FileMode(fi.st.Mode & 0o777)
-	switch fi.st.Mode & syscall.S_IFMT {
-	case syscall.S_IFDIR:
-		m |= fs.ModeDir
-	case syscall.S_IFLNK:
-		m |= fs.ModeSymlink
-	case syscall.S_IFIFO:
-		m |= fs.ModeNamedPipe
-	case syscall.S_IFSOCK:
-		m |= fs.ModeSocket
-	case syscall.S_IFCHR:
-		m |= fs.ModeDevice | fs.ModeCharDevice
-	case syscall.S_IFBLK:
-		m |= fs.ModeDevice
-	}
+	m := fs.FileMode(fi.st.Mode&0o777) | typeBits(fi.st.Mode)
 	if fi.st.Mode&syscall.S_ISUID != 0 {
 		m |= fs.ModeSetuid
 	}
@@ -173,3 +165,140 @@ func (fi *rawInfo) Mode() fs.FileMode {
 	}
 	return m
 }
+
+// typeBits is the fs.FileMode type of a stat mode.
+func typeBits(mode uint32) fs.FileMode {
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return fs.ModeDir
+	case syscall.S_IFLNK:
+		return fs.ModeSymlink
+	case syscall.S_IFIFO:
+		return fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		return fs.ModeSocket
+	case syscall.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return 0
+}
+
+// direntBufs recycles readDir's getdents buffers.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
+
+// readDir is os.ReadDir without an *os.File: list reads one folder per
+// session, and an *os.File costs allocations, a finalizer and a poller
+// registration attempt each. Entries are sorted by name, as os.ReadDir's.
+func readDir(name string) ([]fs.DirEntry, error) {
+	fd, err := openDir(name)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	var out []fs.DirEntry
+	for {
+		n, err := unix.Getdents(fd, *bp)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "readdirent", Path: name, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		if out, err = appendDirents(out, fd, name, (*bp)[:n]); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return out, nil
+}
+
+func openDir(name string) (int, error) {
+	for {
+		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			return fd, nil
+		}
+		if err != unix.EINTR {
+			return -1, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+	}
+}
+
+// appendDirents appends the entries of buf, linux_dirent64 records read
+// from the folder fd (named dir), but for "." and "..".
+func appendDirents(out []fs.DirEntry, fd int, dir string, buf []byte) ([]fs.DirEntry, error) {
+	const nameOff = 19 // d_ino (8), d_off (8), d_reclen (2), d_type (1)
+	for len(buf) >= nameOff {
+		reclen := int(binary.NativeEndian.Uint16(buf[16:]))
+		if reclen < nameOff || reclen > len(buf) {
+			return out, &fs.PathError{Op: "readdirent", Path: dir, Err: syscall.EIO}
+		}
+		rec := buf[nameOff:reclen]
+		typ := buf[18]
+		buf = buf[reclen:]
+		if i := bytes.IndexByte(rec, 0); i >= 0 {
+			rec = rec[:i]
+		}
+		if name := string(rec); name != "." && name != ".." {
+			mode, err := direntMode(fd, dir, name, typ)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // removed since getdents, as os.ReadDir skips it
+				}
+				return out, err
+			}
+			out = append(out, &dirent{dir: dir, name: name, mode: mode})
+		}
+	}
+	return out, nil
+}
+
+// direntMode is the type of entry name of folder fd, from its d_type or,
+// where the file system does not fill that in, from lstat.
+func direntMode(fd int, dir, name string, typ uint8) (fs.FileMode, error) {
+	switch typ {
+	case unix.DT_REG:
+		return 0, nil
+	case unix.DT_DIR:
+		return fs.ModeDir, nil
+	case unix.DT_LNK:
+		return fs.ModeSymlink, nil
+	case unix.DT_FIFO:
+		return fs.ModeNamedPipe, nil
+	case unix.DT_SOCK:
+		return fs.ModeSocket, nil
+	case unix.DT_CHR:
+		return fs.ModeDevice | fs.ModeCharDevice, nil
+	case unix.DT_BLK:
+		return fs.ModeDevice, nil
+	}
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == nil {
+			return typeBits(st.Mode), nil
+		}
+		if err != syscall.EINTR {
+			return 0, &fs.PathError{Op: "lstat", Path: filepath.Join(dir, name), Err: err}
+		}
+	}
+}
+
+// dirent is an fs.DirEntry of readDir.
+type dirent struct {
+	dir, name string
+	mode      fs.FileMode // type bits only
+}
+
+func (d *dirent) Name() string               { return d.name }
+func (d *dirent) IsDir() bool                { return d.mode.IsDir() }
+func (d *dirent) Type() fs.FileMode          { return d.mode }
+func (d *dirent) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(d.dir, d.name)) }
+func (d *dirent) String() string             { return fs.FormatDirEntry(d) }

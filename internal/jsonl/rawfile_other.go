@@ -3,6 +3,7 @@
 package jsonl
 
 import (
+	"io/fs"
 	"os"
 	"syscall"
 )
@@ -15,3 +16,6 @@ func openReadOnly(name string) (file, error) {
 	}
 	return osFile{f}, nil
 }
+
+// readDir reads a folder, sorted by name.
+func readDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }

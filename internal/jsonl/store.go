@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -327,7 +328,13 @@ func (s *Store) checkProject(l *logFile, d *sessionDir, h *seam.Header) error {
 // revision is the opaque token of a file's state.
 func revision(fi fs.FileInfo) string {
 	dev, ino, ctime := fileIdentity(fi)
-	return fmt.Sprintf("%x:%x:%x:%x:%x", dev, ino, fi.Size(), fi.ModTime().UnixNano(), ctime)
+	b := make([]byte, 0, 5*18)
+	b = strconv.AppendUint(b, dev, 16)
+	b = strconv.AppendUint(append(b, ':'), ino, 16)
+	for _, v := range [...]int64{fi.Size(), fi.ModTime().UnixNano(), ctime} {
+		b = strconv.AppendInt(append(b, ':'), v, 16)
+	}
+	return string(b)
 }
 
 // headTail is a log's header and tail, read without its body.

@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"io"
 	"sync"
 )
 
@@ -30,8 +31,9 @@ var windowBufs = sync.Pool{New: func() any {
 type windowFile struct {
 	file
 	head    []byte // bytes [0, len(head))
-	tail    []byte // bytes [tailOff, tailOff+len(tail))
+	tail    []byte // bytes [tailOff, tailOff+len(tail)), which ends at size
 	tailOff int64
+	size    int64
 	buf     *[]byte
 }
 
@@ -39,7 +41,7 @@ type windowFile struct {
 // release must be called when done with it.
 func newWindowFile(f file, size int64) (*windowFile, error) {
 	buf := windowBufs.Get().(*[]byte)
-	w := &windowFile{file: f, buf: buf}
+	w := &windowFile{file: f, size: size, buf: buf}
 	b := *buf
 	if size <= smallLog {
 		if int64(cap(b)) < size {
@@ -66,15 +68,29 @@ func newWindowFile(f file, size int64) (*windowFile, error) {
 	return w, nil
 }
 
+// ReadAt reads from the window what it holds. A read past the size the
+// window was made for ends there with io.EOF, as the file's read would:
+// the window is used only while the log is unchanged.
 func (w *windowFile) ReadAt(p []byte, off int64) (int, error) {
+	var eof error
+	if off >= w.size {
+		return 0, io.EOF
+	}
+	if off >= 0 && off+int64(len(p)) > w.size {
+		p, eof = p[:max(w.size-off, 0)], io.EOF
+	}
 	n := int64(len(p))
 	switch {
 	case off >= 0 && off+n <= int64(len(w.head)):
-		return copy(p, w.head[off:]), nil
+		return copy(p, w.head[off:]), eof
 	case off >= w.tailOff && off+n <= w.tailOff+int64(len(w.tail)):
-		return copy(p, w.tail[off-w.tailOff:]), nil
+		return copy(p, w.tail[off-w.tailOff:]), eof
 	}
-	return w.file.ReadAt(p, off)
+	m, err := w.file.ReadAt(p, off)
+	if err == nil {
+		err = eof
+	}
+	return m, err
 }
 
 // release gives the buffers back; w must not be used afterwards.

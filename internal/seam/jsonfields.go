@@ -59,10 +59,7 @@ func (f *fieldList) parse(raw []byte) (bool, error) {
 			return compact, nil
 		}
 		end := stringEnd(raw, i)
-		key, ok := knownKeys[string(raw[i+1:end-1])]
-		if !ok {
-			key = stringValue(raw[i:end])
-		}
+		key := stringValue(raw[i:end])
 		i = skipSpace(raw, skipSpace(raw, end)+1) // past ':'
 		vend := valueEnd(raw, i)
 		f.set(key, raw[i:vend:vend])
@@ -168,13 +165,22 @@ func (f *fieldList) toMap() map[string]json.RawMessage {
 	return m
 }
 
-// knownKeys holds the member names parse meets on every record, so that it
-// need not allocate them.
-var knownKeys = func() map[string]string {
+// interned holds the strings decoding meets in nearly every record — the
+// member names of envelopes and packed rows and every event type of every
+// version — so that decoding them allocates nothing.
+var interned = func() map[string]string {
 	m := map[string]string{}
 	for _, k := range strings.Fields(`type seq time data ignorable surfaceOp sourceEventSeqs
 		seq0 time0 turn step index dt texts args id name op start end startSeq endSeq`) {
 		m[k] = k
+	}
+	for _, k := range []string{TextChunks, ReasoningChunks, ToolCallChunks} {
+		m[k] = k
+	}
+	for _, v := range vocab {
+		for k := range v {
+			m[k] = k
+		}
 	}
 	return m
 }()
@@ -260,12 +266,27 @@ func valueEnd(raw []byte, i int) int {
 // stringValue decodes a valid JSON string, as json.Unmarshal does.
 func stringValue(raw []byte) string {
 	body := raw[1 : len(raw)-1]
+	if s, ok := interned[string(body)]; ok {
+		return s // interned strings need no unescaping
+	}
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return string(body)
 	}
 	var s string
 	json.Unmarshal(raw, &s)
 	return s
+}
+
+// Member returns the value of the member key of the JSON object raw as
+// JSON.parse reads it: keys compared exactly once unescaped, the last of
+// repeated keys winning. ok is false when raw is not a valid JSON object
+// or has no such member.
+func Member(raw []byte, key string) (json.RawMessage, bool) {
+	var f fieldList
+	if _, err := f.parse(raw); err != nil {
+		return nil, false
+	}
+	return f.get(key)
 }
 
 // isObject reports whether raw starts, after white space, with '{'.

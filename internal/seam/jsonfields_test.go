@@ -69,3 +69,27 @@ func FuzzSmallInt(f *testing.F) {
 		}
 	})
 }
+
+func TestMember(t *testing.T) {
+	for _, c := range []struct {
+		raw, key, want string
+		ok             bool
+	}{
+		{`{"a":1,"b":{"c":[2]}}`, "b", `{"c":[2]}`, true},
+		{` { "a" : "x" } `, "a", `"x"`, true},
+		{`{"a":1,"a":2}`, "a", `2`, true},
+		{`{"\u0061":1}`, "a", `1`, true},
+		{`{"A":1}`, "a", ``, false},
+		{`{"a":1}`, "b", ``, false},
+		{`[1]`, "a", ``, false},
+		{`{"a":1`, "a", ``, false},
+		{`{"a":1}x`, "a", ``, false},
+		{``, "a", ``, false},
+		{`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9}`, "k9", `9`, true},
+	} {
+		got, ok := Member([]byte(c.raw), c.key)
+		if ok != c.ok || string(got) != c.want {
+			t.Errorf("Member(%s, %q) = %s, %v; want %s, %v", c.raw, c.key, got, ok, c.want, c.ok)
+		}
+	}
+}
