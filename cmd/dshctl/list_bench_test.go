@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
+	"golang.org/x/sys/unix"
 )
 
 // benchStoreSessions is the size of the list benchmark's store.
@@ -70,35 +70,78 @@ func BenchmarkList(b *testing.B) {
 }
 
 // findLogs walks a store for its log files, the way any lister must before
-// it can read them.
+// it can read them: root, project folders, session folders, as bare
+// system calls (no *os.File, no stat of the entries).
 func findLogs(root string) ([]string, error) {
 	var logs []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl.zstd") {
-			logs = append(logs, p)
+	projects, err := readNames(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range projects {
+		sessions, err := readNames(filepath.Join(root, p))
+		if err == unix.ENOTDIR {
+			continue
 		}
-		return err
-	})
-	return logs, err
+		if err != nil {
+			return nil, err
+		}
+		for _, sess := range sessions {
+			dir := filepath.Join(root, p, sess)
+			files, err := readNames(dir)
+			if err != nil && err != unix.ENOTDIR {
+				return nil, err
+			}
+			for _, f := range files {
+				if strings.HasSuffix(f, ".jsonl.zstd") {
+					logs = append(logs, filepath.Join(dir, f))
+				}
+			}
+		}
+	}
+	return logs, nil
 }
 
-// readHeadsAndTails reads the first and last n bytes of every file.
+// readNames returns the names in a folder.
+func readNames(dir string) ([]string, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var names []string
+	buf := make([]byte, 8<<10)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
+}
+
+// readHeadsAndTails reads the first and last n bytes of every file with
+// the fewest system calls: open, fstat, one or two preads, close.
 func readHeadsAndTails(paths []string, n int64) error {
 	buf := make([]byte, n)
 	for _, p := range paths {
-		f, err := os.Open(p)
+		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return err
 		}
-		fi, err := f.Stat()
+		var st unix.Stat_t
+		err = unix.Fstat(fd, &st)
 		if err == nil {
-			_, err = f.ReadAt(buf[:min(n, fi.Size())], 0)
+			_, err = unix.Pread(fd, buf[:min(n, st.Size)], 0)
 		}
-		if err == nil && fi.Size() > n {
-			_, err = f.ReadAt(buf, fi.Size()-n)
+		if err == nil && st.Size > n {
+			_, err = unix.Pread(fd, buf, st.Size-n)
 		}
-		f.Close()
-		if err != nil && err != io.EOF {
+		unix.Close(fd)
+		if err != nil {
 			return err
 		}
 	}

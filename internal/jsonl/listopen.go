@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -212,26 +213,22 @@ func listWorkers() int { return 2 * runtime.GOMAXPROCS(0) }
 
 // forEachEntry calls work(i) for each i in [0, n) on listWorkers
 // goroutines (each entry costs a few small reads and some decoding), until
-// ctx is done; it returns ctx's error.
+// ctx is done; it returns ctx's error. The workers take indexes from a
+// shared counter: a channel send per entry would cost a goroutine switch.
 func forEachEntry(ctx context.Context, n int, work func(i int)) error {
-	next := make(chan int)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(n, listWorkers()) {
 		wg.Go(func() {
-			for i := range next {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
 				work(i)
 			}
 		})
 	}
-feed:
-	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
 	wg.Wait()
 	return ctx.Err()
 }
