@@ -120,8 +120,9 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 		return err
 	}
 	unreadable := 0
-	kept := items[:0]
-	for _, it := range items {
+	kept := make([]*listItem, 0, len(items))
+	for i := range items {
+		it := &items[i]
 		if it.State == stateError {
 			unreadable++
 		}
@@ -145,7 +146,7 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 		err = writeJSON(out, format, kept)
 	case formatJSONL:
 		for i := range kept {
-			if err = writeJSON(out, format, &kept[i]); err != nil {
+			if err = writeJSON(out, format, kept[i]); err != nil {
 				break
 			}
 		}
@@ -193,7 +194,7 @@ func listItems(ctx context.Context, svc seam.Service, entries []seam.Entry, budg
 
 // listItemsOpen is listItems for a service that opens each session in the
 // listing pass (seam.OpenLister): one open per session. The items come in
-// List's order (by location path).
+// no particular order.
 func listItemsOpen(ctx context.Context, e *env, format string, ol seam.OpenLister, budget int64) ([]listItem, error) {
 	var (
 		mu    sync.Mutex
@@ -219,9 +220,6 @@ func listItemsOpen(ctx context.Context, e *env, format string, ol seam.OpenListe
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(items, func(a, b listItem) int {
-		return cmp.Or(strings.Compare(a.Location.Path, b.Location.Path), strings.Compare(a.ID, b.ID))
-	})
 	return items, nil
 }
 
@@ -287,7 +285,9 @@ func listItemWith(ctx context.Context, en seam.Entry, budget int64, open func() 
 	return it
 }
 
-func sortItems(items []listItem, by string) {
+// sortItems orders items newest or largest first, then by id and location:
+// a total order, so the output does not depend on the order of the listing.
+func sortItems(items []*listItem, by string) {
 	key := func(it *listItem) int64 {
 		switch by {
 		case "created":
@@ -302,11 +302,9 @@ func sortItems(items []listItem, by string) {
 		}
 		return msOf(it.UpdatedAt)
 	}
-	slices.SortStableFunc(items, func(a, b listItem) int {
-		if c := cmp.Compare(key(&b), key(&a)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
+	slices.SortFunc(items, func(a, b *listItem) int {
+		return cmp.Or(cmp.Compare(key(b), key(a)), strings.Compare(a.ID, b.ID),
+			strings.Compare(a.Location.Path, b.Location.Path))
 	})
 }
 
@@ -317,7 +315,7 @@ func msOf(t *timeJSON) int64 {
 	return t.Ms
 }
 
-func printList(e *env, w *bufio.Writer, items []listItem, all bool) error {
+func printList(e *env, w *bufio.Writer, items []*listItem, all bool) error {
 	if len(items) == 0 {
 		msg := "no sessions"
 		if !all {
@@ -333,8 +331,7 @@ func printList(e *env, w *bufio.Writer, items []listItem, all bool) error {
 	short := shortIDs(ids, 12)
 	now := e.now()
 	rows := make([][]string, 0, len(items))
-	for i := range items {
-		it := &items[i]
+	for i, it := range items {
 		created, updated := "-", "-"
 		if it.CreatedAt != nil {
 			created = relTime(it.CreatedAt.Ms, now)
