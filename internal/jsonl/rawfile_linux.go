@@ -235,6 +235,7 @@ func openDir(name string) (int, error) {
 // from the folder fd (named dir), but for "." and "..".
 func appendDirents(out []fs.DirEntry, fd int, dir string, buf []byte) ([]fs.DirEntry, error) {
 	const nameOff = 19 // d_ino (8), d_off (8), d_reclen (2), d_type (1)
+	var slab []dirent
 	for len(buf) >= nameOff {
 		reclen := int(binary.NativeEndian.Uint16(buf[16:]))
 		if reclen < nameOff || reclen > len(buf) {
@@ -254,7 +255,12 @@ func appendDirents(out []fs.DirEntry, fd int, dir string, buf []byte) ([]fs.DirE
 				}
 				return out, err
 			}
-			out = append(out, &dirent{dir: dir, name: name, mode: mode})
+			if len(slab) == 0 {
+				// One allocation for the entries left in buf, at most.
+				slab = make([]dirent, min(16, 1+len(buf)/24))
+			}
+			slab[0] = dirent{dir: dir, name: name, mode: mode}
+			out, slab = append(out, &slab[0]), slab[1:]
 		}
 	}
 	return out, nil

@@ -62,6 +62,10 @@ type Store struct {
 	closed  bool
 
 	decs decoderPool
+
+	// folders remembers the project folder of each cwd met in a header
+	// (cwd → string), which every open checks.
+	folders sync.Map
 }
 
 var (
@@ -310,9 +314,15 @@ func (s *Store) openLog(op string, d *sessionDir, flag int) (*logFile, error) {
 // checkProject checks that the header's cwd maps to the project folder
 // holding the session, or to a folder that is the same directory.
 func (s *Store) checkProject(l *logFile, d *sessionDir, h *seam.Header) error {
-	want, err := projectFolder(h.Cwd)
-	if err != nil {
-		return l.errorf(seam.ErrCorrupt, l.pos(0, -1, 1, -1), "header cwd: %v", err)
+	var want string
+	if v, ok := s.folders.Load(h.Cwd); ok {
+		want = v.(string)
+	} else {
+		var err error
+		if want, err = projectFolder(h.Cwd); err != nil {
+			return l.errorf(seam.ErrCorrupt, l.pos(0, -1, 1, -1), "header cwd: %v", err)
+		}
+		s.folders.Store(h.Cwd, want)
 	}
 	if want == d.project {
 		return nil

@@ -166,13 +166,19 @@ func (f *fieldList) toMap() map[string]json.RawMessage {
 }
 
 // interned holds the strings decoding meets in nearly every record — the
-// member names of envelopes and packed rows and every event type of every
-// version — so that decoding them allocates nothing.
+// member names of headers, envelopes, packed rows and messages and every
+// event type of every version — so that decoding them allocates nothing.
 var interned = func() map[string]string {
 	m := map[string]string{}
 	for _, k := range strings.Fields(`type seq time data ignorable surfaceOp sourceEventSeqs
-		seq0 time0 turn step index dt texts args id name op start end startSeq endSeq`) {
+		seq0 time0 turn step index dt texts args id name op start end startSeq endSeq
+		session role content source kind callId plugin text`) {
 		m[k] = k
+	}
+	for _, keys := range [][]string{headerKeysV0, headerKeysV2, retiredHeaderKeys} {
+		for _, k := range keys {
+			m[k] = k
+		}
 	}
 	for _, k := range []string{TextChunks, ReasoningChunks, ToolCallChunks} {
 		m[k] = k
