@@ -279,8 +279,17 @@ func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
 		return err
 	}
 	defer l.decs.put(d)
-	src := newBlockCache(l.f, limit)
-	defer src.release() // the decoded content is a copy
+	// A log the window holds whole is read from there; any other through a
+	// block cache. (The cache reads such a log as one block, which its
+	// budget always allows, so the two read alike.)
+	var src io.ReaderAt
+	if w, ok := l.f.(*windowFile); ok && w.whole() {
+		src = w
+	} else {
+		c := newBlockCache(l.f, limit)
+		defer c.release() // the decoded content is a copy
+		src = c
+	}
 	// One Reverse for the scan: each step is LastFrame(src, end), the
 	// search sharing the bytes, magics and frames of the steps before.
 	var content []byte

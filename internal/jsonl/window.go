@@ -68,6 +68,9 @@ func newWindowFile(f file, size int64) (*windowFile, error) {
 	return w, nil
 }
 
+// whole reports whether the window holds the whole file.
+func (w *windowFile) whole() bool { return int64(len(w.head)) == w.size }
+
 // ReadAt reads from the window what it holds. A read past the size the
 // window was made for ends there with io.EOF, as the file's read would:
 // the window is used only while the log is unchanged.
