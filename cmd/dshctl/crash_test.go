@@ -63,6 +63,7 @@ func TestCrashAppend(t *testing.T) {
 				timer := time.AfterFunc(delay, func() { cmd.Process.Signal(syscall.SIGKILL) })
 				err := cmd.Wait()
 				timer.Stop()
+				acknowledged := err == nil
 				if err == nil {
 					var res appendResult
 					if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
@@ -77,6 +78,9 @@ func TestCrashAppend(t *testing.T) {
 					t.Fatalf("run %d: append failed without being killed: %v: %s", run, err, stderr.String())
 				}
 				loc, n := checkAfterCrash(t, root, id, acked, run)
+				if tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(loc.Path), "*.tmp")); acknowledged && len(tmps) > 0 {
+					t.Fatalf("run %d: an acknowledged append left temp files: %v", run, tmps)
+				}
 				switch r := rng.IntN(8); {
 				case loc.TornBytes > 0:
 					torn++
@@ -87,7 +91,7 @@ func TestCrashAppend(t *testing.T) {
 					// A kill inside write(2) is rare on a fast disk; leave
 					// the torn tail it would leave, for the next append to
 					// remove.
-					tearTail(t, root, store, rng)
+					tearTail(t, loc.Path, store, rng)
 					if loc, _ := checkAfterCrash(t, root, id, acked, run); loc.TornBytes == 0 {
 						t.Fatalf("run %d: torn tail not reported", run)
 					}
@@ -98,7 +102,7 @@ func TestCrashAppend(t *testing.T) {
 					// must drop the garbage without losing the record,
 					// whatever point it is killed at.
 					title := fmt.Sprintf("served before run %d", run+1)
-					badTail(t, root, store, n, title)
+					badTail(t, loc.Path, store, n, title)
 					acked[n] = title
 					if loc, _ := checkAfterCrash(t, root, id, acked, run); loc.UncommittedBytes == 0 {
 						t.Fatalf("run %d: uncommitted tail not reported", run)
@@ -130,9 +134,9 @@ func crashBatch(rng *rand.Rand, run int) ([]byte, []string) {
 	return b.Bytes(), titles
 }
 
-// tearTail appends the prefix of a write that a crash cut: part of a zstd
-// frame, or a line without its newline.
-func tearTail(t *testing.T, root, store string, rng *rand.Rand) {
+// tearTail appends to the log at path the prefix of a write that a crash
+// cut: part of a zstd frame, or a line without its newline.
+func tearTail(t *testing.T, path, store string, rng *rand.Rand) {
 	t.Helper()
 	line := []byte(`{"type":"session/title","seq":999999,"time":1,"data":{"title":"never acknowledged"}}` + "\n")
 	cut := line[:1+rng.IntN(len(line)-1)]
@@ -140,28 +144,25 @@ func tearTail(t *testing.T, root, store string, rng *rand.Rand) {
 		frame := zstdframe.AppendFrame(nil, line)
 		cut = frame[:1+rng.IntN(len(frame)-1)]
 	}
-	appendToLog(t, root, cut)
+	appendToLog(t, path, cut)
 }
 
-// badTail appends one complete write holding a valid event at seq and then a
-// record that does not parse: an uncommitted tail inside a frame.
-func badTail(t *testing.T, root, store string, seq int64, title string) {
+// badTail appends to the log at path one complete write holding a valid
+// event at seq and then a record that does not parse: an uncommitted tail
+// inside a frame.
+func badTail(t *testing.T, path, store string, seq int64, title string) {
 	t.Helper()
 	text := fmt.Appendf(nil, `{"type":"session/title","seq":%d,"time":1,"data":{"title":%q}}`+"\n", seq, title)
 	text = append(text, "{not json\n"...)
 	if store == "jsonl-zstd" {
 		text = zstdframe.AppendFrame(nil, text)
 	}
-	appendToLog(t, root, text)
+	appendToLog(t, path, text)
 }
 
-func appendToLog(t *testing.T, root string, b []byte) {
+func appendToLog(t *testing.T, path string, b []byte) {
 	t.Helper()
-	logs, err := filepath.Glob(filepath.Join(root, "*", "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c", "session.jsonl*"))
-	if err != nil || len(logs) != 1 {
-		t.Fatalf("log not found: %v %v", logs, err)
-	}
-	f, err := os.OpenFile(logs[0], os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
@@ -163,6 +164,39 @@ func lockSession(fsys fileSystem, dir string) (file, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
+// removeStaleTemps removes the temp files (<log>.<12 hex digits>.tmp) a
+// killed writer of the session in dir left behind. With the session lock
+// held no writer of it is running, and a temp file is only ever a copy:
+// the log it was to replace is intact until the rename. Failures are
+// ignored; the files are debris, not data.
+func removeStaleTemps(fsys fileSystem, dir string) {
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if isStaleTemp(e.Name()) {
+			fsys.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// isStaleTemp reports whether name is a temp file of replaceTail or
+// create: a log name, a dot, 12 lowercase hex digits and ".tmp".
+func isStaleTemp(name string) bool {
+	base, ok := strings.CutSuffix(name, ".tmp")
+	if !ok || len(base) < 13 || base[len(base)-13] != '.' {
+		return false
+	}
+	for _, c := range base[len(base)-12:] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	_, _, ok = ParseLogName(base[:len(base)-13])
+	return ok
+}
+
 // openWrite claims id, takes its lock and validates the whole log.
 func (s *Store) openWrite(ctx context.Context, id string) (seam.Handle, error) {
 	h := &handle{s: s, id: id, access: seam.Write, w: &writer{}}
@@ -196,6 +230,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 		return &seam.Error{Kind: seam.ErrIO, Op: "open", ID: h.id, Pos: seam.NoPos, Err: err}
 	}
 	h.w.lock, h.w.lockFI = lock, fi
+	removeStaleTemps(s.fs, d.dir)
 	l, err := s.openLog("open", d, os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		return err

@@ -693,3 +693,60 @@ func TestSeeded(t *testing.T) {
 	_, err = fresh.Open(ctx, "nomarker", seam.Read)
 	wantKind(t, err, seam.ErrCorrupt)
 }
+
+// TestStaleTempsRemoved: a write open removes the temp files a killed
+// writer left beside the log, and nothing else.
+func TestStaleTempsRemoved(t *testing.T) {
+	ctx := context.Background()
+	eachEncoding(t, func(t *testing.T, enc Encoding) {
+		root := t.TempDir()
+		s, _ := openStore(t, root, Options{Compression: enc, BackupDir: t.TempDir()})
+		w, err := s.Create(ctx, header("s1", 0), seam.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Append(ctx, turnEvents(0, 1)); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		snap, err := s.Stat(ctx, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir, log := filepath.Dir(snap.Location.Path), filepath.Base(snap.Location.Path)
+		stale := []string{log + ".0123456789ab.tmp", log + ".ffffffffffff.tmp"}
+		kept := []string{log + ".0123456789AB.tmp", log + ".0123456789a.tmp", "notes.0123456789ab.tmp", log + ".0123456789ab.tmp.bak"}
+		for _, name := range append(stale, kept...) {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte("partial copy"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A read open leaves them alone: it takes no lock.
+		r, err := s.Open(ctx, "s1", seam.Read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if _, err := os.Stat(filepath.Join(dir, stale[0])); err != nil {
+			t.Fatalf("a read open removed a temp file: %v", err)
+		}
+		w, err = s.Open(ctx, "s1", seam.Write)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		for _, name := range stale {
+			if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+				t.Errorf("%s: still there after a write open (%v)", name, err)
+			}
+		}
+		for _, name := range kept {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				t.Errorf("%s: removed: %v", name, err)
+			}
+		}
+		if got, err := w.Read(ctx, 0, -1); err != nil || len(got) != len(turnEvents(0, 1)) {
+			t.Errorf("after the cleanup: %d events, %v", len(got), err)
+		}
+	})
+}
