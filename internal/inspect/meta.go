@@ -48,14 +48,18 @@ type Meta struct {
 	Approximate bool `json:"approximate"`
 }
 
-// ReadMeta computes h's Meta with at most two bounded scans. A reverse scan
-// walks from the tail until it has the last human prompt, the last turn
-// boundary and a turn/start, keeping the events of an open turn to replay
-// them in order. dsh writes a prompt in the same batch as its turn/start,
-// so that scan usually proves the session is not blank too; when it does
-// not (its budget ran out first), a forward scan stops at the first
-// turn/start, and when that reads the whole log instead, the session is
-// blank.
+// ReadMeta computes h's Meta with at most two bounded scans. A forward scan
+// stops at the first turn/start (when it reads the whole log instead, the
+// session is blank and everything else is known too). Otherwise a reverse
+// scan walks from the tail until it has both the last human prompt and the
+// last turn boundary, keeping the events of an open turn to replay them in
+// order.
+//
+// The forward scan comes first even though the reverse scan usually meets a
+// turn/start too: only reading from the head proves that turn/start is
+// committed. A bad record before it starts an uncommitted tail (dsh then
+// sees a blank session) or makes the log corrupt, which the forward scan
+// reports and a scan from the tail cannot see.
 //
 // A Scan error other than seam.ErrScanBudget is returned with the
 // conservative Meta built so far.
@@ -68,9 +72,9 @@ func ReadMeta(ctx context.Context, h seam.Handle, opts MetaOptions) (Meta, error
 		budget = 0
 	}
 	m := Meta{CreatedAt: h.Header().CreatedAt}
-	err := m.scanTail(ctx, h, budget)
-	if err == nil && !m.BlankKnown {
-		err = m.scanHead(ctx, h, budget)
+	err := m.scanHead(ctx, h, budget)
+	if err == nil && !m.Blank {
+		err = m.scanTail(ctx, h, budget)
 	}
 	m.UpdatedAt = m.CreatedAt
 	if m.LastPromptKnown {

@@ -199,25 +199,6 @@ func TestMetaScanError(t *testing.T) {
 	}
 }
 
-// TestMetaOneScan: a session whose last prompt shares its batch with its
-// turn/start is read by the reverse scan alone, which stops there.
-func TestMetaOneScan(t *testing.T) {
-	var events []seam.Event
-	for n := range int64(5) {
-		events = append(events, turn(5*n, 1000*(n+2), n+1, "user")...)
-	}
-	h := newFake(1000, 2, events...)
-	m := readMeta(t, h, 0)
-	want := Meta{CreatedAt: 1000, BlankKnown: true, LastPromptAt: 6001, LastPromptKnown: true,
-		UpdatedAt: 6001, OpenTurnKnown: true}
-	if !reflect.DeepEqual(m, want) {
-		t.Errorf("meta = %+v, want %+v", m, want)
-	}
-	if len(h.read) != 1 {
-		t.Errorf("%d scans, want 1 (the reverse scan)", len(h.read))
-	}
-}
-
 func TestIsHumanPrompt(t *testing.T) {
 	for _, c := range []struct {
 		data string
@@ -231,6 +212,7 @@ func TestIsHumanPrompt(t *testing.T) {
 		{`{"Source":{"kind":"user"}}`, false}, // keys are case-sensitive, as in dsh
 		{`{"source":{"Kind":"user"}}`, false},
 		{`{"source":{"kind":"tool","callId":"c"}}`, false},
+		{`{"toolCallId":5,"source":{"kind":"user"}}`, true}, // other members are not checked
 		{`{"source":"user"}`, false},
 		{`{"kind":"user"}`, false},
 		{`{"source":{"kind":"user"`, false}, // not JSON
@@ -244,5 +226,17 @@ func TestIsHumanPrompt(t *testing.T) {
 	e := seam.Event{Type: "system/message", Data: []byte(`{"source":{"kind":"user"}}`)}
 	if isHumanPrompt(&e) {
 		t.Error("a system/message is a human prompt")
+	}
+}
+
+// TestMetaHeadDamageReported: damage between the header and the first
+// turn/start is found, though the tail alone would settle every field: the
+// head is read first, as only it proves that turn/start committed.
+func TestMetaHeadDamageReported(t *testing.T) {
+	events := append([]seam.Event{ev(0, 1500, "session/title", `{"title":"t"}`)}, turn(1, 5000, 1, "user")...)
+	h := newFake(1000, 2, events...)
+	h.failAt = 0
+	if _, err := ReadMeta(context.Background(), h, MetaOptions{}); !errors.Is(err, seam.ErrCorrupt) {
+		t.Fatalf("err = %v, want the head's ErrCorrupt", err)
 	}
 }

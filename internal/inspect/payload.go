@@ -166,7 +166,8 @@ func isHumanPrompt(e *seam.Event) bool {
 	return ok && jsonStringIs(kind, "user")
 }
 
-// jsonStringIs reports whether the JSON value raw is the string s.
+// jsonStringIs reports whether the JSON value raw is the string s, which
+// must be valid UTF-8 without U+FFFD (what decoding makes of bad bytes).
 func jsonStringIs(raw json.RawMessage, s string) bool {
 	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw[1:len(raw)-1]) == s

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"iter"
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -50,9 +49,8 @@ func (l *logFile) newBodyReader(p position, size, limit int64) (bodyReader, erro
 		if err != nil {
 			return nil, err
 		}
-		z := &zstdReader{l: l, dec: d, pos: p, base: p.fileOff, limit: limit}
-		shifted := &offsetReader{r: l.f, base: p.fileOff}
-		z.frames, z.stop = iter.Pull2(zstdframe.Frames(shifted, size-p.fileOff))
+		z := &zstdReader{l: l, dec: d, pos: p, base: p.fileOff, limit: limit,
+			shifted: &offsetReader{r: l.f, base: p.fileOff}, size: size - p.fileOff}
 		return z, nil
 	}
 	pr := &plainReader{l: l, pos: p, src: &section{r: l.f, off: p.fileOff, end: size, limit: limit}}
@@ -132,14 +130,18 @@ func (r *plainReader) close()      {}
 // decoded into memory once; a larger one is first decoded to io.Discard,
 // which bounds memory by its window, and then decoded again as a stream.
 type zstdReader struct {
-	l      *logFile
-	dec    *zstdframe.Decoder
-	frames func() (zstdframe.Frame, error, bool)
-	stop   func()
-	base   int64    // the offset the frame walk starts at
-	pos    position // the current frame's index, and the text and line counts
-	limit  int64
-	n      int64
+	l   *logFile
+	dec *zstdframe.Decoder
+	// The frames are walked in shifted, the file from base on: at is the
+	// offset of the next frame there, size the end; done is set after the
+	// last frame or a problem.
+	shifted  *offsetReader
+	at, size int64
+	done     bool
+	base     int64    // the offset the frame walk starts at
+	pos      position // the current frame's index, and the text and line counts
+	limit    int64
+	n        int64
 
 	inFrame   bool
 	cur       zstdframe.Frame
@@ -203,10 +205,14 @@ func (z *zstdReader) unterminated() error {
 }
 
 func (z *zstdReader) enterFrame() error {
-	f, err, ok := z.frames()
-	if !ok {
+	if z.done || z.at >= z.size {
 		return io.EOF
 	}
+	f, err := zstdframe.ParseFrame(z.shifted, z.at, z.size)
+	if err != nil {
+		z.done = true
+	}
+	z.at = f.End()
 	f.Offset += z.base
 	if errors.Is(err, zstdframe.ErrTorn) {
 		z.tornN = f.Size
@@ -250,6 +256,5 @@ func (z *zstdReader) leaveFrame() {
 
 func (z *zstdReader) torn() int64 { return z.tornN }
 func (z *zstdReader) close() {
-	z.stop()
 	z.l.decs.put(z.dec)
 }

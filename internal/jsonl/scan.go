@@ -283,7 +283,7 @@ func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
 	// block cache. (The cache reads such a log as one block, which its
 	// budget always allows, so the two read alike.)
 	var src io.ReaderAt
-	if w, ok := l.f.(*windowFile); ok && w.whole() {
+	if w, ok := l.f.(*windowFile); ok && w.whole() && w.size == size {
 		src = w
 	} else {
 		c := newBlockCache(l.f, limit)

@@ -76,7 +76,7 @@ func (w *windowFile) whole() bool { return int64(len(w.head)) == w.size }
 // the window is used only while the log is unchanged.
 func (w *windowFile) ReadAt(p []byte, off int64) (int, error) {
 	var eof error
-	if off >= w.size {
+	if off >= w.size && len(p) > 0 {
 		return 0, io.EOF
 	}
 	if off >= 0 && off+int64(len(p)) > w.size {

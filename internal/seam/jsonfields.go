@@ -191,6 +191,15 @@ var interned = func() map[string]string {
 	return m
 }()
 
+// maxInterned is the length of the longest interned string.
+var maxInterned = func() int {
+	n := 0
+	for k := range interned {
+		n = max(n, len(k))
+	}
+	return n
+}()
+
 // arrayItems returns the items of a JSON array, aliasing raw, which must be
 // valid JSON; ok is false when raw is not an array.
 func arrayItems(raw []byte) (items [][]byte, ok bool) {
@@ -272,8 +281,10 @@ func valueEnd(raw []byte, i int) int {
 // stringValue decodes a valid JSON string, as json.Unmarshal does.
 func stringValue(raw []byte) string {
 	body := raw[1 : len(raw)-1]
-	if s, ok := interned[string(body)]; ok {
-		return s // interned strings need no unescaping
+	if len(body) <= maxInterned {
+		if s, ok := interned[string(body)]; ok {
+			return s // interned strings need no unescaping
+		}
 	}
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return string(body)
