@@ -123,7 +123,7 @@ func (s *Store) visitEntry(ctx context.Context, project string, e fs.DirEntry, v
 	id, derr := DecodeSegment(e.Name())
 	d, err := s.inspect("list", id, project, e.Name())
 	if err == nil && d.live < 0 || derr != nil || err != nil {
-		en, ok := s.listEntry(project, e)
+		en, ok := s.unreadFolderEntry(project, e, id, d, derr, err)
 		if ok {
 			visit(en, nil, nil)
 		}

@@ -205,6 +205,7 @@ type sessionDir struct {
 	dir     string // path of the session folder
 	live    int    // generation of the live log; -1 when none
 	older   []int
+	temps   []string // names of temp files a killed writer left (isStaleTemp)
 }
 
 func (d *sessionDir) livePath(enc Encoding) string {
@@ -272,6 +273,9 @@ func (s *Store) inspect(op, id, project, seg string) (*sessionDir, error) {
 	for _, e := range entries {
 		gen, enc, ok := ParseLogName(e.Name())
 		if !ok {
+			if isStaleTemp(e.Name()) {
+				d.temps = append(d.temps, e.Name())
+			}
 			continue
 		}
 		path := filepath.Join(d.dir, e.Name())
@@ -503,6 +507,21 @@ func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, bool) {
 	}
 	id, derr := DecodeSegment(e.Name())
 	d, err := s.inspect("list", id, project, e.Name())
+	if derr == nil && err == nil && d.live >= 0 {
+		snap, err := s.snapshot("list", d)
+		if err != nil && errors.Is(err, errHeaderless) {
+			return seam.Entry{}, false
+		}
+		return seam.Entry{Snapshot: snap, Err: err}, true
+	}
+	return s.unreadFolderEntry(project, e, id, d, derr, err)
+}
+
+// unreadFolderEntry is listEntry for a session folder whose log is not
+// read: its name is not an encoded id (derr), reading it failed (err) or
+// it holds no log (then it is not listed).
+func (s *Store) unreadFolderEntry(project string, e fs.DirEntry, id string, d *sessionDir, derr, err error) (seam.Entry, bool) {
+	path := filepath.Join(s.root, project, e.Name())
 	if err == nil && d.live < 0 {
 		return seam.Entry{}, false
 	}
@@ -513,17 +532,7 @@ func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, bool) {
 			Err: &seam.Error{Kind: seam.ErrCorrupt, Op: "list", Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: derr},
 		}, true
 	}
-	if err != nil {
-		return seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: id}, Location: s.location(d)}, Err: err}, true
-	}
-	snap, err := s.snapshot("list", d)
-	if err != nil && errors.Is(err, errHeaderless) {
-		return seam.Entry{}, false
-	}
-	if err != nil {
-		return seam.Entry{Snapshot: snap, Err: err}, true
-	}
-	return seam.Entry{Snapshot: snap}, true
+	return seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: id}, Location: s.location(d)}, Err: err}, true
 }
 
 // isFlatLog tells whether name, an entry of a project folder that is not

@@ -164,20 +164,15 @@ func lockSession(fsys fileSystem, dir string) (file, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
-// removeStaleTemps removes the temp files (<log>.<12 hex digits>.tmp) a
-// killed writer of the session in dir left behind. With the session lock
-// held no writer of it is running, and a temp file is only ever a copy:
-// the log it was to replace is intact until the rename. Failures are
-// ignored; the files are debris, not data.
-func removeStaleTemps(fsys fileSystem, dir string) {
-	entries, err := fsys.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if isStaleTemp(e.Name()) {
-			fsys.Remove(filepath.Join(dir, e.Name()))
-		}
+// removeStaleTemps removes the temp files (<log>.<12 hex digits>.tmp) that
+// the read of d's folder found, left by a killed writer. It is called with
+// the session lock held, so no writer of the session is running (one that
+// ran when the folder was read has renamed or lost its file since), and a
+// temp file is only ever a copy: the log it was to replace is intact until
+// the rename. Failures are ignored; the files are debris, not data.
+func removeStaleTemps(fsys fileSystem, d *sessionDir) {
+	for _, name := range d.temps {
+		fsys.Remove(filepath.Join(d.dir, name))
 	}
 }
 
@@ -230,7 +225,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 		return &seam.Error{Kind: seam.ErrIO, Op: "open", ID: h.id, Pos: seam.NoPos, Err: err}
 	}
 	h.w.lock, h.w.lockFI = lock, fi
-	removeStaleTemps(s.fs, d.dir)
+	removeStaleTemps(s.fs, d)
 	l, err := s.openLog("open", d, os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		return err

@@ -220,19 +220,30 @@ func (d *Decoder) DecodeAll(r io.ReaderAt, f Frame, limit int64) ([]byte, error)
 // decodeAllStream is DecodeAll by the stream decoder, after the content
 // size check.
 func (d *Decoder) decodeAllStream(r io.ReaderAt, f Frame, limit int64) ([]byte, error) {
-	rd, err := d.NewReader(r, f)
+	content, _, err := d.readUpTo(r, f, limit)
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	buf.Grow(preallocFor(f, limit))
-	if _, err := buf.ReadFrom(io.LimitReader(rd, max(limit, limit+1))); err != nil {
-		return nil, err
-	}
-	if int64(buf.Len()) > limit {
+	if int64(len(content)) > limit {
 		return nil, frameError(ErrTooLarge, f.Offset, nil, "content exceeds limit %d", limit)
 	}
-	return buf.Bytes(), nil
+	return content, nil
+}
+
+// readUpTo streams frame f of r and reads its content up to n+1 bytes: all
+// of it, verified, when it is at most n bytes, else n+1 bytes and the
+// reader positioned after them.
+func (d *Decoder) readUpTo(r io.ReaderAt, f Frame, n int64) ([]byte, io.Reader, error) {
+	rd, err := d.NewReader(r, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(preallocFor(f, n))
+	if _, err := buf.ReadFrom(io.LimitReader(rd, max(n, n+1))); err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), rd, nil
 }
 
 // preallocFor is the buffer size to decode frame f into, at most limit
@@ -290,18 +301,13 @@ func (d *Decoder) verifyKeepStream(r io.ReaderAt, f Frame, keep int64) ([]byte, 
 	if keep <= 0 || f.ContentSize > keep {
 		return nil, d.verifyStream(r, f)
 	}
-	rd, err := d.NewReader(r, f)
+	content, rd, err := d.readUpTo(r, f, keep)
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	buf.Grow(preallocFor(f, keep))
-	if _, err := buf.ReadFrom(io.LimitReader(rd, max(keep, keep+1))); err != nil {
-		return nil, err
-	}
-	if int64(buf.Len()) <= keep {
+	if int64(len(content)) <= keep {
 		// The limit was not reached, so the reader hit io.EOF: verified.
-		return buf.Bytes(), nil
+		return content, nil
 	}
 	// Too large to keep: finish verifying without it.
 	if _, err := io.Copy(io.Discard, rd); err != nil {
