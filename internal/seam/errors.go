@@ -22,6 +22,11 @@ var (
 	ErrInvalid = errors.New("invalid")
 	// ErrScanBudget ends a Scan that reached its MaxBytes bound.
 	ErrScanBudget = errors.New("scan budget exhausted")
+	// ErrLimit reports stored data beyond a limit of the reader (a record
+	// or a compressed frame larger than it holds in memory or decodes):
+	// not a verdict on the data, which the backend's options can let it
+	// read.
+	ErrLimit = errors.New("exceeds a reader limit")
 	// ErrIO reports a failed file or database operation (the cause says
 	// which), so no backend returns a bare os or SQL error.
 	ErrIO = errors.New("i/o error")

@@ -90,11 +90,24 @@ type ScanOptions struct {
 	From int64
 	// Reverse walks from the last committed event toward the first.
 	Reverse bool
-	// MaxBytes bounds the physical bytes the scan may read (0: no bound).
-	// Past it the scan yields ErrScanBudget and stops, so a caller can
-	// degrade conservatively instead of reading a whole log.
+	// MaxBytes bounds the work of the scan (0: no bound): the physical
+	// bytes it reads, and, so that a scan costs at most its budget
+	// whatever the log holds (compressed data can expand a
+	// thousandfold), the decoded bytes it goes through
+	// (ScanDecodedFactor × MaxBytes) and the records (MaxBytes /
+	// ScanRecordCost). Past any of them the scan yields ErrScanBudget and
+	// stops, so a caller can degrade conservatively instead of reading a
+	// whole log.
 	MaxBytes int64
 }
+
+// The budget of a scan in decoded bytes and records, for a MaxBytes of
+// physical bytes: generous for real logs (JSON compresses about tenfold,
+// an event takes hundreds of bytes), small for hostile ones.
+const (
+	ScanDecodedFactor = 16
+	ScanRecordCost    = 16
+)
 
 // Snapshot is what Stat and List report about one session.
 type Snapshot struct {
