@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 
@@ -18,9 +19,12 @@ type position struct {
 	frame   int   // index of the frame starting at fileOff (zstd)
 }
 
-// physRecord is one complete line of a log as stored.
+// physRecord is one complete line of a log as stored, or a run of empty
+// lines.
 type physRecord struct {
-	line      []byte // including '\n'; valid until the next read
+	line      []byte // including '\n' ("\n" for a run); valid until the next read
+	size      int64  // bytes of decoded text it spans: len(line), or the run's length
+	lines     int    // lines it spans: 1, or the run's length
 	off       int64  // decoded text offset
 	lineNo    int    // 1-based line of the decoded text
 	frame     int    // frame index, -1 in a plain log
@@ -32,29 +36,49 @@ type physRecord struct {
 
 // bodyReader yields the complete records of a log from a position on. It
 // never returns a byte of a torn tail: a final line without '\n' or an
-// incomplete final frame ends the read with io.EOF.
+// incomplete final frame ends the read with io.EOF. A record longer than
+// the log's record limit, or a frame whose content exceeds the frame
+// limit, is an ErrLimit error naming it; a scan's budget is errBudget.
 type bodyReader interface {
 	next() (physRecord, error)
+	// nextWith is next for the first record that holds pat; the records
+	// before it are skipped in bulk, checked only as far as the encoding
+	// requires (every zstd frame is still verified).
+	nextWith(pat []byte) (physRecord, error)
 	// torn is the size of the torn tail; valid after io.EOF.
 	torn() int64
 	close()
 }
 
+// budget bounds the work of a scan (seam.ScanOptions.MaxBytes): the file
+// bytes it reads, the content bytes it decodes and the records it goes
+// through. Zero fields are unbounded.
+type budget struct {
+	phys, decoded, records int64
+}
+
+// budgetFor is the budget of a scan with MaxBytes maxBytes.
+func budgetFor(maxBytes int64) budget {
+	if maxBytes <= 0 {
+		return budget{}
+	}
+	return budget{phys: maxBytes, decoded: maxBytes * seam.ScanDecodedFactor, records: max(1, maxBytes/seam.ScanRecordCost)}
+}
+
 // newBodyReader returns a reader of l's records from p, for a file of size
-// bytes. limit bounds the physical bytes read (0: none); past it the reader
-// fails with errBudget.
-func (l *logFile) newBodyReader(p position, size, limit int64) (bodyReader, error) {
+// bytes, within budget b. ctx stops its decoding.
+func (l *logFile) newBodyReader(ctx context.Context, p position, size int64, b budget) (bodyReader, error) {
 	if l.enc == Zstd {
-		d, err := l.decs.get()
+		d, err := l.decoder(ctx)
 		if err != nil {
 			return nil, err
 		}
-		z := &zstdReader{l: l, dec: d, pos: p, base: p.fileOff, limit: limit,
+		z := &zstdReader{l: l, dec: d, pos: p, base: p.fileOff, budget: b, decoded0: d.Decoded(),
 			shifted: &offsetReader{r: l.f, base: p.fileOff}, size: size - p.fileOff}
 		return z, nil
 	}
-	pr := &plainReader{l: l, pos: p, src: &section{r: l.f, off: p.fileOff, end: size, limit: limit}}
-	pr.lr.reset(pr.src)
+	pr := &plainReader{l: l, pos: p, src: &section{r: l.f, off: p.fileOff, end: size, limit: b.phys}}
+	pr.lr.reset(pr.src, l.lim.record)
 	return pr, nil
 }
 
@@ -102,22 +126,36 @@ type plainReader struct {
 }
 
 func (r *plainReader) next() (physRecord, error) {
-	line, err := r.lr.next()
-	if err == io.EOF {
-		r.tornN = int64(len(line))
+	line, n, err := r.lr.next()
+	return r.record(line, n, err)
+}
+
+func (r *plainReader) nextWith(pat []byte) (physRecord, error) {
+	line, n, lines, skipped, err := r.lr.nextWith(pat)
+	r.pos.fileOff += skipped
+	r.pos.textOff += skipped
+	r.pos.lineNo += int(lines)
+	return r.record(line, n, err)
+}
+
+// record turns what the line reader returned into a record.
+func (r *plainReader) record(line []byte, n int64, err error) (physRecord, error) {
+	switch {
+	case err == io.EOF:
+		r.tornN = n
 		return physRecord{}, io.EOF
-	}
-	if err != nil {
-		if errors.Is(err, errBudget) {
-			return physRecord{}, err
-		}
+	case errors.Is(err, errLongLine):
+		return physRecord{}, r.l.longRecord(n, r.l.pos(r.pos.fileOff, -1, r.pos.lineNo+1, -1))
+	case errors.Is(err, errBudget):
+		return physRecord{}, err
+	case err != nil:
 		return physRecord{}, r.l.ioError(err, r.pos.fileOff)
 	}
-	rec := physRecord{line: line, off: r.pos.textOff, lineNo: r.pos.lineNo + 1, frame: -1,
-		frameOff: r.pos.fileOff, frameSize: int64(len(line)), frameText: r.pos.textOff, first: true}
-	r.pos.fileOff += int64(len(line))
-	r.pos.textOff += int64(len(line))
-	r.pos.lineNo++
+	rec := physRecord{line: line, size: n, lines: int(lineCount(line, n)), off: r.pos.textOff, lineNo: r.pos.lineNo + 1, frame: -1,
+		frameOff: r.pos.fileOff, frameSize: n, frameText: r.pos.textOff, first: true}
+	r.pos.fileOff += n
+	r.pos.textOff += n
+	r.pos.lineNo += rec.lines
 	return rec, nil
 }
 
@@ -140,14 +178,16 @@ type zstdReader struct {
 	done     bool
 	base     int64    // the offset the frame walk starts at
 	pos      position // the current frame's index, and the text and line counts
-	limit    int64
-	n        int64
+	budget   budget
+	n        int64 // file bytes of the frames entered
+	decoded0 int64 // dec.Decoded() when the read started
 
 	inFrame   bool
 	cur       zstdframe.Frame
 	curText   int64
 	first     bool
 	mem       []byte // the rest of a decoded frame
+	memBuf    []byte // the storage of mem, reused frame after frame
 	streaming bool
 	lr        lineReader
 	tornN     int64
@@ -165,43 +205,121 @@ func (z *zstdReader) next() (physRecord, error) {
 			}
 			continue
 		}
-		var line []byte
 		if z.streaming {
-			l, err := z.lr.next()
-			if err != nil && err != io.EOF {
-				return physRecord{}, z.l.frameError(err, z.pos.frame, 0)
+			line, n, err := z.lr.next()
+			if rec, ok, err := z.streamRecord(line, n, err); ok || err != nil {
+				return rec, err
 			}
-			if err == io.EOF {
-				if len(l) > 0 {
-					return physRecord{}, z.unterminated()
-				}
-				z.leaveFrame()
-				continue
+			continue
+		}
+		if len(z.mem) == 0 {
+			z.leaveFrame()
+			continue
+		}
+		i := bytes.IndexByte(z.mem, '\n')
+		if i < 0 {
+			return physRecord{}, z.unterminated()
+		}
+		n := int64(i + 1)
+		line := z.mem[:i+1]
+		if i == 0 {
+			n = int64(newlines(z.mem))
+			line = blankLine
+		} else if int64(i) > z.l.lim.record {
+			return physRecord{}, z.l.longRecord(n, z.l.pos(z.cur.Offset, z.pos.frame, z.pos.lineNo+1, -1))
+		}
+		z.mem = z.mem[n:]
+		return z.record(line, n), nil
+	}
+}
+
+// streamRecord handles what the line reader returned for a streamed frame:
+// a record (ok), the end of the frame (neither), or an error.
+func (z *zstdReader) streamRecord(line []byte, n int64, err error) (physRecord, bool, error) {
+	switch {
+	case err == io.EOF:
+		if n > 0 {
+			return physRecord{}, false, z.unterminated()
+		}
+		z.leaveFrame()
+		return physRecord{}, false, nil
+	case errors.Is(err, errLongLine):
+		return physRecord{}, false, z.l.longRecord(n, z.l.pos(z.cur.Offset, z.pos.frame, z.pos.lineNo+1, -1))
+	case err != nil:
+		return physRecord{}, false, z.l.frameError(err, z.pos.frame, 0)
+	}
+	return z.record(line, n), true, nil
+}
+
+// record returns the record line, spanning n bytes, at the current
+// position, and moves past it.
+func (z *zstdReader) record(line []byte, n int64) physRecord {
+	rec := physRecord{line: line, size: n, lines: int(lineCount(line, n)), off: z.pos.textOff, lineNo: z.pos.lineNo + 1, frame: z.pos.frame,
+		frameOff: z.cur.Offset, frameSize: z.cur.Size, frameText: z.curText, first: z.first}
+	z.first = false
+	z.pos.textOff += n
+	z.pos.lineNo += rec.lines
+	return rec
+}
+
+func (z *zstdReader) nextWith(pat []byte) (physRecord, error) {
+	for {
+		if !z.inFrame {
+			if err := z.enterFrame(); err != nil {
+				return physRecord{}, err
 			}
-			line = l
-		} else {
-			if len(z.mem) == 0 {
-				z.leaveFrame()
-				continue
+			continue
+		}
+		if z.streaming {
+			line, n, lines, skipped, err := z.lr.nextWith(pat)
+			z.skip(lines, skipped)
+			if rec, ok, err := z.streamRecord(line, n, err); ok || err != nil {
+				return rec, err
 			}
-			i := bytes.IndexByte(z.mem, '\n')
-			if i < 0 {
+			continue
+		}
+		i := bytes.Index(z.mem, pat)
+		if i < 0 {
+			if len(z.mem) > 0 && z.mem[len(z.mem)-1] != '\n' {
 				return physRecord{}, z.unterminated()
 			}
-			line, z.mem = z.mem[:i+1], z.mem[i+1:]
+			z.skip(int64(bytes.Count(z.mem, blankLine)), int64(len(z.mem)))
+			z.mem = nil
+			z.leaveFrame()
+			continue
 		}
-		rec := physRecord{line: line, off: z.pos.textOff, lineNo: z.pos.lineNo + 1, frame: z.pos.frame,
-			frameOff: z.cur.Offset, frameSize: z.cur.Size, frameText: z.curText, first: z.first}
-		z.first = false
-		z.pos.textOff += int64(len(line))
-		z.pos.lineNo++
-		return rec, nil
+		s := bytes.LastIndexByte(z.mem[:i], '\n') + 1
+		z.skip(int64(bytes.Count(z.mem[:s], blankLine)), int64(s))
+		z.mem = z.mem[s:]
+		return z.next()
 	}
+}
+
+// skip moves past lines lines of n bytes of the current frame.
+func (z *zstdReader) skip(lines, n int64) {
+	if n > 0 {
+		z.first = false
+	}
+	z.pos.textOff += n
+	z.pos.lineNo += int(lines)
 }
 
 func (z *zstdReader) unterminated() error {
 	return z.l.errorf(seam.ErrCorrupt, z.l.pos(z.cur.Offset, z.pos.frame, z.pos.lineNo+1, -1),
 		"frame at byte %d does not end on a record boundary", z.cur.Offset)
+}
+
+// frameCap returns the most content the next frame may decode to: the
+// frame limit or, when less is left of the decoded budget, that (then
+// byBudget is set).
+func (z *zstdReader) frameCap() (n int64, byBudget bool) {
+	n = z.l.lim.frame
+	if z.budget.decoded > 0 {
+		if left := z.budget.decoded - (z.dec.Decoded() - z.decoded0); left < n {
+			return max(left, 0), true
+		}
+	}
+	return n, false
 }
 
 func (z *zstdReader) enterFrame() error {
@@ -221,29 +339,40 @@ func (z *zstdReader) enterFrame() error {
 	if err != nil {
 		return z.l.frameError(err, z.pos.frame, z.base)
 	}
-	if z.limit > 0 && z.n+f.Size > z.limit {
+	if z.budget.phys > 0 && z.n+f.Size > z.budget.phys {
 		return errBudget
 	}
+	capN, byBudget := z.frameCap()
+	if capN == 0 {
+		return errBudget
+	}
+	z.dec.SetLimit(capN)
 	z.n += f.Size
 	z.cur, z.curText, z.first, z.inFrame = f, z.pos.textOff, true, true
-	content, err := z.dec.DecodeAll(z.l.f, f, frameMemLimit)
+	fail := func(err error) error {
+		if byBudget && errors.Is(err, zstdframe.ErrTooLarge) {
+			return errBudget
+		}
+		return z.l.frameError(err, z.pos.frame, 0)
+	}
+	content, err := z.dec.DecodeTo(z.memBuf, z.l.f, f, min(frameMemLimit, capN))
 	switch {
 	case err == nil:
-		z.mem, z.streaming = content, false
+		z.mem, z.memBuf, z.streaming = content, content, false
 		return nil
-	case !errors.Is(err, zstdframe.ErrTooLarge):
-		return z.l.frameError(err, z.pos.frame, 0)
+	case !errors.Is(err, zstdframe.ErrTooLarge) || capN <= frameMemLimit:
+		return fail(err)
 	}
 	// Too large to hold: verify it whole before serving a line of it, so
 	// a damaged frame yields nothing (store.md 4), then stream it.
 	if err := z.dec.Verify(z.l.f, f); err != nil {
-		return z.l.frameError(err, z.pos.frame, 0)
+		return fail(err)
 	}
 	rd, err := z.dec.NewReader(z.l.f, f)
 	if err != nil {
-		return z.l.frameError(err, z.pos.frame, 0)
+		return fail(err)
 	}
-	z.lr.reset(rd)
+	z.lr.reset(rd, z.l.lim.record)
 	z.streaming = true
 	return nil
 }
@@ -256,5 +385,5 @@ func (z *zstdReader) leaveFrame() {
 
 func (z *zstdReader) torn() int64 { return z.tornN }
 func (z *zstdReader) close() {
-	z.l.decs.put(z.dec)
+	z.l.putDecoder(z.dec)
 }

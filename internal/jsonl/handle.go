@@ -90,7 +90,7 @@ func (s *Store) Open(ctx context.Context, id string, access seam.Access) (seam.H
 }
 
 func (s *Store) openRead(ctx context.Context, l *logFile, d *sessionDir) (*handle, error) {
-	ht, err := s.readHeadTail(l, d)
+	ht, err := s.readHeadTail(ctx, l, d)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (h *handle) findInherited(ctx context.Context, size int64) (int64, error) {
 	found := false
 	r := h.reader(true)
 	r.onCheckpoint = nil // a lenient read must not leave checkpoints for strict ones
-	_, _, err := r.forward(ctx, r.start(), size, 0, 0, func(e *seam.Event) bool {
+	_, _, err := r.forward(ctx, r.start(), size, budget{}, 0, func(e *seam.Event) bool {
 		if e.Type != "session/end-seed" {
 			return true
 		}
@@ -286,7 +286,7 @@ func (h *handle) reopenLocked(op string) (fs.FileInfo, bool) {
 	fi, err := l.f.Stat()
 	var hi headerInfo
 	if err == nil {
-		dec, done := h.s.decs.once()
+		dec, done := h.s.decs.once(context.Background(), l.lim.frame)
 		hi, err = l.readHeader(fi.Size(), dec)
 		done()
 	}
@@ -324,7 +324,7 @@ func (h *handle) attach(op string) error {
 		l.f.Close()
 		return seam.Wrap(l.ioError(err, -1), seam.ErrIO, op, h.id)
 	}
-	dec, done := h.s.decs.once()
+	dec, done := h.s.decs.once(context.Background(), l.lim.frame)
 	defer done()
 	hi, err := l.readHeader(fi.Size(), dec)
 	if err != nil {
@@ -388,12 +388,12 @@ func (h *handle) Scan(ctx context.Context, opts seam.ScanOptions) iter.Seq2[seam
 		emit := func(e *seam.Event) bool { return yield(*e, nil) }
 		if opts.Reverse {
 			r.tail = h.tailFor(size)
-			if err := r.reverse(ctx, size, opts.MaxBytes, opts.From, emit); err != nil {
+			if err := r.reverse(ctx, size, budgetFor(opts.MaxBytes), opts.From, emit); err != nil {
 				fail(err)
 			}
 			return
 		}
-		end, done, err := r.forward(ctx, h.checkpointFor(opts.From), size, opts.MaxBytes, opts.From, emit)
+		end, done, err := r.forward(ctx, h.checkpointFor(opts.From), size, budgetFor(opts.MaxBytes), opts.From, emit)
 		switch {
 		case err != nil:
 			fail(err)
@@ -419,7 +419,7 @@ func (h *handle) Raw(ctx context.Context) iter.Seq2[seam.RawRecord, error] {
 			}
 			return
 		}
-		br, err := l.newBodyReader(position{}, size, 0)
+		br, err := l.newBodyReader(ctx, position{}, size, budget{})
 		if err != nil {
 			fail(err)
 			return
@@ -442,12 +442,29 @@ func (h *handle) Raw(ctx context.Context) iter.Seq2[seam.RawRecord, error] {
 			if rec.frame >= 0 {
 				raw.FrameOffset, raw.FrameSize = rec.frameOff, rec.frameSize
 			}
+			if rec.lines > 1 {
+				// A run of empty lines: as many records, in slices of
+				// them, without a record per line.
+				for n := rec.size; n > 0; {
+					k := min(n, int64(len(newlineRun)))
+					raw.Line = newlineRun[:k:k]
+					if !yield(raw, nil) {
+						return
+					}
+					raw.Offset += k
+					n -= k
+				}
+				continue
+			}
 			if !yield(raw, nil) {
 				return
 			}
 		}
 	}
 }
+
+// newlineRun is the slice Raw serves runs of empty lines from.
+var newlineRun = bytes.Repeat([]byte{'\n'}, 64<<10)
 
 // Close releases the handle; a write handle releases ownership and, for a
 // create that was never materialized, the pending id.

@@ -62,7 +62,7 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam
 	if err := forEachEntry(ctx, len(items), func(i int) {
 		it, de := &items[i], dirents[i]
 		if it.dup {
-			it.entry, it.ok = s.listEntry(de.project, de.e)
+			it.entry, it.ok = s.listEntry(ctx, de.project, de.e)
 			return
 		}
 		it.ok = s.visitEntry(ctx, de.project, de.e, visit)
@@ -114,7 +114,7 @@ pend:
 // it calls visit unless the entry is not a session (then ok is false).
 func (s *Store) visitEntry(ctx context.Context, project string, e fs.DirEntry, visit func(seam.Entry, seam.Handle, error)) (ok bool) {
 	if !e.IsDir() {
-		en, ok := s.listEntry(project, e)
+		en, ok := s.listEntry(ctx, project, e)
 		if ok {
 			visit(en, nil, nil)
 		}
@@ -155,7 +155,7 @@ func (s *Store) snapshotOpen(ctx context.Context, d *sessionDir) (snap seam.Snap
 	if err != nil {
 		return snap, nil, err, nil
 	}
-	ht, w, err := s.readHeadTailWindow(l, d)
+	ht, w, err := s.readHeadTailWindow(ctx, l, d)
 	snap.SizeBytes, snap.Revision = ht.size, ht.rev
 	if err != nil {
 		if w != nil {

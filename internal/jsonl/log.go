@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,10 +23,9 @@ const (
 	tailBlock = 32 << 10
 	// tailFrameLimit bounds the decoded size of a final frame that the
 	// tail search holds in memory; a larger frame is streamed instead.
-	tailFrameLimit = 16 << 20
-	// reverseFrameLimit bounds the decoded size of one frame a reverse scan
-	// holds in memory.
-	reverseFrameLimit = 256 << 20
+	// dsh's frames are batches of a few KiB; holding a larger one saves
+	// little, and a hostile one would cost its size in garbage.
+	tailFrameLimit = 1 << 20
 )
 
 // errBudget ends a read that reached its byte bound; scans report it as
@@ -46,6 +46,40 @@ type logFile struct {
 	gen  int
 	// decs lends zstd decoders; nil makes a decoder per use.
 	decs *decoderPool
+	lim  limits
+}
+
+// limits bound what a reader holds or decodes for one record or frame
+// (Options.MaxRecordBytes, Options.MaxFrameBytes).
+type limits struct {
+	record, frame int64
+}
+
+// decoder lends a decoder bound by l's frame limit and by ctx.
+func (l *logFile) decoder(ctx context.Context) (*zstdframe.Decoder, error) {
+	return l.decs.get(ctx, l.lim.frame)
+}
+
+// putDecoder gives back a decoder from decoder.
+func (l *logFile) putDecoder(d *zstdframe.Decoder) { l.decs.put(d) }
+
+// longRecord reports a record of n bytes (its '\n' included) at p, longer
+// than l's record limit.
+func (l *logFile) longRecord(n int64, p seam.Pos) error {
+	return l.errorf(seam.ErrLimit, p, "record of %d bytes exceeds the record limit of %s", n-1, sizeText(l.lim.record))
+}
+
+// sizeText is n bytes as people read it: "64 MiB", or the bytes.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // pos returns a position in l with unknown fields set to -1.
@@ -283,7 +317,7 @@ func (l *logFile) frameError(err error, idx int, base int64) error {
 	case errors.Is(err, zstdframe.ErrTorn):
 		return l.errorf(seam.ErrCorrupt, p, "frame at byte %d is incomplete", off)
 	case errors.Is(err, zstdframe.ErrTooLarge):
-		return l.errorf(seam.ErrUnsupportedFormat, p, "frame at byte %d exceeds a decoder limit: %s", off, detail)
+		return l.errorf(seam.ErrLimit, p, "frame at byte %d: %s (the frame limit is %s)", off, detail, sizeText(l.lim.frame))
 	case strings.HasPrefix(detail, "invalid frame magic"):
 		return l.errorf(seam.ErrCorrupt, p, "invalid frame magic at byte %d", off)
 	}
@@ -334,24 +368,30 @@ func (l *logFile) readTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 
 func (l *logFile) plainTail(size int64, hi *headerInfo) (tailInfo, error) {
 	t := tailInfo{physEnd: hi.bodyOff, commitEnd: hi.bodyOff}
-	b := newBackLines(l.f, hi.bodyOff, size, tailBlock, 0)
+	b := newBackLines(l.f, hi.bodyOff, size, tailBlock, 0, l.lim.record)
 	first := true
 	for {
 		line, off, err := b.prev()
 		if err == io.EOF {
 			return t, nil
 		}
-		if err != nil {
+		if err != nil && !errors.Is(err, errLongLine) {
 			return t, l.ioError(err, off)
 		}
-		if first {
-			first = false
-			if line[len(line)-1] != '\n' {
-				continue // torn tail
-			}
+		torn := first && !b.term
+		first = false
+		switch {
+		case torn:
+			continue // torn tail, however long
+		case err != nil:
+			// It may be the last row: the tail cannot be known past it.
+			return t, l.longRecord(b.lineEnd-off, l.pos(off, -1, -1, -1))
 		}
 		if t.physEnd == hi.bodyOff {
-			t.physEnd = off + int64(len(line))
+			t.physEnd = b.lineEnd
+		}
+		if !plausibleRow(line[:len(line)-1]) {
+			continue
 		}
 		if rec, err := seam.DecodeRecord(line[:len(line)-1], hi.hdr.Version); err == nil {
 			t.next, t.last = rec.NextSeq(), &rec
@@ -368,10 +408,20 @@ func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 	if err != nil {
 		return t, err
 	}
+	var stepped int64 // content of the frames stepped over
 	end := size
 	for {
+		// Frames of nothing but invalid records are stepped over, but a
+		// few KiB of frames can hold GiBs of them: the search gives up
+		// past one frame limit of content.
+		if stepped > l.lim.frame {
+			return t, l.errorf(seam.ErrLimit, l.pos(end, -1, -1, -1),
+				"no valid record in the last %d bytes of content before byte %d (the frame limit is %s)", stepped, end, sizeText(l.lim.frame))
+		}
 		var content []byte
+		before := d.Decoded()
 		last, err := zstdframe.LastFrame(l.f, end, zstdframe.LastOptions{Decoder: d, KeepContent: tailFrameLimit, Content: &content})
+		stepped += d.Decoded() - before
 		if err != nil {
 			if errors.Is(err, zstdframe.ErrNoFrame) {
 				return t, l.errorf(seam.ErrCorrupt, l.pos(0, 0, -1, -1), "%w %s", errHeaderless, l.encName())
@@ -409,20 +459,37 @@ func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 
 // lastRowOfFrame returns the last valid row of the complete frame f, whose
 // verified content is content if not nil; ends says that row is the
-// frame's last line.
+// frame's last line. A record longer than the record limit is ErrLimit:
+// it may be the last row.
 func (l *logFile) lastRowOfFrame(d *zstdframe.Decoder, f zstdframe.Frame, content []byte, v int) (best seam.Record, found, ends bool, err error) {
+	unterminated := func() error {
+		return l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1), "frame at byte %d does not end on a record boundary", f.Offset)
+	}
 	if content == nil {
 		content, err = d.DecodeAll(l.f, f, tailFrameLimit)
 	}
 	if err == nil {
 		if len(content) > 0 && content[len(content)-1] != '\n' {
-			return best, false, false, l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1),
-				"frame at byte %d does not end on a record boundary", f.Offset)
+			return best, false, false, unterminated()
 		}
 		for last := true; len(content) > 0; last = false {
+			if k := trailingNewlines(content); k > 1 {
+				// A run of empty lines: step over it at once.
+				content = content[:len(content)-k+1]
+				if len(content) == 1 {
+					break
+				}
+				continue
+			}
 			i := bytes.LastIndexByte(content[:len(content)-1], '\n')
 			line := content[i+1 : len(content)-1]
 			content = content[:i+1]
+			if int64(len(line)) > l.lim.record {
+				return best, false, false, l.longRecord(int64(len(line))+1, l.pos(f.Offset, -1, -1, -1))
+			}
+			if !plausibleRow(line) {
+				continue
+			}
 			if rec, err := seam.DecodeRecord(line, v); err == nil {
 				return rec, true, last, nil
 			}
@@ -438,23 +505,26 @@ func (l *logFile) lastRowOfFrame(d *zstdframe.Decoder, f zstdframe.Frame, conten
 		return best, false, false, l.frameError(err, -1, 0)
 	}
 	var lr lineReader
-	lr.reset(rd)
+	lr.reset(rd, l.lim.record)
 	for {
-		line, err := lr.next()
-		if err == io.EOF {
-			if len(line) > 0 {
-				return best, false, false, l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1),
-					"frame at byte %d does not end on a record boundary", f.Offset)
+		line, n, err := lr.next()
+		switch {
+		case err == io.EOF:
+			if n > 0 {
+				return best, false, false, unterminated()
 			}
 			return best, found, ends, nil
-		}
-		if err != nil {
+		case errors.Is(err, errLongLine):
+			return best, false, false, l.longRecord(n, l.pos(f.Offset, -1, -1, -1))
+		case err != nil:
 			return best, false, false, l.frameError(err, -1, 0)
 		}
-		rec, err := seam.DecodeRecord(line[:len(line)-1], v)
-		ends = err == nil
-		if ends {
-			best, found = rec, true
+		ends = false
+		if !plausibleRow(line[:len(line)-1]) {
+			continue
+		}
+		if rec, err := seam.DecodeRecord(line[:len(line)-1], v); err == nil {
+			best, found, ends = rec, true, true
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"context"
 	"runtime"
 	"sync"
 
@@ -22,8 +23,20 @@ type decoderPool struct {
 // maxIdleDecoders bounds the idle decoders of a pool.
 func maxIdleDecoders() int { return 2*runtime.GOMAXPROCS(0) + 2 }
 
-// get returns an idle decoder or a new one.
-func (p *decoderPool) get() (*zstdframe.Decoder, error) {
+// get returns an idle decoder or a new one, decoding at most limit bytes
+// of content per frame (0: zstdframe's default) and stopping when ctx is
+// done.
+func (p *decoderPool) get(ctx context.Context, limit int64) (*zstdframe.Decoder, error) {
+	d, err := p.take()
+	if err != nil {
+		return nil, err
+	}
+	d.SetLimit(limit)
+	d.SetContext(ctx)
+	return d, nil
+}
+
+func (p *decoderPool) take() (*zstdframe.Decoder, error) {
 	if p != nil {
 		p.mu.Lock()
 		if n := len(p.idle); n > 0 {
@@ -47,6 +60,7 @@ func (p *decoderPool) put(d *zstdframe.Decoder) {
 	if d == nil {
 		return
 	}
+	d.SetContext(nil) // the pool must not keep a request's context alive
 	if p != nil {
 		p.mu.Lock()
 		if !p.closed && len(p.idle) < maxIdleDecoders() {
@@ -70,16 +84,16 @@ func (p *decoderPool) close() {
 	}
 }
 
-// once returns a function that takes a decoder from p on first use, and a
-// function that gives it back.
-func (p *decoderPool) once() (get func() (*zstdframe.Decoder, error), done func()) {
+// once returns a function that takes a decoder from p on first use (as
+// get does), and a function that gives it back.
+func (p *decoderPool) once(ctx context.Context, limit int64) (get func() (*zstdframe.Decoder, error), done func()) {
 	var d *zstdframe.Decoder
 	get = func() (*zstdframe.Decoder, error) {
 		if d != nil {
 			return d, nil
 		}
 		var err error
-		d, err = p.get()
+		d, err = p.get(ctx, limit)
 		return d, err
 	}
 	done = func() {

@@ -84,8 +84,8 @@ func (r *reader) start() checkpoint {
 // damaged and the read fails with ErrCorrupt. Complete zstd frames that do
 // not verify are ErrCorrupt wherever they are. A non-ignorable type outside
 // the version's vocabulary is ErrUnsupportedFormat unless r.lenient.
-func (r *reader) forward(ctx context.Context, cp checkpoint, size, limit, from int64, fn func(*seam.Event) bool) (end forwardEnd, done bool, err error) {
-	br, err := r.l.newBodyReader(cp.at, size, limit)
+func (r *reader) forward(ctx context.Context, cp checkpoint, size int64, b budget, from int64, fn func(*seam.Event) bool) (end forwardEnd, done bool, err error) {
+	br, err := r.l.newBodyReader(ctx, cp.at, size, b)
 	if err != nil {
 		return end, false, err
 	}
@@ -94,6 +94,7 @@ func (r *reader) forward(ctx context.Context, cp checkpoint, size, limit, from i
 	cur := seam.Cursor{Next: cp.next}
 	marker := cp.marker
 	lastCP := cp.at.fileOff
+	var records int64
 	for {
 		if err := ctx.Err(); err != nil {
 			return end, false, err
@@ -104,6 +105,9 @@ func (r *reader) forward(ctx context.Context, cp checkpoint, size, limit, from i
 		}
 		if err != nil {
 			return end, false, r.budgetError(err)
+		}
+		if records++; b.records > 0 && records > b.records {
+			return end, false, r.budgetError(errBudget)
 		}
 		if rec.first && r.onCheckpoint != nil && rec.frameOff-lastCP >= checkpointEvery {
 			lastCP = rec.frameOff
@@ -117,7 +121,7 @@ func (r *reader) forward(ctx context.Context, cp checkpoint, size, limit, from i
 		if derr != nil {
 			bad := badRecord{off: rec.off, lineNo: rec.lineNo, frame: rec.frame, frameOff: rec.frameOff,
 				frameText: rec.frameText, cause: derr}
-			if err := r.uncommitted(br, &bad, cur.Next); err != nil {
+			if err := r.uncommitted(ctx, br, &bad, cur.Next); err != nil {
 				return end, false, err
 			}
 			end.bad = &bad
@@ -144,10 +148,16 @@ func (r *reader) forward(ctx context.Context, cp checkpoint, size, limit, from i
 }
 
 // uncommitted reads the records after the bad one and fails with ErrCorrupt
-// if one of them is a turn/end: then the bad record was committed.
-func (r *reader) uncommitted(br bodyReader, bad *badRecord, next int64) error {
+// if one of them is a turn/end: then the bad record was committed. Only
+// the records that hold "turn/end" are looked at; the search for them
+// skips the rest in bulk, so a tail of garbage (or of a GiB of empty
+// lines) costs what searching its bytes costs.
+func (r *reader) uncommitted(ctx context.Context, br bodyReader, bad *badRecord, next int64) error {
 	for {
-		rec, err := br.next()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := br.nextWith(turnEndType)
 		if err == io.EOF {
 			return nil
 		}
@@ -201,25 +211,31 @@ func (r *reader) budgetError(err error) error {
 // (all when before is 0) until fn returns false. Like the tail search, it
 // steps over trailing records that are not valid rows; an invalid record or
 // a seq gap below a valid one is ErrCorrupt.
-func (r *reader) reverse(ctx context.Context, size, limit, before int64, fn func(*seam.Event) bool) error {
-	rv := reverseState{r: r, before: before, fn: fn}
+func (r *reader) reverse(ctx context.Context, size int64, b budget, before int64, fn func(*seam.Event) bool) error {
+	rv := reverseState{r: r, before: before, fn: fn, budget: b}
 	if r.l.enc == Zstd {
-		return rv.zstd(ctx, size, limit)
+		return rv.zstd(ctx, size)
 	}
-	b := newBackLines(r.l.f, r.body.fileOff, size, tailBlock, limit)
+	bl := newBackLines(r.l.f, r.body.fileOff, size, tailBlock, b.phys, r.l.lim.record)
+	first := true
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		line, off, err := b.prev()
+		line, off, err := bl.prev()
 		if err == io.EOF {
 			return nil
 		}
-		if err != nil {
+		if err != nil && !errors.Is(err, errLongLine) {
 			return r.budgetError(r.l.ioError(err, off))
 		}
-		if line[len(line)-1] != '\n' {
+		torn := first && !bl.term
+		first = false
+		switch {
+		case torn:
 			continue // the torn tail
+		case err != nil:
+			return r.l.longRecord(bl.lineEnd-off, r.l.pos(off, -1, -1, -1))
 		}
 		if more, err := rv.record(line[:len(line)-1], r.l.pos(off, -1, -1, -1)); err != nil || !more {
 			return err
@@ -233,12 +249,20 @@ type reverseState struct {
 	fn       func(*seam.Event) bool
 	accepted bool
 	expect   int64 // the first seq of the record accepted last
+	budget   budget
+	records  int64
 }
 
-// record handles one physical record, last to first. It returns false when
-// the scan should stop.
+// record handles one physical record, last to first (an empty line stands
+// for a run of them). It returns false when the scan should stop.
 func (s *reverseState) record(line []byte, p seam.Pos) (bool, error) {
+	if s.records++; s.budget.records > 0 && s.records > s.budget.records {
+		return false, s.r.budgetError(errBudget)
+	}
 	l, v := s.r.l, s.r.hdr.Version
+	if !s.accepted && !plausibleRow(line) {
+		return true, nil // an uncommitted tail
+	}
 	row, err := seam.DecodeRecord(line, v)
 	if err != nil {
 		if !s.accepted {
@@ -271,14 +295,15 @@ func (s *reverseState) record(line []byte, p seam.Pos) (bool, error) {
 }
 
 // zstd walks the frames from the tail with the backward frame search, each
-// frame decoded whole (so memory is bounded by the largest frame).
-func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
+// frame decoded whole (so memory is bounded by the largest frame, and the
+// frame limit bounds that).
+func (s *reverseState) zstd(ctx context.Context, size int64) error {
 	l := s.r.l
-	d, err := l.decs.get()
+	d, err := l.decoder(ctx)
 	if err != nil {
 		return err
 	}
-	defer l.decs.put(d)
+	defer l.putDecoder(d)
 	// A log the window holds whole is read from there; any other through a
 	// block cache. (The cache reads such a log as one block, which its
 	// budget always allows, so the two read alike.)
@@ -286,29 +311,48 @@ func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
 	if w, ok := l.f.(*windowFile); ok && w.whole() && w.size == size {
 		src = w
 	} else {
-		c := newBlockCache(l.f, limit)
+		c := newBlockCache(l.f, s.budget.phys)
 		defer c.release() // the decoded content is a copy
 		src = c
 	}
 	// One Reverse for the scan: each step is LastFrame(src, end), the
 	// search sharing the bytes, magics and frames of the steps before.
 	var content []byte
-	rv, err := zstdframe.NewReverse(src, size, zstdframe.LastOptions{Decoder: d, KeepContent: reverseFrameLimit, Content: &content})
+	rv, err := zstdframe.NewReverse(src, size, zstdframe.LastOptions{Decoder: d, KeepContent: l.lim.frame, Content: &content})
 	if err != nil {
 		return err
 	}
 	defer rv.Close()
 	end, consumed := size, int64(0)
+	start := d.Decoded()
 	for end > s.r.body.fileOff {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		// The decoded budget bounds each frame's decoding too: a frame
+		// past what is left of it is not decoded to the end.
+		capN, byBudget := l.lim.frame, false
+		if s.budget.decoded > 0 {
+			if left := s.budget.decoded - (d.Decoded() - start); left < capN {
+				capN, byBudget = left, true
+			}
+		}
+		if capN <= 0 {
+			return s.r.budgetError(errBudget)
+		}
+		d.SetLimit(capN)
+		fail := func(err error) error {
+			if byBudget && errors.Is(err, zstdframe.ErrTooLarge) {
+				return s.r.budgetError(errBudget)
+			}
+			return s.r.budgetError(l.frameError(err, -1, 0))
 		}
 		var last zstdframe.Last
 		if t := s.r.tail; t != nil && end == size && t.size == size {
 			// The open's tail search found and verified this frame.
 			last, content = t.last, t.content
 		} else if last, err = rv.LastFrame(end); err != nil {
-			return s.r.budgetError(l.frameError(err, -1, 0))
+			return fail(err)
 		}
 		if end < size && last.Torn.Size != 0 {
 			return l.errorf(seam.ErrCorrupt, l.pos(last.Torn.Offset, -1, -1, -1), "invalid frame at byte %d", last.Torn.Offset)
@@ -319,22 +363,38 @@ func (s *reverseState) zstd(ctx context.Context, size, limit int64) error {
 		}
 		// The budget counts the frames covered, as a forward scan does;
 		// the cache bounds the reads of the search itself.
-		if consumed += f.Size; limit > 0 && consumed > limit {
+		if consumed += f.Size; s.budget.phys > 0 && consumed > s.budget.phys {
 			return s.r.budgetError(errBudget)
 		}
 		if content == nil {
-			// Too large to keep: DecodeAll reports it as it should.
-			if content, err = d.DecodeAll(src, f, reverseFrameLimit); err != nil {
-				return s.r.budgetError(l.frameError(err, -1, 0))
+			// Verified but not kept (the search keeps up to the frame
+			// limit): DecodeAll reports why.
+			if content, err = d.DecodeAll(src, f, capN); err != nil {
+				return fail(err)
 			}
 		}
 		if len(content) > 0 && content[len(content)-1] != '\n' {
 			return l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1), "frame at byte %d does not end on a record boundary", f.Offset)
 		}
 		for len(content) > 0 {
-			i := bytes.LastIndexByte(content[:len(content)-1], '\n')
-			line := content[i+1 : len(content)-1]
-			content = content[:i+1]
+			var line []byte
+			if k := trailingNewlines(content); k > 1 || len(content) == 1 {
+				// A run of empty lines (k-1 of them, or all k when they
+				// start the frame), taken as one record.
+				if k == len(content) {
+					content = nil
+				} else {
+					content = content[:len(content)-k+1]
+				}
+				line = blankLine[:0]
+			} else {
+				i := bytes.LastIndexByte(content[:len(content)-1], '\n')
+				line = content[i+1 : len(content)-1]
+				content = content[:i+1]
+				if int64(len(line)) > l.lim.record {
+					return l.longRecord(int64(len(line))+1, l.pos(f.Offset, -1, -1, -1))
+				}
+			}
 			if more, err := s.record(line, l.pos(f.Offset, -1, -1, -1)); err != nil || !more {
 				return err
 			}

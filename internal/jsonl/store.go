@@ -43,10 +43,28 @@ type Options struct {
 	// CreateRoot makes the root directory (0700) when it is missing;
 	// otherwise a missing root is ErrNotFound.
 	CreateRoot bool
+	// MaxRecordBytes bounds one record (a line of a log, without its
+	// newline) that a read holds in memory; 0 means
+	// DefaultMaxRecordBytes. A longer record is an ErrLimit error naming
+	// it, never an allocation: it is skipped as it is read.
+	MaxRecordBytes int64
+	// MaxFrameBytes bounds the decoded content of one zstd frame; 0 means
+	// DefaultMaxFrameBytes. A frame of a few KiB can decode to GiBs:
+	// past the limit it is an ErrLimit error naming it, whatever its
+	// header declares, so no frame costs more work than this.
+	MaxFrameBytes int64
 
 	// fs replaces the file system in tests.
 	fs fileSystem
 }
+
+// The default limits of Options: well above any record or append batch dsh
+// writes (a tool result of a few MiB is large), far below what a hostile
+// log can make a reader hold or decode.
+const (
+	DefaultMaxRecordBytes = 64 << 20
+	DefaultMaxFrameBytes  = 256 << 20
+)
 
 // Store is a JSONL session store rooted at one directory. It implements
 // seam.Service, seam.LockProber and, through its handles, seam.RawReader.
@@ -56,6 +74,7 @@ type Store struct {
 	encFixed bool     // enc came from opts or from a log in the root
 	opts     Options
 	fs       fileSystem
+	lim      limits
 
 	mu      sync.Mutex
 	writers map[string]*handle // ids this store owns for writing, pending creates included
@@ -103,7 +122,17 @@ func Open(root string, opts Options) (*Store, error) {
 	case !fi.IsDir():
 		return nil, seam.Errorf(seam.ErrInvalid, "open store", "", seam.NoPos, "%s is not a directory", abs)
 	}
-	s := &Store{root: abs, opts: opts, fs: fsys, writers: map[string]*handle{}}
+	if opts.MaxRecordBytes < 0 || opts.MaxFrameBytes < 0 {
+		return nil, seam.Errorf(seam.ErrInvalid, "open store", "", seam.NoPos, "negative record or frame limit")
+	}
+	lim := limits{record: opts.MaxRecordBytes, frame: opts.MaxFrameBytes}
+	if lim.record == 0 {
+		lim.record = DefaultMaxRecordBytes
+	}
+	if lim.frame == 0 {
+		lim.frame = DefaultMaxFrameBytes
+	}
+	s := &Store{root: abs, opts: opts, fs: fsys, lim: lim, writers: map[string]*handle{}}
 	found, err := s.detectEncoding()
 	if err != nil {
 		return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
@@ -312,7 +341,7 @@ func (s *Store) openLog(op string, d *sessionDir, flag int) (*logFile, error) {
 		}
 		return nil, &seam.Error{Kind: kind, Op: op, ID: d.id, Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: err}
 	}
-	return &logFile{f: f, path: path, id: d.id, enc: s.Encoding(), gen: d.live, decs: &s.decs}, nil
+	return &logFile{f: f, path: path, id: d.id, enc: s.Encoding(), gen: d.live, decs: &s.decs, lim: s.lim}, nil
 }
 
 // checkProject checks that the header's cwd maps to the project folder
@@ -360,8 +389,8 @@ type headTail struct {
 }
 
 // readHeadTail reads the header and the tail of an open log.
-func (s *Store) readHeadTail(l *logFile, d *sessionDir) (headTail, error) {
-	ht, w, err := s.readHeadTailWindow(l, d)
+func (s *Store) readHeadTail(ctx context.Context, l *logFile, d *sessionDir) (headTail, error) {
+	ht, w, err := s.readHeadTailWindow(ctx, l, d)
 	if w != nil {
 		w.release()
 	}
@@ -371,7 +400,7 @@ func (s *Store) readHeadTail(l *logFile, d *sessionDir) (headTail, error) {
 // readHeadTailWindow is readHeadTail, also returning the window of the
 // log's head and tail it read (nil when it could not read it), which the
 // caller must release.
-func (s *Store) readHeadTailWindow(l *logFile, d *sessionDir) (headTail, *windowFile, error) {
+func (s *Store) readHeadTailWindow(ctx context.Context, l *logFile, d *sessionDir) (headTail, *windowFile, error) {
 	var ht headTail
 	fi, err := l.f.Stat()
 	if err != nil {
@@ -386,7 +415,7 @@ func (s *Store) readHeadTailWindow(l *logFile, d *sessionDir) (headTail, *window
 	}
 	wl := *l
 	wl.f = w
-	dec, done := s.decs.once()
+	dec, done := s.decs.once(ctx, l.lim.frame)
 	defer done()
 	if ht.hi, err = wl.readHeader(ht.size, dec); err != nil {
 		return ht, w, err
@@ -399,14 +428,14 @@ func (s *Store) readHeadTailWindow(l *logFile, d *sessionDir) (headTail, *window
 }
 
 // snapshot reads the metadata of the session in d.
-func (s *Store) snapshot(op string, d *sessionDir) (seam.Snapshot, error) {
+func (s *Store) snapshot(ctx context.Context, op string, d *sessionDir) (seam.Snapshot, error) {
 	snap := seam.Snapshot{Header: seam.Header{ID: d.id}, Location: s.location(d)}
 	l, err := s.openLog(op, d, os.O_RDONLY)
 	if err != nil {
 		return snap, err
 	}
 	defer l.f.Close()
-	ht, err := s.readHeadTail(l, d)
+	ht, err := s.readHeadTail(ctx, l, d)
 	snap.SizeBytes, snap.Revision = ht.size, ht.rev
 	if err != nil {
 		return snap, seam.Wrap(err, seam.ErrIO, op, d.id)
@@ -431,7 +460,7 @@ func (s *Store) Stat(ctx context.Context, id string) (seam.Snapshot, error) {
 	if err != nil {
 		return seam.Snapshot{}, err
 	}
-	return s.snapshot("stat", d)
+	return s.snapshot(ctx, "stat", d)
 }
 
 // List returns every session of the root, in path order. A folder that is
@@ -453,7 +482,7 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 	}
 	items := make([]item, len(dirents))
 	if err := forEachEntry(ctx, len(dirents), func(i int) {
-		items[i].entry, items[i].ok = s.listEntry(dirents[i].project, dirents[i].e)
+		items[i].entry, items[i].ok = s.listEntry(ctx, dirents[i].project, dirents[i].e)
 	}); err != nil {
 		return nil, err
 	}
@@ -490,7 +519,7 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 
 // listEntry reads one entry of a project folder; ok is false for entries
 // that are not sessions.
-func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, bool) {
+func (s *Store) listEntry(ctx context.Context, project string, e fs.DirEntry) (seam.Entry, bool) {
 	path := filepath.Join(s.root, project, e.Name())
 	if !e.IsDir() {
 		if !isFlatLog(e.Name()) {
@@ -508,7 +537,7 @@ func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, bool) {
 	id, derr := DecodeSegment(e.Name())
 	d, err := s.inspect("list", id, project, e.Name())
 	if derr == nil && err == nil && d.live >= 0 {
-		snap, err := s.snapshot("list", d)
+		snap, err := s.snapshot(ctx, "list", d)
 		if err != nil && errors.Is(err, errHeaderless) {
 			return seam.Entry{}, false
 		}

@@ -236,7 +236,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 		return l.ioError(err, -1)
 	}
 	size := st.Size()
-	dec, done := s.decs.once()
+	dec, done := s.decs.once(ctx, l.lim.frame)
 	hi, err := l.readHeader(size, dec)
 	done()
 	if err != nil {
@@ -248,7 +248,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 	h.hdr = hi.hdr
 	h.body = position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}
 	r := h.reader(false)
-	end, _, err := r.forward(ctx, r.start(), size, 0, 0, func(*seam.Event) bool { return true })
+	end, _, err := r.forward(ctx, r.start(), size, budget{}, 0, func(*seam.Event) bool { return true })
 	if err != nil {
 		return err
 	}
@@ -643,7 +643,7 @@ func (h *handle) materialize(lines []byte, n int64) error {
 		return &seam.Error{Kind: seam.ErrIO, Op: "create", ID: h.id, Pos: seam.NoPos, Err: err}
 	}
 	tmp := final + "." + hex.EncodeToString(suffix[:]) + ".tmp"
-	l := &logFile{path: final, id: h.id, enc: enc, gen: gen, decs: &s.decs}
+	l := &logFile{path: final, id: h.id, enc: enc, gen: gen, decs: &s.decs, lim: s.lim}
 	if err := writeNew(s.fs, tmp, content); err != nil {
 		return l.ioError(err, 0)
 	}

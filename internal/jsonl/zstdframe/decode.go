@@ -3,6 +3,7 @@ package zstdframe
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,11 @@ const (
 	// sized for when the header omits the content size. Content beyond
 	// the buffer is decoded by the stream path again.
 	smallRatio = 16
+	// DefaultMaxContent is the most content a Decoder decodes from one
+	// frame unless SetLimit says otherwise. A few KiB of RLE blocks can
+	// declare a GiB: past the limit a frame is ErrTooLarge, whatever its
+	// header says, so no frame costs more than this much work.
+	DefaultMaxContent = 256 << 20
 )
 
 // A Decoder decodes the content of single complete frames. It verifies
@@ -57,6 +63,40 @@ type Decoder struct {
 	in  []byte // a small frame read from the file
 	out []byte // the content of the last small frame decoded
 	gen uint64 // counts uses, so a stale reader fails
+
+	limit   int64           // the most content decoded from one frame
+	ctx     context.Context // stops decoding when done; nil never does
+	decoded int64           // content bytes decoded, all frames
+}
+
+// SetLimit sets the most content the decoder decodes from one frame: a
+// frame that declares or decodes to more fails with ErrTooLarge, having
+// cost at most n bytes of work. n <= 0 restores DefaultMaxContent.
+func (d *Decoder) SetLimit(n int64) {
+	if n <= 0 {
+		n = DefaultMaxContent
+	}
+	d.limit = n
+}
+
+// Limit returns the most content the decoder decodes from one frame.
+func (d *Decoder) Limit() int64 { return d.limit }
+
+// SetContext makes the decoder stop when ctx is done: reads of frame
+// content, and LastFrame's search, then fail with ctx's error. A nil ctx
+// never stops it.
+func (d *Decoder) SetContext(ctx context.Context) { d.ctx = ctx }
+
+// Decoded returns the content bytes the decoder has decoded so far, over
+// all frames: a measure of the work done, for budgets.
+func (d *Decoder) Decoded() int64 { return d.decoded }
+
+// cancelled returns the error of the decoder's context, if it is done.
+func (d *Decoder) cancelled() error {
+	if d.ctx == nil {
+		return nil
+	}
+	return d.ctx.Err()
 }
 
 // NewDecoder returns a Decoder.
@@ -77,7 +117,7 @@ func NewDecoder() (*Decoder, error) {
 		za.Close()
 		return nil, fmt.Errorf("zstdframe: new decoder: %w", err)
 	}
-	return &Decoder{zd: zd, za: za, br: bufio.NewReaderSize(nil, 64<<10)}, nil
+	return &Decoder{zd: zd, za: za, br: bufio.NewReaderSize(nil, 64<<10), limit: DefaultMaxContent}, nil
 }
 
 // Close releases the decoder's resources. The Decoder and its readers must
@@ -102,8 +142,15 @@ func (d *Decoder) NewReader(r io.ReaderAt, f Frame) (io.Reader, error) {
 	if f.Size <= 0 || f.Offset < 0 {
 		return nil, fmt.Errorf("zstdframe: invalid frame location %d+%d", f.Offset, f.Size)
 	}
-	if _, err := checkFrame(subSource(r, f), f); err != nil {
+	if err := d.cancelled(); err != nil {
 		return nil, err
+	}
+	g, err := checkFrame(subSource(r, f), f)
+	if err != nil {
+		return nil, err
+	}
+	if g.ContentSize > d.limit {
+		return nil, d.tooLarge(f.Offset, g.ContentSize)
 	}
 	d.gen++
 	d.br.Reset(&sectionReader{sr: io.NewSectionReader(r, f.Offset, f.Size), off: f.Offset})
@@ -111,6 +158,12 @@ func (d *Decoder) NewReader(r io.ReaderAt, f Frame) (io.Reader, error) {
 		return nil, d.decodeError(f.Offset, err)
 	}
 	return &frameReader{d: d, off: f.Offset, gen: d.gen}, nil
+}
+
+// tooLarge reports a frame at off whose content is n bytes or more,
+// beyond the decoder's limit.
+func (d *Decoder) tooLarge(off, n int64) error {
+	return frameError(ErrTooLarge, off, nil, "content of %d bytes or more exceeds the limit of %d", n, d.limit)
 }
 
 // subSource returns a source of the bytes [0, f.End()) of r. When r is a
@@ -178,7 +231,7 @@ func (d *Decoder) decodeSmall(r io.ReaderAt, f Frame) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	maxOut := int64(min(g.WindowSize, maxSmallContent))
+	maxOut := min(int64(min(g.WindowSize, maxSmallContent)), d.limit)
 	n := g.ContentSize
 	if n < 0 {
 		n = min(maxOut, smallRatio*f.Size)
@@ -192,6 +245,7 @@ func (d *Decoder) decodeSmall(r io.ReaderAt, f Frame) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
+	d.decoded += int64(len(out))
 	return out, true
 }
 
@@ -204,6 +258,13 @@ func clone(content []byte) []byte {
 // DecodeAll returns the content of frame f of r, as NewReader would read
 // it, or an error matching ErrTooLarge if the content exceeds limit bytes.
 func (d *Decoder) DecodeAll(r io.ReaderAt, f Frame, limit int64) ([]byte, error) {
+	return d.DecodeTo(nil, r, f, limit)
+}
+
+// DecodeTo is DecodeAll decoding into buf's storage, overwriting it, when
+// it is large enough: a reader of frame after frame reuses one buffer
+// instead of leaving one behind per frame.
+func (d *Decoder) DecodeTo(buf []byte, r io.ReaderAt, f Frame, limit int64) ([]byte, error) {
 	if f.ContentSize > limit {
 		return nil, frameError(ErrTooLarge, f.Offset, nil, "content of %d bytes exceeds limit %d", f.ContentSize, limit)
 	}
@@ -212,15 +273,18 @@ func (d *Decoder) DecodeAll(r io.ReaderAt, f Frame, limit int64) ([]byte, error)
 		if int64(len(content)) > limit {
 			return nil, frameError(ErrTooLarge, f.Offset, nil, "content exceeds limit %d", limit)
 		}
-		return clone(content), nil
+		if buf == nil {
+			return clone(content), nil
+		}
+		return append(buf[:0], content...), nil
 	}
-	return d.decodeAllStream(r, f, limit)
+	return d.decodeAllStream(buf, r, f, limit)
 }
 
-// decodeAllStream is DecodeAll by the stream decoder, after the content
+// decodeAllStream is DecodeTo by the stream decoder, after the content
 // size check.
-func (d *Decoder) decodeAllStream(r io.ReaderAt, f Frame, limit int64) ([]byte, error) {
-	content, _, err := d.readUpTo(r, f, limit)
+func (d *Decoder) decodeAllStream(buf []byte, r io.ReaderAt, f Frame, limit int64) ([]byte, error) {
+	content, _, err := d.readUpTo(buf, r, f, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -230,15 +294,16 @@ func (d *Decoder) decodeAllStream(r io.ReaderAt, f Frame, limit int64) ([]byte, 
 	return content, nil
 }
 
-// readUpTo streams frame f of r and reads its content up to n+1 bytes: all
-// of it, verified, when it is at most n bytes, else n+1 bytes and the
-// reader positioned after them.
-func (d *Decoder) readUpTo(r io.ReaderAt, f Frame, n int64) ([]byte, io.Reader, error) {
+// readUpTo streams frame f of r and reads its content, into into's
+// storage if it is large enough, up to n+1 bytes: all of it, verified,
+// when it is at most n bytes, else n+1 bytes and the reader positioned
+// after them.
+func (d *Decoder) readUpTo(into []byte, r io.ReaderAt, f Frame, n int64) ([]byte, io.Reader, error) {
 	rd, err := d.NewReader(r, f)
 	if err != nil {
 		return nil, nil, err
 	}
-	var buf bytes.Buffer
+	buf := bytes.NewBuffer(into[:0])
 	buf.Grow(preallocFor(f, n))
 	if _, err := buf.ReadFrom(io.LimitReader(rd, max(n, n+1))); err != nil {
 		return nil, nil, err
@@ -301,7 +366,7 @@ func (d *Decoder) verifyKeepStream(r io.ReaderAt, f Frame, keep int64) ([]byte, 
 	if keep <= 0 || f.ContentSize > keep {
 		return nil, d.verifyStream(r, f)
 	}
-	content, rd, err := d.readUpTo(r, f, keep)
+	content, rd, err := d.readUpTo(nil, r, f, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -337,6 +402,7 @@ type frameReader struct {
 	d   *Decoder
 	off int64
 	gen uint64
+	n   int64 // content bytes read
 	err error
 }
 
@@ -348,9 +414,23 @@ func (fr *frameReader) Read(p []byte) (int, error) {
 		fr.err = fmt.Errorf("zstdframe: reader of frame at byte %d used after its Decoder moved on", fr.off)
 		return 0, fr.err
 	}
+	if err := fr.d.cancelled(); err != nil {
+		fr.err = err
+		return 0, err
+	}
+	// Never more than one byte past the limit: that byte proves the
+	// content too large.
+	if left := fr.d.limit + 1 - fr.n; int64(len(p)) > left {
+		p = p[:left]
+	}
 	n, err := fr.d.zd.Read(p)
+	fr.n += int64(n)
+	fr.d.decoded += int64(n)
+	if fr.n > fr.d.limit {
+		n, err = n-1, fr.d.tooLarge(fr.off, fr.n)
+	}
 	if err != nil {
-		if err != io.EOF {
+		if err != io.EOF && !errors.Is(err, ErrTooLarge) {
 			err = fr.d.decodeError(fr.off, err)
 		}
 		fr.err = err

@@ -2,6 +2,7 @@ package zstdframe
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 )
@@ -108,6 +109,9 @@ func (lf *lastFinder) search(window int64) (Last, error) {
 		// Candidates start at lo or above and below bound.
 		bound := scanned
 		for tried < maxCandidates {
+			if err := lf.dec.cancelled(); err != nil {
+				return Last{}, err
+			}
 			p := lf.magicBelow(lo, bound)
 			if p < 0 {
 				break
@@ -186,6 +190,7 @@ type lastFinder struct {
 	// of the file but whose predecessor has not been found yet.
 	pending map[int64]Last
 	rv      *Reverse // the memos of a Reverse search; nil for LastFrame
+	spent   int64    // content decoded for candidates that failed
 }
 
 // consider examines the magic match at p, found below every match
@@ -220,8 +225,17 @@ func (lf *lastFinder) consider(p int64) (Last, bool, error) {
 }
 
 // accept decodes candidate c and reports whether its checksum matches.
+// Candidates that fail cost what they decoded: once the search has
+// decoded more than the decoder's limit on them, it fails with
+// ErrTooLarge rather than try another.
 func (lf *lastFinder) accept(c Last) (Last, bool, error) {
+	if lf.spent > lf.dec.limit {
+		return Last{}, false, frameError(ErrTooLarge, c.Frame.Offset, nil,
+			"the search for the last frame decoded more than %d bytes of candidates that failed", lf.dec.limit)
+	}
+	before := lf.dec.decoded
 	content, err := lf.dec.verifyKeep(lf.s, c.Frame, lf.keep)
+	lf.spent += lf.dec.decoded - before
 	if err != nil {
 		return Last{}, false, readFailure(err)
 	}
@@ -231,11 +245,14 @@ func (lf *lastFinder) accept(c Last) (Last, bool, error) {
 	return c, true, nil
 }
 
-// readFailure returns err if it is a read failure rather than a verdict on
-// the bytes, and nil otherwise.
+// readFailure returns err if it ends the search rather than rejects a
+// candidate: a read failure, content beyond the decoder's limit (a real
+// last frame that large would fail the same way, and trying candidate
+// after candidate could cost the limit each time) or a cancellation; nil
+// otherwise.
 func readFailure(err error) error {
 	var rerr *readError
-	if errors.As(err, &rerr) {
+	if errors.As(err, &rerr) || errors.Is(err, ErrTooLarge) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
@@ -246,6 +263,9 @@ func walkLast(s *source, dec *Decoder, keep int64, keepTo *[]byte) (Last, error)
 	var last Last
 	found := false
 	for f, err := range s.frames() {
+		if cerr := dec.cancelled(); cerr != nil {
+			return Last{}, cerr
+		}
 		if errors.Is(err, ErrTorn) {
 			last.Torn = Torn{Offset: f.Offset, Size: f.Size}
 			break

@@ -118,7 +118,7 @@ func BenchmarkDecodeSmallFrame(b *testing.B) {
 			b.Fatal(err)
 		}
 		d := newTestDecoder(b)
-		content, err := d.decodeAllStream(r, f, 16<<20)
+		content, err := d.decodeAllStream(nil, r, f, 16<<20)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func BenchmarkDecodeSmallFrame(b *testing.B) {
 			{"verifyKeep", func() { check(d.verifyKeep(r, f, 16<<20)) }},
 			{"verifyKeepStream", func() { check(d.verifyKeepStream(r, f, 16<<20)) }},
 			{"DecodeAll", func() { check(d.DecodeAll(r, f, 16<<20)) }},
-			{"decodeAllStream", func() { check(d.decodeAllStream(r, f, 16<<20)) }},
+			{"decodeAllStream", func() { check(d.decodeAllStream(nil, r, f, 16<<20)) }},
 			{"verify", func() { check(content, d.verify(r, f)) }},
 			{"verifyStream", func() { check(content, d.verifyStream(r, f)) }},
 			{"zstdDecodeAll", func() { check(za.DecodeAll(fr.data, buf)) }},

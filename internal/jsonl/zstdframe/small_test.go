@@ -35,7 +35,7 @@ func sameResult(t *testing.T, what string, got []byte, err error, want []byte, w
 // decoded f. The bound keeps crafted frames of huge content in check.
 func comparePaths(t *testing.T, d *Decoder, r io.ReaderAt, f Frame, bound int64, extra ...int64) bool {
 	t.Helper()
-	full, fullErr := d.decodeAllStream(r, f, bound)
+	full, fullErr := d.decodeAllStream(nil, r, f, bound)
 	small, ok := d.decodeSmall(r, f)
 	if ok && (fullErr != nil || !bytes.Equal(small, full)) {
 		t.Fatalf("decodeSmall decoded %d bytes; stream path %d bytes, %v", len(small), len(full), fullErr)
@@ -58,7 +58,7 @@ func comparePaths(t *testing.T, d *Decoder, r io.ReaderAt, f Frame, bound int64,
 			continue // DecodeAll fails before it takes either path
 		}
 		got, err = d.DecodeAll(r, f, n)
-		want, wantErr = d.decodeAllStream(r, f, n)
+		want, wantErr = d.decodeAllStream(nil, r, f, n)
 		sameResult(t, fmt.Sprintf("DecodeAll(%d)", n), got, err, want, wantErr)
 	}
 	return ok
