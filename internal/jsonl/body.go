@@ -77,20 +77,25 @@ func (l *logFile) newBodyReader(ctx context.Context, p position, size int64, b b
 			shifted: &offsetReader{r: l.f, base: p.fileOff}, size: size - p.fileOff}
 		return z, nil
 	}
-	pr := &plainReader{l: l, pos: p, src: &section{r: l.f, off: p.fileOff, end: size, limit: b.phys}}
+	pr := &plainReader{l: l, pos: p, src: &section{ctx: ctx, r: l.f, off: p.fileOff, end: size, limit: b.phys}}
 	pr.lr.reset(pr.src, l.lim.record)
+	pr.lr.ra = pr.src
 	return pr, nil
 }
 
 // section reads [off, end) of an io.ReaderAt sequentially, counting bytes
-// and enforcing a read limit.
+// and enforcing a read limit, until ctx is done.
 type section struct {
+	ctx      context.Context
 	r        io.ReaderAt
 	off, end int64
 	n, limit int64
 }
 
 func (s *section) Read(p []byte) (int, error) {
+	if err := s.ctx.Err(); err != nil {
+		return 0, err
+	}
 	if s.off >= s.end {
 		return 0, io.EOF
 	}

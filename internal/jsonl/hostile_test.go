@@ -71,7 +71,7 @@ func hostileCases() []hostileCase {
 	return []hostileCase{
 		// A few KiB that decode to more than the frame limit.
 		{name: "zstd/zeros over the frame limit", zstd: true, tail: appendFrame(hostile.Repeat(0, 256*mib)),
-			stat: seam.ErrLimit, read: seam.ErrLimit, write: seam.ErrLimit, want: "exceeds the limit of 33554432 (the frame limit is 32 MiB)"},
+			stat: seam.ErrLimit, read: seam.ErrLimit, write: seam.ErrLimit, want: "frame at byte 618 holds more than 32 MiB of content, the frame limit"},
 		// One record over the record limit, in a frame under the frame
 		// limit; streamed (over 16 MiB would be) or held whole.
 		{name: "zstd/long record", zstd: true, tail: appendFrame(title(5), hostile.Repeat('a', 4*mib), hostile.Text("\"}}\n")),
@@ -85,7 +85,7 @@ func hostileCases() []hostileCase {
 		{name: "zstd/empty lines", zstd: true, tail: appendFrame(hostile.Repeat('\n', 6*mib)), uncommitted: -1},
 		{name: "zstd/empty lines streamed", zstd: true, tail: appendFrame(hostile.Repeat('\n', 24*mib)), uncommitted: -1},
 		{name: "zstd/empty lines over the frame limit", zstd: true, tail: appendFrame(hostile.Repeat('\n', 256*mib)),
-			stat: seam.ErrLimit, read: seam.ErrLimit, write: seam.ErrLimit, want: "the frame limit is 32 MiB"},
+			stat: seam.ErrLimit, read: seam.ErrLimit, write: seam.ErrLimit, want: "more than 32 MiB of content, the frame limit"},
 		{name: "zstd/empty lines in frames", zstd: true, tail: func(path string) error {
 			for range 6 {
 				if err := appendFrame(hostile.Repeat('\n', 8*mib))(path); err != nil {
@@ -282,5 +282,139 @@ func runHostile(t *testing.T, c hostileCase, opts Options, heapBound int64) {
 	}
 	if got, err := scanAll(t, s, "s"); err != nil || len(got) != 6 {
 		t.Fatalf("after the append: %d events, %v; want 6", len(got), err)
+	}
+}
+
+// TestCancelStopsWork checks that every read and write path stops soon
+// after its context is cancelled, inside a long decode or scan, and that a
+// cancelled write open or append leaves the log and the backup directory
+// as they were.
+func TestCancelStopsWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds logs that take seconds to read")
+	}
+	zroot, proot := t.TempDir(), t.TempDir()
+	title := `{"type":"session/title","seq":5,"time":1,"data":{"title":"t"}}` + "\n"
+	// z: frames of empty lines just under the frame limit, which a full
+	// read decodes twice each, then a valid row (so that the tail search
+	// stops at once); z2: the same without it (the tail search decodes).
+	var paths []string
+	for _, id := range []string{"z", "z2"} {
+		path, err := hostile.Session(zroot, id, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 12 {
+			if err := hostile.Append(path, hostile.Frame(nil, hostile.Repeat('\n', DefaultMaxFrameBytes-1))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if id == "z" {
+			if err := hostile.Append(path, hostile.Frame(nil, hostile.Text(title))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		paths = append(paths, path)
+	}
+	// p: a sparse line of 8 GiB of zeros, then a valid row; p2: the same
+	// line as a torn tail.
+	for _, id := range []string{"p", "p2"} {
+		path, err := hostile.Session(proot, id, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := hostile.Extend(path, 8<<30); err != nil {
+			t.Fatal(err)
+		}
+		if id == "p" {
+			if err := hostile.Append(path, []byte("\n"+title)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		paths = append(paths, path)
+	}
+	backups := t.TempDir()
+	zs, _ := openStore(t, zroot, Options{BackupDir: backups})
+	ps, _ := openStore(t, proot, Options{BackupDir: backups})
+	var before []int64
+	for _, p := range paths {
+		fi, _ := os.Stat(p)
+		before = append(before, fi.Size())
+	}
+
+	// stopped runs op with a context cancelled after a moment and checks
+	// that it returns a cancellation within 100 ms of it.
+	stopped := func(what string, op func(ctx context.Context) error) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		var at time.Time
+		timer := time.AfterFunc(50*time.Millisecond, func() { at = time.Now(); cancel() })
+		err := op(ctx)
+		end := time.Now()
+		if timer.Stop() {
+			t.Errorf("%s returned before the cancellation (%v): the case is too fast to test it", what, err)
+			return
+		}
+		if d := end.Sub(at); d > 100*time.Millisecond {
+			t.Errorf("%s returned %v after the cancellation", what, d)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v, want context.Canceled", what, err)
+		}
+	}
+	scan := func(s *Store, id string, o seam.ScanOptions) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			h, err := s.Open(ctx, id, seam.Read)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			for _, err := range h.Scan(ctx, o) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	stat := func(s *Store, id string) func(ctx context.Context) error {
+		return func(ctx context.Context) error { _, err := s.Stat(ctx, id); return err }
+	}
+	list := func(s *Store) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			entries, err := s.List(ctx)
+			for _, e := range entries {
+				if e.Err != nil && !errors.Is(e.Err, seam.ErrLimit) {
+					return e.Err
+				}
+			}
+			return err
+		}
+	}
+	write := func(s *Store, id string) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			w, err := s.Open(ctx, id, seam.Write)
+			if err == nil {
+				w.Close()
+			}
+			return err
+		}
+	}
+	stopped("zstd forward scan", scan(zs, "z", seam.ScanOptions{}))
+	stopped("zstd reverse scan", scan(zs, "z", seam.ScanOptions{Reverse: true}))
+	stopped("zstd stat", stat(zs, "z2"))
+	stopped("zstd list", list(zs))
+	stopped("zstd write open", write(zs, "z"))
+	stopped("plain forward scan", scan(ps, "p", seam.ScanOptions{}))
+	stopped("plain stat", stat(ps, "p2"))
+	stopped("plain list", list(ps))
+	stopped("plain write open", write(ps, "p"))
+	for i, p := range paths {
+		if fi, _ := os.Stat(p); fi.Size() != before[i] {
+			t.Errorf("%s changed", p)
+		}
+	}
+	if entries, _ := os.ReadDir(backups); len(entries) != 0 {
+		t.Errorf("backups left: %v", entries)
 	}
 }

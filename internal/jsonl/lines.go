@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -37,6 +38,10 @@ type lineReader struct {
 	parts   [][]byte
 	partLen int64
 	joined  []byte // the last joined line's buffer, reused
+	// ra, when set, is the section of a file the stream reads: a line
+	// that fills the buffer is then found ahead in the file and read
+	// whole, or skipped, instead of being gathered.
+	ra *section
 }
 
 const (
@@ -80,6 +85,9 @@ func (lr *lineReader) next() (line []byte, n int64, err error) {
 		if lr.partLen+int64(scanned) > lr.max {
 			return lr.skipLong()
 		}
+		if lr.ra != nil && lr.r == 0 && lr.w == len(lr.buf) && !lr.eof && lr.err == nil {
+			return lr.longAhead()
+		}
 		if lr.eof || lr.err != nil {
 			return lr.rest()
 		}
@@ -87,6 +95,53 @@ func (lr *lineReader) next() (line []byte, n int64, err error) {
 			scanned = 0 // the buffer scanned was handed over
 		}
 	}
+}
+
+// longAhead returns the line that fills the buffer, reading on in the
+// file to find its end first: the line is then read whole if it is not
+// too long, and never held in parts.
+func (lr *lineReader) longAhead() ([]byte, int64, error) {
+	s := lr.ra
+	start := s.off - int64(lr.w)
+	lr.r, lr.w = 0, 0
+	pos := s.off
+	for {
+		n, err := s.Read(lr.buf)
+		if i := bytes.IndexByte(lr.buf[:n], '\n'); i >= 0 {
+			end := pos + int64(i) + 1
+			// Give back what was read past the line.
+			s.n -= s.off - end
+			s.off = end
+			return lr.wholeLine(start, end)
+		}
+		pos += int64(n)
+		if err == io.EOF {
+			lr.eof = true
+			return nil, pos - start, io.EOF
+		}
+		if err != nil {
+			lr.err = err
+			return nil, pos - start, err
+		}
+	}
+}
+
+// wholeLine reads the line [start, end) of lr.ra's file, unless it is
+// longer than max.
+func (lr *lineReader) wholeLine(start, end int64) ([]byte, int64, error) {
+	n := end - start
+	if n-1 > lr.max {
+		return nil, n, errLongLine
+	}
+	if int64(cap(lr.joined)) < n {
+		lr.joined = make([]byte, n)
+	}
+	line := lr.joined[:n]
+	if err := readFullAt(lr.ra.r, line, start); err != nil {
+		lr.err = err
+		return nil, n, err
+	}
+	return line, n, nil
 }
 
 // rest returns the unterminated end of the stream.
@@ -176,6 +231,20 @@ func newlines(b []byte) int {
 		i++
 	}
 	return i
+}
+
+// lastNewline is bytes.LastIndexByte(b, '\n'), eight bytes at a time: a
+// torn tail of GiBs is searched backwards for its start.
+func lastNewline(b []byte) int {
+	const ones, highs, nls = 0x0101010101010101, 0x8080808080808080, 0x0a0a0a0a0a0a0a0a
+	i := len(b)
+	for ; i >= 8; i -= 8 {
+		x := binary.LittleEndian.Uint64(b[i-8:]) ^ nls
+		if (x-ones)&^x&highs != 0 {
+			break
+		}
+	}
+	return bytes.LastIndexByte(b[:i], '\n')
 }
 
 // trailingNewlines returns the length of the run of '\n' that b ends with.
@@ -283,6 +352,7 @@ func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c =
 // line of max bytes: a longer line is errLongLine, its bytes read but not
 // kept, and a run of empty lines comes back as one.
 type backLines struct {
+	ctx   context.Context
 	r     io.ReaderAt
 	start int64
 	buf   []byte // buf[lo:] holds the bytes [pos, end)
@@ -307,8 +377,8 @@ type backLines struct {
 // line whole if it is not too long.
 const longWindow = 1 << 20
 
-func newBackLines(r io.ReaderAt, start, end int64, block int, limit, max int64) *backLines {
-	return &backLines{r: r, start: start, pos: end, end: end, block: block, limit: limit, max: max}
+func newBackLines(ctx context.Context, r io.ReaderAt, start, end int64, block int, limit, max int64) *backLines {
+	return &backLines{ctx: ctx, r: r, start: start, pos: end, end: end, block: block, limit: limit, max: max}
 }
 
 // prev returns the line that ends at b.end (including its '\n') and its
@@ -375,10 +445,10 @@ func (b *backLines) longLine() ([]byte, int64, error) {
 	off := b.start
 	for b.pos > b.start {
 		b.lo, b.end = len(b.buf), b.pos // drop the window
-		if err := b.load(); err != nil {
+		if err := b.loadN(longWindow); err != nil {
 			return nil, 0, err
 		}
-		if i := bytes.LastIndexByte(b.buf[b.lo:], '\n'); i >= 0 {
+		if i := lastNewline(b.buf[b.lo:]); i >= 0 {
 			off = b.pos + int64(i) + 1
 			break
 		}
@@ -430,8 +500,14 @@ func (b *backLines) blankRun() ([]byte, int64, error) {
 }
 
 // load reads the block before b.pos into the window.
-func (b *backLines) load() error {
-	n := int(min(int64(b.block), b.pos-b.start))
+func (b *backLines) load() error { return b.loadN(b.block) }
+
+// loadN reads up to block bytes before b.pos into the window.
+func (b *backLines) loadN(block int) error {
+	if err := b.ctx.Err(); err != nil {
+		return err
+	}
+	n := int(min(int64(block), b.pos-b.start))
 	if b.limit > 0 && b.read+int64(n) > b.limit {
 		if n = int(b.limit - b.read); n <= 0 {
 			return errBudget

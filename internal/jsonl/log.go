@@ -316,8 +316,10 @@ func (l *logFile) frameError(err error, idx int, base int64) error {
 	switch {
 	case errors.Is(err, zstdframe.ErrTorn):
 		return l.errorf(seam.ErrCorrupt, p, "frame at byte %d is incomplete", off)
+	case errors.Is(err, zstdframe.ErrTooLarge) && fe.ContentLimit() > 0:
+		return l.errorf(seam.ErrLimit, p, "frame at byte %d holds more than %s of content, the frame limit", off, sizeText(fe.ContentLimit()))
 	case errors.Is(err, zstdframe.ErrTooLarge):
-		return l.errorf(seam.ErrLimit, p, "frame at byte %d: %s (the frame limit is %s)", off, detail, sizeText(l.lim.frame))
+		return l.errorf(seam.ErrLimit, p, "frame at byte %d exceeds a decoder limit: %s", off, detail)
 	case strings.HasPrefix(detail, "invalid frame magic"):
 		return l.errorf(seam.ErrCorrupt, p, "invalid frame magic at byte %d", off)
 	}
@@ -359,16 +361,16 @@ type lastFrame struct {
 // readTail finds the last committed physical row from the end of the file,
 // stepping over a torn tail and over trailing records that are not valid
 // rows (store.md 3).
-func (l *logFile) readTail(size int64, hi *headerInfo, dec func() (*zstdframe.Decoder, error)) (tailInfo, error) {
+func (l *logFile) readTail(ctx context.Context, size int64, hi *headerInfo, dec func() (*zstdframe.Decoder, error)) (tailInfo, error) {
 	if l.enc == Zstd {
 		return l.zstdTail(size, hi, dec)
 	}
-	return l.plainTail(size, hi)
+	return l.plainTail(ctx, size, hi)
 }
 
-func (l *logFile) plainTail(size int64, hi *headerInfo) (tailInfo, error) {
+func (l *logFile) plainTail(ctx context.Context, size int64, hi *headerInfo) (tailInfo, error) {
 	t := tailInfo{physEnd: hi.bodyOff, commitEnd: hi.bodyOff}
-	b := newBackLines(l.f, hi.bodyOff, size, tailBlock, 0, l.lim.record)
+	b := newBackLines(ctx, l.f, hi.bodyOff, size, tailBlock, 0, l.lim.record)
 	first := true
 	for {
 		line, off, err := b.prev()
@@ -376,6 +378,9 @@ func (l *logFile) plainTail(size int64, hi *headerInfo) (tailInfo, error) {
 			return t, nil
 		}
 		if err != nil && !errors.Is(err, errLongLine) {
+			if ctx.Err() != nil {
+				return t, err
+			}
 			return t, l.ioError(err, off)
 		}
 		torn := first && !b.term

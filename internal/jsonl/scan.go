@@ -216,7 +216,7 @@ func (r *reader) reverse(ctx context.Context, size int64, b budget, before int64
 	if r.l.enc == Zstd {
 		return rv.zstd(ctx, size)
 	}
-	bl := newBackLines(r.l.f, r.body.fileOff, size, tailBlock, b.phys, r.l.lim.record)
+	bl := newBackLines(ctx, r.l.f, r.body.fileOff, size, tailBlock, b.phys, r.l.lim.record)
 	first := true
 	for {
 		if err := ctx.Err(); err != nil {

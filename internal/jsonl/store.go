@@ -423,7 +423,7 @@ func (s *Store) readHeadTailWindow(ctx context.Context, l *logFile, d *sessionDi
 	if err := s.checkProject(&wl, d, &ht.hi.hdr); err != nil {
 		return ht, w, err
 	}
-	ht.tail, err = wl.readTail(ht.size, &ht.hi, dec)
+	ht.tail, err = wl.readTail(ctx, ht.size, &ht.hi, dec)
 	return ht, w, err
 }
 

@@ -330,7 +330,7 @@ func (h *handle) Append(ctx context.Context, events []seam.Event) error {
 	if h.w.pending {
 		err = h.materialize(lines, int64(len(batch)))
 	} else {
-		err = h.appendLines(lines, int64(len(batch)))
+		err = h.appendLines(ctx, lines, int64(len(batch)))
 	}
 	return seam.Wrap(err, seam.ErrIO, "append", h.id)
 }
@@ -350,7 +350,7 @@ func appendRecord(dst []byte, e *seam.Event, v int) []byte {
 }
 
 // appendLines appends lines holding n events to the stored log.
-func (h *handle) appendLines(lines []byte, n int64) error {
+func (h *handle) appendLines(ctx context.Context, lines []byte, n int64) error {
 	l, w := h.log, h.w
 	if err := h.checkOwnership(); err != nil {
 		return err
@@ -360,16 +360,21 @@ func (h *handle) appendLines(lines []byte, n int64) error {
 		// uncommitted one: write them back as a frame of their own, then
 		// the batch's frame, without ever truncating them away.
 		content := zstdframe.AppendFrame(nil, w.salvage)
-		return h.replaceTail(zstdframe.AppendFrame(content, lines), n)
+		return h.replaceTail(ctx, zstdframe.AppendFrame(content, lines), n)
 	}
 	if w.cut < w.size {
-		if _, err := h.removeTail(); err != nil {
+		if _, err := h.removeTail(ctx); err != nil {
 			return err
 		}
 	}
 	payload := lines
 	if l.enc == Zstd {
 		payload = zstdframe.AppendFrame(nil, lines)
+	}
+	// The last point to stop: once the write starts it is finished (or cut
+	// back), never left half done.
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if err := h.write(payload); err != nil {
 		return err
@@ -433,9 +438,9 @@ func (h *handle) checkOwnership() error {
 // store, fsyncs it, then truncates the log to cut and fsyncs. It returns
 // the repairs it made. It never removes committed records: a zstd tail
 // that starts inside a frame goes through replaceTail.
-func (h *handle) removeTail() ([]seam.Repair, error) {
+func (h *handle) removeTail(ctx context.Context) ([]seam.Repair, error) {
 	l, w := h.log, h.w
-	path, err := h.s.backup(h.id, l, w.cut, w.size)
+	path, err := h.s.backup(ctx, h.id, l, w.cut, w.size)
 	if err != nil {
 		return nil, err
 	}
@@ -474,9 +479,9 @@ func (h *handle) noteRepairs(backup string) []seam.Repair {
 // directory fsynced. Until the rename the log is untouched; after it the
 // log holds everything. The session lock is on session.lock, so the rename
 // keeps it. Only a zstd tail that starts inside a frame pays this copy.
-func (h *handle) replaceTail(content []byte, n int64) error {
+func (h *handle) replaceTail(ctx context.Context, content []byte, n int64) error {
 	l, w, fsys := h.log, h.w, h.s.fs
-	backup, err := h.s.backup(h.id, l, w.cut, w.size)
+	backup, err := h.s.backup(ctx, h.id, l, w.cut, w.size)
 	if err != nil {
 		return err
 	}
@@ -489,7 +494,7 @@ func (h *handle) replaceTail(content []byte, n int64) error {
 	if err != nil {
 		return l.ioError(fmt.Errorf("rewriting the log: %w", err), w.cut)
 	}
-	err = copyRange(f, l.f, 0, w.cut)
+	err = copyRange(ctx, f, l.f, 0, w.cut)
 	if err == nil {
 		err = writeAll(f, content)
 	}
@@ -544,7 +549,7 @@ func (h *handle) Repairs() []seam.Repair {
 
 // backup copies [from, to) of l to <backup dir>/<safe id>/<time>-<from>.bin
 // and fsyncs it and its directory.
-func (s *Store) backup(id string, l *logFile, from, to int64) (string, error) {
+func (s *Store) backup(ctx context.Context, id string, l *logFile, from, to int64) (string, error) {
 	dir := s.opts.BackupDir
 	if dir == "" {
 		var err error
@@ -561,7 +566,7 @@ func (s *Store) backup(id string, l *logFile, from, to int64) (string, error) {
 	if err != nil {
 		return "", l.ioError(fmt.Errorf("backup: %w", err), from)
 	}
-	err = copyRange(f, l.f, from, to)
+	err = copyRange(ctx, f, l.f, from, to)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -578,10 +583,13 @@ func (s *Store) backup(id string, l *logFile, from, to int64) (string, error) {
 	return path, nil
 }
 
-// copyRange writes the bytes [from, to) of src to dst.
-func copyRange(dst file, src file, from, to int64) error {
+// copyRange writes the bytes [from, to) of src to dst, until ctx is done.
+func copyRange(ctx context.Context, dst file, src file, from, to int64) error {
 	buf := make([]byte, min(to-from, 1<<20))
 	for off := from; off < to; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		n := min(int64(len(buf)), to-off)
 		if err := readFullAt(src, buf[:n], off); err != nil {
 			return err

@@ -163,7 +163,15 @@ func (d *Decoder) NewReader(r io.ReaderAt, f Frame) (io.Reader, error) {
 // tooLarge reports a frame at off whose content is n bytes or more,
 // beyond the decoder's limit.
 func (d *Decoder) tooLarge(off, n int64) error {
-	return frameError(ErrTooLarge, off, nil, "content of %d bytes or more exceeds the limit of %d", n, d.limit)
+	return contentError(off, n, d.limit)
+}
+
+// contentError reports a frame at off whose content is n bytes or more,
+// beyond limit.
+func contentError(off, n, limit int64) error {
+	e := frameError(ErrTooLarge, off, nil, "content of %d bytes or more exceeds the limit of %d", n, limit)
+	e.limit = limit
+	return e
 }
 
 // subSource returns a source of the bytes [0, f.End()) of r. When r is a
@@ -266,12 +274,12 @@ func (d *Decoder) DecodeAll(r io.ReaderAt, f Frame, limit int64) ([]byte, error)
 // instead of leaving one behind per frame.
 func (d *Decoder) DecodeTo(buf []byte, r io.ReaderAt, f Frame, limit int64) ([]byte, error) {
 	if f.ContentSize > limit {
-		return nil, frameError(ErrTooLarge, f.Offset, nil, "content of %d bytes exceeds limit %d", f.ContentSize, limit)
+		return nil, contentError(f.Offset, f.ContentSize, limit)
 	}
 	if content, ok := d.decodeSmall(r, f); ok {
 		// The stream path reads limit+1 bytes of the same content.
 		if int64(len(content)) > limit {
-			return nil, frameError(ErrTooLarge, f.Offset, nil, "content exceeds limit %d", limit)
+			return nil, contentError(f.Offset, limit+1, limit)
 		}
 		if buf == nil {
 			return clone(content), nil
@@ -289,7 +297,7 @@ func (d *Decoder) decodeAllStream(buf []byte, r io.ReaderAt, f Frame, limit int6
 		return nil, err
 	}
 	if int64(len(content)) > limit {
-		return nil, frameError(ErrTooLarge, f.Offset, nil, "content exceeds limit %d", limit)
+		return nil, contentError(f.Offset, limit+1, limit)
 	}
 	return content, nil
 }

@@ -51,7 +51,13 @@ type Error struct {
 	Kind   error // ErrCorrupt, ErrTorn or ErrTooLarge
 	Err    error // underlying cause, such as a decoder error; may be nil
 	msg    string
+	limit  int64
 }
+
+// ContentLimit returns the content limit that a frame reported as
+// ErrTooLarge exceeds (a Decoder's Limit, or the limit of a DecodeAll),
+// or 0 when the error is about something else, such as its window.
+func (e *Error) ContentLimit() int64 { return e.limit }
 
 // Error returns the message, followed by the cause when there is one.
 func (e *Error) Error() string {
