@@ -15,7 +15,6 @@ import (
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/rogpeppe/go-internal/testscript"
-	"golang.org/x/sys/unix"
 )
 
 func TestMain(m *testing.M) {
@@ -264,7 +263,7 @@ func holdLock() {
 	}
 	f, err := os.OpenFile(filepath.Join(os.Args[1], "session.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err == nil {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err = lockFile(f)
 	}
 	if err == nil {
 		err = os.WriteFile(os.Args[2], nil, 0o644)

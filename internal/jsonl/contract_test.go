@@ -9,17 +9,16 @@ import (
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/seam/seamtest"
-	"golang.org/x/sys/unix"
 )
 
 func TestMain(m *testing.M) {
 	// A child process of seamtest.HoldInChild: hold the flock on args[0].
 	seamtest.RunChild(func(args []string) (func(), error) {
-		f, err := os.OpenFile(args[0], os.O_RDWR|os.O_CREATE, 0o600)
+		f, err := openFile(args[0], os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return nil, err
 		}
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if err := f.TryLock(true); err != nil {
 			f.Close()
 			return nil, err
 		}

@@ -6,15 +6,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // fileSystem is every file-system operation the store performs. All access
 // goes through it so that tests can count the bytes a read touches and make
 // writes, syncs and truncations fail.
 type fileSystem interface {
+	// OpenFile opens a store file as os.OpenFile does, but never through a
+	// symbolic link, never blocking on a FIFO or a device, and only a
+	// regular file: anything else fails with errNotRegular (or errSymlink).
 	OpenFile(name string, flag int, perm fs.FileMode) (file, error)
 	Lstat(name string) (fs.FileInfo, error)
 	Stat(name string) (fs.FileInfo, error)
@@ -23,6 +23,14 @@ type fileSystem interface {
 	Link(oldname, newname string) error
 	Rename(oldname, newname string) error
 	Remove(name string) error
+	// SyncDir makes the entries created or removed in a directory durable
+	// (a no-op where the system journals them itself).
+	SyncDir(name string) error
+	// Lchown sets the owner of name, not following a symbolic link.
+	Lchown(name string, uid, gid int) error
+	// FreeSpace returns the bytes an unprivileged user may still write on
+	// the file system holding dir; an error where it cannot tell.
+	FreeSpace(dir string) (int64, error)
 }
 
 // file is an open file of a fileSystem.
@@ -32,10 +40,28 @@ type file interface {
 	Truncate(size int64) error
 	Sync() error
 	Stat() (fs.FileInfo, error)
-	// Flock applies flock(2) operation how (unix.LOCK_EX|unix.LOCK_NB, ...).
-	Flock(how int) error
+	// TryLock takes the file's cross-process lock, exclusive or shared,
+	// without waiting: errLockBusy when another process holds it.
+	TryLock(exclusive bool) error
+	Unlock() error
+	// Chown and Chmod set the file's owner and mode, for rewritten and
+	// created files to keep those of what they replace or live in.
+	Chown(uid, gid int) error
+	Chmod(mode fs.FileMode) error
 	Close() error
 }
+
+var (
+	// errLockBusy is TryLock's failure when another process holds the
+	// lock.
+	errLockBusy = errors.New("lock held by another process")
+	// errNotRegular is an open of a store file that is not a regular file:
+	// a FIFO would block a reader forever, a device is not a log.
+	errNotRegular = errors.New("not a regular file")
+	// errSymlink is an open, or a write in a folder, through a symbolic
+	// link: the store's files and folders are never followed elsewhere.
+	errSymlink = errors.New("a symbolic link, which dshctl does not follow in a store")
+)
 
 // osFS is the real file system.
 type osFS struct{}
@@ -44,11 +70,7 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (file, error) {
 	if flag == os.O_RDONLY {
 		return openReadOnly(name)
 	}
-	f, err := os.OpenFile(name, flag|syscall.O_CLOEXEC, perm)
-	if err != nil {
-		return nil, err
-	}
-	return osFile{f}, nil
+	return openFile(name, flag, perm)
 }
 
 func (osFS) Lstat(name string) (fs.FileInfo, error)     { return os.Lstat(name) }
@@ -58,16 +80,39 @@ func (osFS) Mkdir(name string, perm fs.FileMode) error  { return os.Mkdir(name, 
 func (osFS) Link(oldname, newname string) error         { return os.Link(oldname, newname) }
 func (osFS) Rename(oldname, newname string) error       { return os.Rename(oldname, newname) }
 func (osFS) Remove(name string) error                   { return os.Remove(name) }
+func (osFS) SyncDir(name string) error                  { return syncDirOS(name) }
+func (osFS) Lchown(name string, uid, gid int) error     { return os.Lchown(name, uid, gid) }
+func (osFS) FreeSpace(dir string) (int64, error)        { return freeSpace(dir) }
 
-type osFile struct{ *os.File }
-
-func (f osFile) Flock(how int) error {
-	for {
-		err := unix.Flock(int(f.Fd()), how)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
+// checkRegular fails unless fi, the state of the file just opened as name,
+// is a regular file.
+func checkRegular(name string, fi fs.FileInfo) error {
+	if fi.Mode().IsRegular() {
+		return nil
 	}
+	return &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", errNotRegular, typeName(fi.Mode()))}
+}
+
+// typeName names the type of a file that is not regular.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "of an unknown type"
+}
+
+// symlinkError reports name as a symbolic link the store will not follow.
+func symlinkError(op, name string) error {
+	return &fs.PathError{Op: op, Path: name, Err: errSymlink}
 }
 
 // readFullAt reads len(p) bytes at off; a short file is io.ErrUnexpectedEOF.
@@ -84,15 +129,7 @@ func readFullAt(r io.ReaderAt, p []byte, off int64) error {
 
 // syncDir fsyncs a directory so that a link or unlink in it is durable.
 func syncDir(fsys fileSystem, dir string) error {
-	d, err := fsys.OpenFile(dir, os.O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := fsys.SyncDir(dir); err != nil {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil

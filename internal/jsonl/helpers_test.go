@@ -81,6 +81,9 @@ type testFS struct {
 	failSync     func(path string) error
 	failTruncate func(path string) error
 	failRename   func(path string) error // called with the new name
+	failReadDir  func(path string) error
+	// free, when set, replaces FreeSpace.
+	free func(dir string) (int64, error)
 
 	// crashIn, when positive, counts down the operations that change the
 	// file system; the one that brings it to 0 and every later one fail
@@ -148,6 +151,36 @@ func (t *testFS) OpenFile(name string, flag int, perm fs.FileMode) (file, error)
 		return nil, err
 	}
 	return &testFile{file: f, fs: t, path: name}, nil
+}
+
+func (t *testFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if err := t.hook(&t.failReadDir, name); err != nil {
+		return nil, err
+	}
+	return t.osFS.ReadDir(name)
+}
+
+func (t *testFS) FreeSpace(dir string) (int64, error) {
+	t.mu.Lock()
+	f := t.free
+	t.mu.Unlock()
+	if f != nil {
+		return f(dir)
+	}
+	return t.osFS.FreeSpace(dir)
+}
+
+func (t *testFS) SyncDir(name string) error {
+	if _, err := t.mutate(); err != nil {
+		return err
+	}
+	if err := t.hook(&t.failSync, name); err != nil {
+		return err
+	}
+	if t.noSync {
+		return nil
+	}
+	return t.osFS.SyncDir(name)
 }
 
 func (t *testFS) hook(which *func(string) error, path string) error {

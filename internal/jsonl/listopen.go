@@ -45,7 +45,7 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam
 	items := make([]item, len(dirents))
 	count := map[string]int{}
 	for i, de := range dirents {
-		if de.e.IsDir() {
+		if de.err == nil && de.e.IsDir() {
 			if id, err := DecodeSegment(de.e.Name()); err == nil {
 				items[i].id = id
 				count[id]++
@@ -62,10 +62,10 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam
 	if err := forEachEntry(ctx, len(items), func(i int) {
 		it, de := &items[i], dirents[i]
 		if it.dup {
-			it.entry, it.ok = s.listEntry(ctx, de.project, de.e)
+			it.entry, it.ok = s.listEntry(ctx, de)
 			return
 		}
-		it.ok = s.visitEntry(ctx, de.project, de.e, visit)
+		it.ok = s.visitEntry(ctx, de, visit)
 	}); err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam
 			it := &items[idx[0]]
 			if it.entry.Err == nil {
 				// Not a duplicate after all: read it again, with a handle.
-				it.ok = s.visitEntry(ctx, dirents[idx[0]].project, dirents[idx[0]].e, visit)
+				it.ok = s.visitEntry(ctx, dirents[idx[0]], visit)
 			} else {
 				visit(it.entry, nil, nil)
 			}
@@ -112,9 +112,10 @@ pend:
 // visitEntry reads one entry of a project folder as List does and, when it
 // is a readable session, makes a read handle from the same open of its log;
 // it calls visit unless the entry is not a session (then ok is false).
-func (s *Store) visitEntry(ctx context.Context, project string, e fs.DirEntry, visit func(seam.Entry, seam.Handle, error)) (ok bool) {
-	if !e.IsDir() {
-		en, ok := s.listEntry(ctx, project, e)
+func (s *Store) visitEntry(ctx context.Context, de dirEntry, visit func(seam.Entry, seam.Handle, error)) (ok bool) {
+	project, e := de.project, de.e
+	if de.err != nil || !e.IsDir() {
+		en, ok := s.listEntry(ctx, de)
 		if ok {
 			visit(en, nil, nil)
 		}
@@ -179,14 +180,19 @@ func (s *Store) snapshotOpen(ctx context.Context, d *sessionDir) (snap seam.Snap
 	return snap, h, nil, nil
 }
 
-// dirEntry is an entry of a project folder.
+// dirEntry is an entry of a project folder, or a project folder that
+// cannot be listed (e nil, err set) or a session folder that will not be
+// read (err set).
 type dirEntry struct {
 	project string
 	e       fs.DirEntry
+	err     error
 }
 
 // projectEntries returns the entries of the project folders of the root:
-// what List and ListOpen read.
+// what List and ListOpen read. A project folder that cannot be read, or
+// is a symbolic link, is an entry of its own with err, so that one bad
+// folder never hides the rest of the store.
 func (s *Store) projectEntries() ([]dirEntry, error) {
 	projects, err := s.fs.ReadDir(s.root)
 	if err != nil {
@@ -194,12 +200,21 @@ func (s *Store) projectEntries() ([]dirEntry, error) {
 	}
 	var out []dirEntry
 	for _, p := range projects {
-		if !p.IsDir() || !isProjectFolder(p.Name()) {
+		if !isProjectFolder(p.Name()) {
 			continue
 		}
-		entries, err := s.fs.ReadDir(filepath.Join(s.root, p.Name()))
+		path := filepath.Join(s.root, p.Name())
+		if p.Type()&fs.ModeSymlink != 0 {
+			out = append(out, dirEntry{project: p.Name(), err: symlinkFolderError("list", "", path)})
+			continue
+		}
+		if !p.IsDir() {
+			continue
+		}
+		entries, err := s.fs.ReadDir(path)
 		if err != nil {
-			return nil, &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
+			out = append(out, dirEntry{project: p.Name(), err: &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: err}})
+			continue
 		}
 		for _, e := range entries {
 			out = append(out, dirEntry{project: p.Name(), e: e})

@@ -1,17 +1,13 @@
 package jsonl
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/dshctl/dshctl/internal/seam"
-	"golang.org/x/sys/unix"
 )
 
 // WriterActive reports whether a writer holds the session's lock. On Linux
@@ -42,35 +38,11 @@ func (s *Store) WriterActive(ctx context.Context, id string) (bool, error) {
 	if held, ok := procLocksHeld(fi); ok {
 		return held, nil
 	}
-	switch err := f.Flock(unix.LOCK_SH | unix.LOCK_NB); {
-	case errors.Is(err, unix.EWOULDBLOCK):
+	switch err := f.TryLock(false); {
+	case errors.Is(err, errLockBusy):
 		return true, nil
 	case err != nil:
 		return false, &seam.Error{Kind: seam.ErrIO, Op: "probe lock", ID: id, Pos: seam.NoPos, Err: err}
 	}
-	return false, f.Flock(unix.LOCK_UN)
-}
-
-// procLocksHeld looks for a flock on the file fi in /proc/locks; ok is
-// false when the table cannot be read.
-func procLocksHeld(fi fs.FileInfo) (held, ok bool) {
-	data, err := os.ReadFile("/proc/locks")
-	if err != nil {
-		return false, false
-	}
-	dev, ino, _ := fileIdentity(fi)
-	want := []byte(fmt.Sprintf("%02x:%02x:%d", unix.Major(dev), unix.Minor(dev), ino))
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		f := bytes.Fields(sc.Bytes())
-		// "1: FLOCK ADVISORY WRITE <pid> <maj:min:ino> 0 EOF"; waiters
-		// have "->" after the index.
-		if len(f) < 6 || bytes.Equal(f[1], []byte("->")) || !bytes.Equal(f[1], []byte("FLOCK")) {
-			continue
-		}
-		if bytes.Equal(f[5], want) {
-			return true, true
-		}
-	}
-	return false, true
+	return false, f.Unlock()
 }

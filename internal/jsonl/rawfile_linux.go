@@ -20,17 +20,27 @@ import (
 
 // openReadOnly opens name for reading as a bare descriptor. An *os.File
 // costs an extra system call per open on Linux (the runtime tries to add
-// every opened file to its poller), and list opens thousands of logs.
+// every opened file to its poller), and list opens thousands of logs. As
+// openFile does, it refuses a symbolic link, does not block on a FIFO and
+// accepts only a regular file.
 func openReadOnly(name string) (file, error) {
 	for {
-		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 		if err == nil {
 			f := &rawFile{name: name}
 			f.fd.Store(int64(fd))
+			fi, err := f.Stat()
+			if err == nil {
+				err = checkRegular(name, fi)
+			}
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
 			return f, nil
 		}
 		if err != unix.EINTR {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+			return nil, nofollowError(name, &fs.PathError{Op: "open", Path: name, Err: err})
 		}
 	}
 }
@@ -98,17 +108,42 @@ func (f *rawFile) Sync() error {
 	}
 }
 
-func (f *rawFile) Flock(how int) error {
+func (f *rawFile) TryLock(exclusive bool) error {
 	fd, err := f.get("flock")
 	if err != nil {
 		return err
 	}
-	for {
-		err := unix.Flock(fd, how)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
+	return flock(fd, lockHow(exclusive))
+}
+
+func (f *rawFile) Unlock() error {
+	fd, err := f.get("flock")
+	if err != nil {
+		return err
 	}
+	return flock(fd, unix.LOCK_UN)
+}
+
+func (f *rawFile) Chown(uid, gid int) error {
+	fd, err := f.get("chown")
+	if err != nil {
+		return err
+	}
+	if err := unix.Fchown(fd, uid, gid); err != nil {
+		return &fs.PathError{Op: "chown", Path: f.name, Err: err}
+	}
+	return nil
+}
+
+func (f *rawFile) Chmod(mode fs.FileMode) error {
+	fd, err := f.get("chmod")
+	if err != nil {
+		return err
+	}
+	if err := unix.Fchmod(fd, uint32(mode.Perm())); err != nil {
+		return &fs.PathError{Op: "chmod", Path: f.name, Err: err}
+	}
+	return nil
 }
 
 func (f *rawFile) Stat() (fs.FileInfo, error) {

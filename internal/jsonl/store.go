@@ -197,9 +197,11 @@ func (s *Store) detectEncoding() (Encoding, error) {
 		if !p.IsDir() || !isProjectFolder(p.Name()) {
 			continue
 		}
+		// A folder that cannot be read is no evidence, and no reason to
+		// fail: List reports it, and every other session works.
 		entries, err := s.fs.ReadDir(filepath.Join(s.root, p.Name()))
 		if err != nil {
-			return "", err
+			continue
 		}
 		for _, e := range entries {
 			if !e.IsDir() {
@@ -207,7 +209,7 @@ func (s *Store) detectEncoding() (Encoding, error) {
 			}
 			files, err := s.fs.ReadDir(filepath.Join(s.root, p.Name(), e.Name()))
 			if err != nil {
-				return "", err
+				continue
 			}
 			var found Encoding
 			for _, f := range files {
@@ -263,14 +265,23 @@ func (s *Store) find(op, id string) (*sessionDir, error) {
 		return nil, &seam.Error{Kind: seam.ErrIO, Op: op, ID: id, Pos: seam.NoPos, Err: err}
 	}
 	var found []string
+	var link string // a session folder of the id that is a symbolic link
 	for _, p := range projects {
 		if !p.IsDir() || !isProjectFolder(p.Name()) {
 			continue
 		}
-		fi, err := s.fs.Lstat(filepath.Join(s.root, p.Name(), seg))
-		if err == nil && fi.IsDir() {
+		path := filepath.Join(s.root, p.Name(), seg)
+		fi, err := s.fs.Lstat(path)
+		switch {
+		case err != nil:
+		case fi.IsDir():
 			found = append(found, p.Name())
+		case fi.Mode()&fs.ModeSymlink != 0:
+			link = path
 		}
+	}
+	if len(found) == 0 && link != "" {
+		return nil, symlinkFolderError(op, id, link)
 	}
 	var dirs []*sessionDir
 	for _, p := range found {
@@ -289,6 +300,13 @@ func (s *Store) find(op, id string) (*sessionDir, error) {
 		return dirs[0], nil
 	}
 	return nil, duplicateIDError(op, id, s.root, len(dirs), dirs[0].dir, dirs[1].dir)
+}
+
+// symlinkFolderError reports a symbolic link where the store expects the
+// folder at path: dshctl neither reads nor writes through it.
+func symlinkFolderError(op, id, path string) error {
+	return seam.Errorf(seam.ErrCorrupt, op, id, seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+		"%s is %w", path, errSymlink)
 }
 
 // inspect reads a session folder: its generations and encoding.
@@ -482,7 +500,7 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 	}
 	items := make([]item, len(dirents))
 	if err := forEachEntry(ctx, len(dirents), func(i int) {
-		items[i].entry, items[i].ok = s.listEntry(ctx, dirents[i].project, dirents[i].e)
+		items[i].entry, items[i].ok = s.listEntry(ctx, dirents[i])
 	}); err != nil {
 		return nil, err
 	}
@@ -495,7 +513,7 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 		}
 		// Entries named by a file or folder name rather than a session id
 		// (a flat-layout file, an undecodable folder) are not ids to pair.
-		if id, e := it.entry.Snapshot.Header.ID, dirents[i].e; id != "" && e.IsDir() && segmentOK(e.Name()) {
+		if id, e := it.entry.Snapshot.Header.ID, dirents[i].e; id != "" && e != nil && e.IsDir() && segmentOK(e.Name()) {
 			seen[id] = append(seen[id], len(out))
 		}
 		out = append(out, it.entry)
@@ -519,8 +537,18 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 
 // listEntry reads one entry of a project folder; ok is false for entries
 // that are not sessions.
-func (s *Store) listEntry(ctx context.Context, project string, e fs.DirEntry) (seam.Entry, bool) {
+func (s *Store) listEntry(ctx context.Context, de dirEntry) (seam.Entry, bool) {
+	if de.err != nil {
+		return s.badFolderEntry(de), true
+	}
+	project, e := de.project, de.e
 	path := filepath.Join(s.root, project, e.Name())
+	if e.Type()&fs.ModeSymlink != 0 {
+		if !segmentOK(e.Name()) && !isFlatLog(e.Name()) {
+			return seam.Entry{}, false
+		}
+		return s.badFolderEntry(dirEntry{project: project, e: e, err: symlinkFolderError("list", "", path)}), true
+	}
 	if !e.IsDir() {
 		if !isFlatLog(e.Name()) {
 			return seam.Entry{}, false
@@ -544,6 +572,24 @@ func (s *Store) listEntry(ctx context.Context, project string, e fs.DirEntry) (s
 		return seam.Entry{Snapshot: snap, Err: err}, true
 	}
 	return s.unreadFolderEntry(project, e, id, d, derr, err)
+}
+
+// badFolderEntry is the entry of a folder the store cannot read, or will
+// not (a symbolic link): named by the folder, with de.err.
+func (s *Store) badFolderEntry(de dirEntry) seam.Entry {
+	path := filepath.Join(s.root, de.project)
+	name := de.project
+	if de.e != nil {
+		path, name = filepath.Join(path, de.e.Name()), de.e.Name()
+		if id, err := DecodeSegment(name); err == nil {
+			name = id
+		}
+	}
+	return seam.Entry{
+		Snapshot: seam.Snapshot{Header: seam.Header{ID: name},
+			Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
+		Err: seam.Wrap(de.err, seam.ErrIO, "list", ""),
+	}
 }
 
 // unreadFolderEntry is listEntry for a session folder whose log is not

@@ -16,7 +16,6 @@ import (
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
-	"golang.org/x/sys/unix"
 )
 
 // writer is the state of a write handle.
@@ -76,6 +75,9 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	}
 	if _, err := s.find("create", h.ID); !errors.Is(err, seam.ErrNotFound) {
 		s.release(h.ID, hd)
+		if errors.Is(err, errSymlink) {
+			return nil, err // not a session, and nothing to write through
+		}
 		return nil, &seam.Error{Kind: seam.ErrAlreadyExists, Op: "create", ID: h.ID, Pos: seam.NoPos,
 			Err: fmt.Errorf("session %q already exists", h.ID)}
 	}
@@ -142,16 +144,30 @@ func (h *handle) pendingSnapshot() seam.Snapshot {
 }
 
 // lockSession takes the session's cross-process write lock without
-// waiting: flock(LOCK_EX|LOCK_NB) on session.lock, created if needed and
-// never deleted.
-func lockSession(fsys fileSystem, dir string) (file, fs.FileInfo, error) {
-	f, err := fsys.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+// waiting: flock(LOCK_EX|LOCK_NB) on session.lock, created if needed (and
+// then given to the folder's owner, so that a root repair does not lock
+// the owner out) and never deleted.
+func (s *Store) lockSession(dir string) (file, fs.FileInfo, error) {
+	path := filepath.Join(dir, lockName)
+	f, err := s.fs.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		f, err = s.fs.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		switch {
+		case err == nil:
+			if err = s.giveToFolder(f, dir); err != nil {
+				f.Close()
+				return nil, nil, err
+			}
+		case errors.Is(err, fs.ErrExist): // another writer made it meanwhile
+			f, err = s.fs.OpenFile(path, os.O_RDWR, 0)
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := f.Flock(unix.LOCK_EX | unix.LOCK_NB); err != nil {
+	if err := f.TryLock(true); err != nil {
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		if errors.Is(err, errLockBusy) {
 			return nil, nil, seam.ErrAlreadyOwned
 		}
 		return nil, nil, err
@@ -162,6 +178,87 @@ func lockSession(fsys fileSystem, dir string) (file, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	return f, fi, nil
+}
+
+// giveToFolder makes f, a file just created in dir, belong to dir's owner
+// and group. Only root needs to (anyone else creates files of their own)
+// and can.
+func (s *Store) giveToFolder(f file, dir string) error {
+	if !canChown() {
+		return nil
+	}
+	fi, err := s.fs.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if uid, gid, ok := owner(fi); ok {
+		if err := f.Chown(uid, gid); err != nil {
+			return fmt.Errorf("giving the new file to the owner of %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// keepOwner gives f, a new file that is to replace the file whose state is
+// fi, that file's mode and (when root) its owner and group.
+func keepOwner(f file, fi fs.FileInfo) error {
+	if err := f.Chmod(fi.Mode().Perm()); err != nil {
+		return err
+	}
+	if uid, gid, ok := owner(fi); ok && canChown() {
+		return f.Chown(uid, gid)
+	}
+	return nil
+}
+
+// mkdirSession makes the project and session folders of d where missing
+// (0700, given to the owner of the folder they are made in), and reports
+// whether it made the session folder and the project folder. A symbolic
+// link, or anything but a folder, where one of them should be is refused:
+// nothing is written through it.
+func (s *Store) mkdirSession(d *sessionDir) (madeSession, madeProject bool, err error) {
+	if err := mkdirAll(s.fs, s.root); err != nil {
+		return false, false, err
+	}
+	project := filepath.Join(s.root, d.project)
+	if madeProject, err = s.mkdirIn(project); err != nil {
+		return false, false, err
+	}
+	madeSession, err = s.mkdirIn(d.dir)
+	return madeSession, madeProject, err
+}
+
+// mkdirIn makes the folder dir unless it is one; see mkdirSession.
+func (s *Store) mkdirIn(dir string) (bool, error) {
+	fi, err := s.fs.Lstat(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return false, nil
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		return false, symlinkError("mkdir", dir)
+	case err == nil:
+		return false, &fs.PathError{Op: "mkdir", Path: dir, Err: fmt.Errorf("%w (%s)", errNotRegular, typeName(fi.Mode()))}
+	case !errors.Is(err, fs.ErrNotExist):
+		return false, err
+	}
+	if err := s.fs.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return s.mkdirIn(dir) // made meanwhile: check what it is
+		}
+		return false, err
+	}
+	if canChown() {
+		parent, err := s.fs.Lstat(filepath.Dir(dir))
+		if err != nil {
+			return true, err
+		}
+		if uid, gid, ok := owner(parent); ok {
+			if err := s.fs.Lchown(dir, uid, gid); err != nil {
+				return true, fmt.Errorf("giving %s to the owner of its parent: %w", dir, err)
+			}
+		}
+	}
+	return true, nil
 }
 
 // removeStaleTemps removes the temp files (<log>.<12 hex digits>.tmp) that
@@ -217,7 +314,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 		return err
 	}
 	h.dir = d
-	lock, fi, err := lockSession(s.fs, d.dir)
+	lock, fi, err := s.lockSession(d.dir)
 	if errors.Is(err, seam.ErrAlreadyOwned) {
 		return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: h.id, Pos: seam.Pos{Path: filepath.Join(d.dir, lockName), Offset: -1, Frame: -1, Line: -1, Seq: -1}}
 	}
@@ -481,6 +578,13 @@ func (h *handle) noteRepairs(backup string) []seam.Repair {
 // keeps it. Only a zstd tail that starts inside a frame pays this copy.
 func (h *handle) replaceTail(ctx context.Context, content []byte, n int64) error {
 	l, w, fsys := h.log, h.w, h.s.fs
+	// The copy needs room for the whole log up to the tail: check first,
+	// rather than fail with a full disk halfway.
+	need := w.cut + int64(len(content))
+	if free, err := fsys.FreeSpace(filepath.Dir(l.path)); err == nil && free < need {
+		return l.ioError(fmt.Errorf("removing the uncommitted tail rewrites the log: that needs %d bytes free in %s, and %d are (the log is unchanged)",
+			need, filepath.Dir(l.path), free), w.cut)
+	}
 	backup, err := h.s.backup(ctx, h.id, l, w.cut, w.size)
 	if err != nil {
 		return err
@@ -494,7 +598,15 @@ func (h *handle) replaceTail(ctx context.Context, content []byte, n int64) error
 	if err != nil {
 		return l.ioError(fmt.Errorf("rewriting the log: %w", err), w.cut)
 	}
-	err = copyRange(ctx, f, l.f, 0, w.cut)
+	// The new log keeps the old one's mode, owner and group: a repair run
+	// as root must not take the session from its owner.
+	fi, err := l.f.Stat()
+	if err == nil {
+		err = keepOwner(f, fi)
+	}
+	if err == nil {
+		err = copyRange(ctx, f, l.f, 0, w.cut)
+	}
 	if err == nil {
 		err = writeAll(f, content)
 	}
@@ -612,10 +724,11 @@ func (h *handle) materialize(lines []byte, n int64) error {
 		return &seam.Error{Kind: seam.ErrAlreadyExists, Op: "create", ID: h.id, Pos: seam.NoPos,
 			Err: fmt.Errorf("session %q already exists", h.id)}
 	}
-	if err := mkdirAll(s.fs, d.dir); err != nil {
+	madeSession, madeProject, err := s.mkdirSession(d)
+	if err != nil {
 		return &seam.Error{Kind: seam.ErrIO, Op: "create", ID: h.id, Pos: seam.NoPos, Err: err}
 	}
-	lock, lockFI, err := lockSession(s.fs, d.dir)
+	lock, lockFI, err := s.lockSession(d.dir)
 	if errors.Is(err, seam.ErrAlreadyOwned) {
 		return exists()
 	}
@@ -624,9 +737,21 @@ func (h *handle) materialize(lines []byte, n int64) error {
 	}
 	ok := false
 	defer func() {
-		if !ok {
-			lock.Close()
+		if ok {
+			return
 		}
+		// A create that failed (a full disk, say) leaves no empty session
+		// folder behind: the folders it made go, if they hold nothing but
+		// its lock. Nobody else can use that lock: it is held, and no log
+		// was ever published next to it.
+		if madeSession {
+			s.fs.Remove(filepath.Join(d.dir, lockName))
+			s.fs.Remove(d.dir)
+			if madeProject {
+				s.fs.Remove(filepath.Join(s.root, d.project))
+			}
+		}
+		lock.Close()
 	}()
 	if cur, err := s.inspect("create", h.id, d.project, filepath.Base(d.dir)); err != nil || cur.live >= 0 {
 		return exists()
@@ -652,7 +777,7 @@ func (h *handle) materialize(lines []byte, n int64) error {
 	}
 	tmp := final + "." + hex.EncodeToString(suffix[:]) + ".tmp"
 	l := &logFile{path: final, id: h.id, enc: enc, gen: gen, decs: &s.decs, lim: s.lim}
-	if err := writeNew(s.fs, tmp, content); err != nil {
+	if err := writeNew(s.fs, tmp, content, func(f file) error { return s.giveToFolder(f, d.dir) }); err != nil {
 		return l.ioError(err, 0)
 	}
 	err = s.fs.Link(tmp, final)
@@ -684,13 +809,19 @@ func (h *handle) materialize(lines []byte, n int64) error {
 	return nil
 }
 
-// writeNew writes content to a new file (O_EXCL, 0600) and fsyncs it.
-func writeNew(fsys fileSystem, path string, content []byte) error {
+// writeNew writes content to a new file (O_EXCL, 0600) and fsyncs it;
+// prepare, when set, is called first with the new file.
+func writeNew(fsys fileSystem, path string, content []byte, prepare func(file) error) error {
 	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(content)
+	if prepare != nil {
+		err = prepare(f)
+	}
+	if err == nil {
+		_, err = f.Write(content)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

@@ -1,0 +1,95 @@
+//go:build unix
+
+package jsonl
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// openFile opens a store file for writing: O_NOFOLLOW refuses a symbolic
+// link as the last component, O_NONBLOCK keeps a FIFO from blocking the
+// open, and fstat then refuses anything but a regular file.
+func openFile(name string, flag int, perm fs.FileMode) (file, error) {
+	f, err := os.OpenFile(name, flag|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
+	if err != nil {
+		return nil, nofollowError(name, err)
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = checkRegular(name, fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+// nofollowError turns the failure of an O_NOFOLLOW open of a symbolic link
+// (ELOOP, or EMLINK on FreeBSD) into errSymlink.
+func nofollowError(name string, err error) error {
+	if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) {
+		if fi, lerr := os.Lstat(name); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return symlinkError("open", name)
+		}
+	}
+	return err
+}
+
+type osFile struct{ *os.File }
+
+func (f osFile) TryLock(exclusive bool) error { return flock(int(f.Fd()), lockHow(exclusive)) }
+func (f osFile) Unlock() error                { return flock(int(f.Fd()), unix.LOCK_UN) }
+
+func lockHow(exclusive bool) int {
+	if exclusive {
+		return unix.LOCK_EX | unix.LOCK_NB
+	}
+	return unix.LOCK_SH | unix.LOCK_NB
+}
+
+// flock applies flock(2), retrying on EINTR; a held lock is errLockBusy.
+func flock(fd, how int) error {
+	for {
+		err := unix.Flock(fd, how)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return errLockBusy
+		}
+		return err
+	}
+}
+
+// syncDirOS fsyncs a directory.
+func syncDirOS(name string) error {
+	d, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// owner returns the owner and group of fi.
+func owner(fi fs.FileInfo) (uid, gid int, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return int(st.Uid), int(st.Gid), true
+}
+
+// canChown reports whether the process may give a file to another owner:
+// only root can, and only root needs to (anyone else creates files that
+// are theirs already).
+func canChown() bool { return os.Geteuid() == 0 }

@@ -1,0 +1,35 @@
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// procLocksHeld looks for a flock on the file fi in /proc/locks; ok is
+// false when the table cannot be read.
+func procLocksHeld(fi fs.FileInfo) (held, ok bool) {
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return false, false
+	}
+	dev, ino, _ := fileIdentity(fi)
+	want := []byte(fmt.Sprintf("%02x:%02x:%d", unix.Major(dev), unix.Minor(dev), ino))
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := bytes.Fields(sc.Bytes())
+		// "1: FLOCK ADVISORY WRITE <pid> <maj:min:ino> 0 EOF"; waiters
+		// have "->" after the index.
+		if len(f) < 6 || bytes.Equal(f[1], []byte("->")) || !bytes.Equal(f[1], []byte("FLOCK")) {
+			continue
+		}
+		if bytes.Equal(f[5], want) {
+			return true, true
+		}
+	}
+	return false, true
+}

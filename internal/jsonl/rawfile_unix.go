@@ -1,0 +1,14 @@
+//go:build unix && !linux
+
+package jsonl
+
+import (
+	"io/fs"
+	"os"
+)
+
+// openReadOnly opens name for reading, as openFile does.
+func openReadOnly(name string) (file, error) { return openFile(name, os.O_RDONLY, 0) }
+
+// readDir reads a folder, sorted by name.
+func readDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
