@@ -1,11 +1,15 @@
 # dshctl — see README.md. Every target works on a fresh machine with Go 1.26.
 GO        ?= go
 BIN       ?= bin/dshctl
-FUZZTIME  ?= 30s
+FUZZTIME  ?= 2m
+# Minimising each new input can take a minute (the default): a short run
+# then spends its time minimising instead of fuzzing. 0 keeps inputs as
+# found; failing inputs are still saved under testdata/fuzz.
+FUZZMINIMIZE ?= 0
 CRASHRUNS ?= 200
 PKGS      := ./...
 
-.PHONY: all build test vet fmtcheck demo bench fuzz crash ci clean
+.PHONY: all build test vet fmtcheck cross demo bench fuzz crash ci clean
 
 all: build
 
@@ -18,6 +22,12 @@ test: vet fmtcheck
 
 vet:
 	$(GO) vet $(PKGS)
+
+# dshctl builds on Linux, macOS and Windows: cross-check the other two.
+cross:
+	GOOS=windows $(GO) build $(PKGS)
+	GOOS=windows $(GO) vet $(PKGS)
+	GOOS=darwin $(GO) vet $(PKGS)
 
 fmtcheck:
 	@out="$$(gofmt -l .)"; \
@@ -37,13 +47,18 @@ demo: build
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
-# Runs every fuzz target for FUZZTIME each.
+# Runs every fuzz target for FUZZTIME each, one at a time, and prints the
+# executions of each (the last progress line of the run).
 fuzz:
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
 	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
 	    echo "fuzz $$pkg $$f"; \
-	    $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	    out=$$(mktemp); \
+	    if ! $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZE) $$pkg >$$out 2>&1; then \
+	      cat $$out; rm -f $$out; exit 1; \
+	    fi; \
+	    grep '^fuzz: elapsed' $$out | tail -1 | sed "s|^|  $$f: |"; rm -f $$out; \
 	  done; \
 	done
 
@@ -51,9 +66,10 @@ fuzz:
 crash:
 	DSHCTL_CRASH_RUNS=$(CRASHRUNS) $(GO) test -count=1 -run='^TestCrash' -v ./cmd/dshctl/
 
-# What CI runs: the full suite, then short fuzz and crash loops.
-ci: test
-	$(MAKE) fuzz FUZZTIME=3s
+# What CI runs: the full suite, the cross-builds, then short fuzz runs
+# (long enough to go past the seeds) and crash loops.
+ci: test cross
+	$(MAKE) fuzz FUZZTIME=10s
 	$(MAKE) crash CRASHRUNS=30
 
 clean:

@@ -1,10 +1,15 @@
 package jsonl
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -16,17 +21,39 @@ var fuzzLines = []string{
 	`{"type":"turn/end","seq":5,"time":4,"data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n",
 }
 
-// fuzzSession reads and then appends to a one-session root whose log is
-// head followed by body; nothing may panic, and a successful append must
-// read back.
-func fuzzSession(t *testing.T, enc Encoding, log []byte) {
+// fuzzOpts bound what one fuzz input may make a reader hold or decode,
+// small, so that inputs of RLE blocks that expand a thousandfold explore
+// the limits instead of slowing every execution.
+var fuzzOpts = Options{MaxRecordBytes: 4 << 10, MaxFrameBytes: 1 << 20}
+
+// fuzzer runs fuzz inputs as the body of session "s" in one root, made
+// once per fuzzing process.
+type fuzzer struct {
+	root, backups string
+	enc           Encoding
+}
+
+func newFuzzer(f *testing.F, enc Encoding) *fuzzer {
+	return &fuzzer{root: f.TempDir(), backups: f.TempDir(), enc: enc}
+}
+
+// run reads and then appends to the session whose log is log: nothing may
+// panic or exceed the limits; a full forward and a full reverse read that
+// both succeed agree; a successful append reads back, and leaves a log
+// whose Stat agrees with a full read.
+func (fz *fuzzer) run(t *testing.T, log []byte) {
 	ctx := context.Background()
-	root := t.TempDir()
-	path := writeLog(t, root, "--p--", "s", LogName(0, enc), "")
-	if err := os.WriteFile(path, log, 0o600); err != nil {
+	dir := filepath.Join(fz.root, "--p--", "s")
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(root, Options{BackupDir: t.TempDir(), Compression: enc, fs: &testFS{noSync: true}})
+	if err := os.WriteFile(filepath.Join(dir, LogName(0, fz.enc)), log, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := fuzzOpts
+	opts.BackupDir, opts.Compression, opts.fs = fz.backups, fz.enc, &testFS{noSync: true}
+	s, err := Open(fz.root, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,21 +62,27 @@ func fuzzSession(t *testing.T, enc Encoding, log []byte) {
 	s.Stat(ctx, "s")
 	for _, lenient := range []bool{false, true} {
 		s.opts.AllowUnknownTypes = lenient
-		if h, err := s.Open(ctx, "s", seam.Read); err == nil {
-			for _, opts := range []seam.ScanOptions{{}, {Reverse: true}, {From: 2}, {MaxBytes: 64}, {Reverse: true, MaxBytes: 64}} {
-				for _, err := range h.Scan(ctx, opts) {
-					if err != nil {
-						break
-					}
-				}
-			}
-			for _, err := range h.(seam.RawReader).Raw(ctx) {
-				if err != nil {
-					break
-				}
-			}
-			h.Close()
+		h, err := s.Open(ctx, "s", seam.Read)
+		if err != nil {
+			continue
 		}
+		fwd, ferr := collect(h.Scan(ctx, seam.ScanOptions{}))
+		rev, rerr := collect(h.Scan(ctx, seam.ScanOptions{Reverse: true}))
+		if ferr == nil && rerr == nil {
+			slices.Reverse(rev)
+			if !sameSeqs(fwd, rev) {
+				t.Fatalf("forward read %d events, reverse %d", len(fwd), len(rev))
+			}
+		}
+		for _, opts := range []seam.ScanOptions{{From: 2}, {MaxBytes: 64}, {Reverse: true, MaxBytes: 64}} {
+			collect(h.Scan(ctx, opts))
+		}
+		for _, err := range h.(seam.RawReader).Raw(ctx) {
+			if err != nil {
+				break
+			}
+		}
+		h.Close()
 	}
 	s.opts.AllowUnknownTypes = false
 	w, err := s.Open(ctx, "s", seam.Write)
@@ -63,12 +96,143 @@ func fuzzSession(t *testing.T, enc Encoding, log []byte) {
 	}
 	n := int64(len(next))
 	if err := w.Append(ctx, []seam.Event{{Type: "session/title", Seq: n, Time: 1, Data: []byte(`{"title":"t"}`)}}); err != nil {
+		if errors.Is(err, seam.ErrLimit) {
+			return // a record over the limit in the part of a frame kept
+		}
 		t.Fatalf("append to a validated log: %v", err)
 	}
 	got, err := w.Read(ctx, 0, -1)
 	if err != nil || int64(len(got)) != n+1 {
 		t.Fatalf("after append: %d events, %v; want %d", len(got), err, n+1)
 	}
+	// The append removed every uncommitted and torn byte: what is left
+	// reads the same from the tail as from the head.
+	snap, err := s.Stat(ctx, "s")
+	if err != nil || snap.EventCount != n+1 || snap.Location.TornBytes != 0 || snap.Location.UncommittedBytes != 0 {
+		t.Fatalf("after append: Stat %+v, %v; want %d events and no tail", snap, err, n+1)
+	}
+}
+
+func collect(events func(func(seam.Event, error) bool)) ([]seam.Event, error) {
+	var out []seam.Event
+	for e, err := range events {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func sameSeqs(a, b []seam.Event) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Seq != b[i].Seq || a[i].Type != b[i].Type || !bytes.Equal(a[i].Data, b[i].Data) {
+			return false
+		}
+	}
+	return true
+}
+
+// maxSeed bounds the fixture bodies given as seeds: a fuzz execution
+// costs about what its input does.
+const maxSeed = 24 << 10
+
+// fixtureBodies returns the bodies (what follows the header) of the v0
+// fixture logs of encoding enc, intact and damaged, cut to maxSeed from
+// the start and to maxSeed at the end.
+func fixtureBodies(f *testing.F, enc Encoding) [][]byte {
+	root := filepath.Join(fixturesDir(f), "dsh-0.1.0")
+	name := LogName(0, enc)
+	var paths []string
+	for _, pattern := range []string{"jsonl-*/*/*/", "damaged/*/*/*/"} {
+		p, _ := filepath.Glob(filepath.Join(root, pattern, name))
+		paths = append(paths, p...)
+	}
+	if len(paths) == 0 {
+		f.Fatalf("no fixture logs named %s", name)
+	}
+	var out [][]byte
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		// The records (plain) or frames (zstd) after the header, as cut
+		// points.
+		var cuts []int
+		if enc == Zstd {
+			frames, torn, _ := zstdframe.Walk(bytes.NewReader(data), int64(len(data)))
+			for _, fr := range frames {
+				cuts = append(cuts, int(fr.End()))
+			}
+			if torn.Size > 0 {
+				cuts = append(cuts, len(data))
+			}
+		} else {
+			for i, c := range data {
+				if c == '\n' {
+					cuts = append(cuts, i+1)
+				}
+			}
+			cuts = append(cuts, len(data))
+		}
+		if len(cuts) < 2 {
+			continue
+		}
+		body := data[cuts[0]:]
+		if len(body) <= maxSeed {
+			out = append(out, body)
+			continue
+		}
+		// The first and the last whole records or frames within maxSeed.
+		head := cuts[0]
+		for _, c := range cuts[1:] {
+			if c-cuts[0] > maxSeed {
+				break
+			}
+			head = c
+		}
+		tail := len(data)
+		for i := len(cuts) - 2; i >= 0 && len(data)-cuts[i] <= maxSeed; i-- {
+			tail = cuts[i]
+		}
+		out = append(out, data[cuts[0]:head], data[tail:])
+	}
+	return out
+}
+
+// hostileBodies are small logs of the shapes that cost readers most:
+// runs of empty lines, records over the limit, frames whose content
+// exceeds the frame limit, a frame that does not end on a record
+// boundary.
+func hostileBodies(zstd bool) [][]byte {
+	parts := [][]hostile.Part{
+		{hostile.Repeat('\n', 64<<10)},
+		{hostile.Text(fuzzLines[0]), hostile.Repeat('\n', 3), hostile.Text(fuzzLines[3])},
+		{hostile.Text(`{"type":"session/title","seq":0,"time":1,"data":{"title":"`), hostile.Repeat('a', 8<<10), hostile.Text("\"}}\n")},
+		{hostile.Repeat(0, 2<<20)},
+		{hostile.Text(fuzzLines[0]), hostile.Repeat('x', 100)},
+	}
+	var out [][]byte
+	for _, p := range parts {
+		if zstd {
+			out = append(out, hostile.Frame(nil, p...))
+			continue
+		}
+		var b []byte
+		for _, q := range p {
+			if q.Data != nil {
+				b = append(b, q.Data...)
+			} else if q.N <= 64<<10 {
+				b = append(b, bytes.Repeat([]byte{q.Byte}, int(q.N))...)
+			}
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 func FuzzReadPlain(f *testing.F) {
@@ -81,8 +245,15 @@ func FuzzReadPlain(f *testing.F) {
 	f.Add([]byte(body + `{"type":"turn/st`))
 	f.Add([]byte(fuzzLines[0] + "garbage\n" + fuzzLines[3]))
 	f.Add([]byte(fuzzLines[0] + `{"type":"x/y","seq":1,"time":1,"data":{}}` + "\n"))
+	for _, b := range fixtureBodies(f, None) {
+		f.Add(b)
+	}
+	for _, b := range hostileBodies(false) {
+		f.Add(b)
+	}
+	fz := newFuzzer(f, None)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fuzzSession(t, None, append([]byte(head), body...))
+		fz.run(t, append([]byte(head), body...))
 	})
 }
 
@@ -97,8 +268,15 @@ func FuzzReadZstd(f *testing.F) {
 	f.Add(zstdframe.AppendFrame(nil, []byte(fuzzLines[0] + fuzzLines[1])[:70]))
 	f.Add(append([]byte{0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}, body...))
 	f.Add(zstdframe.AppendFrame(nil, []byte(fuzzLines[0]+"garbage\n"+fuzzLines[3])))
+	for _, b := range fixtureBodies(f, Zstd) {
+		f.Add(b)
+	}
+	for _, b := range hostileBodies(true) {
+		f.Add(b)
+	}
+	fz := newFuzzer(f, Zstd)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fuzzSession(t, Zstd, append(head[:len(head):len(head)], body...))
+		fz.run(t, append(head[:len(head):len(head)], body...))
 	})
 }
 

@@ -2,6 +2,8 @@ package zstdframe
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -70,6 +72,7 @@ func TestAppendFrameConcurrent(t *testing.T) {
 
 func TestDecoderStreamsLargeFrame(t *testing.T) {
 	dec := newTestDecoder(t)
+	dec.SetLimit(0) // the default, above the frame
 	content := jsonl(20 << 20)
 	data := AppendFrame(nil, content)
 	f, err := ParseFrame(bytes.NewReader(data), 0, int64(len(data)))
@@ -163,5 +166,96 @@ func TestDecoderRejects(t *testing.T) {
 	}
 	if _, err := io.ReadAll(r1); err == nil {
 		t.Fatal("stale reader still reads")
+	}
+}
+
+// TestDecoderLimit checks that no path decodes more than the decoder's
+// limit of one frame, whatever the frame declares or holds: a few KiB of
+// RLE blocks that expand to 64 MiB cost at most the limit.
+func TestDecoderLimit(t *testing.T) {
+	const limit = 1 << 20
+	dec := newTestDecoder(t)
+	dec.SetLimit(limit)
+	data := repeatFrame('\n', 64<<20)
+	r := bytes.NewReader(data)
+	f, err := ParseFrame(r, 0, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tooLarge := func(what string, err error) {
+		t.Helper()
+		var fe *Error
+		if !errors.Is(err, ErrTooLarge) || !errors.As(err, &fe) || fe.ContentLimit() != limit {
+			t.Errorf("%s: %v, want ErrTooLarge at the limit", what, err)
+		}
+	}
+	bounded := func(what string, op func() error) {
+		t.Helper()
+		before := dec.Decoded()
+		tooLarge(what, op())
+		if n := dec.Decoded() - before; n > limit+1 {
+			t.Errorf("%s decoded %d bytes, over the limit", what, n)
+		}
+	}
+	bounded("stream", func() error {
+		rd, err := dec.NewReader(r, f)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, rd)
+		return err
+	})
+	bounded("Verify", func() error { return dec.Verify(r, f) })
+	bounded("DecodeAll", func() error { _, err := dec.DecodeAll(r, f, math.MaxInt64); return err })
+	bounded("LastFrame", func() error {
+		_, err := LastFrame(r, int64(len(data)), LastOptions{Decoder: dec})
+		return err
+	})
+	// A declared content size over the limit fails before any decoding.
+	size := binary.LittleEndian.AppendUint64(nil, 64<<20)
+	declared := cat(frameHeader(0xc4, append([]byte{0x58}, size...)...), blockHeader(true, 1, 1), []byte("x"), checksumOf([]byte("x")))
+	rd := bytes.NewReader(declared)
+	df, err := ParseFrame(rd, 0, int64(len(declared)))
+	if err != nil || df.ContentSize != 64<<20 {
+		t.Fatalf("declared frame: %+v, %v", df, err)
+	}
+	before := dec.Decoded()
+	_, err = dec.NewReader(rd, df)
+	tooLarge("declared size", err)
+	if dec.Decoded() != before {
+		t.Errorf("a frame declaring too much was decoded")
+	}
+}
+
+// TestDecoderContext checks that a decoder stops when its context is
+// done, before a frame and inside one.
+func TestDecoderContext(t *testing.T) {
+	dec := newTestDecoder(t)
+	data := repeatFrame('x', 4<<20)
+	r := bytes.NewReader(data)
+	f, err := ParseFrame(r, 0, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	dec.SetContext(ctx)
+	defer dec.SetContext(nil)
+	rd, err := dec.NewReader(r, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64<<10)
+	if _, err := rd.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := rd.Read(buf); !errors.Is(err, context.Canceled) {
+		t.Errorf("read after the cancellation: %v", err)
+	}
+	if err := dec.Verify(r, f); !errors.Is(err, context.Canceled) {
+		t.Errorf("Verify after the cancellation: %v", err)
+	}
+	if _, err := LastFrame(r, int64(len(data)), LastOptions{Decoder: dec}); !errors.Is(err, context.Canceled) {
+		t.Errorf("LastFrame after the cancellation: %v", err)
 	}
 }

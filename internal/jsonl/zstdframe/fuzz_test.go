@@ -31,6 +31,12 @@ func addSeeds(f *testing.F, add func([]byte)) {
 	add(cat(frameHeader(0x04, 0x00), blockHeader(true, 1, 1000), []byte("x"), checksumOf(bytes.Repeat([]byte("x"), 1000))))
 	add(cat(frameHeader(0x24, 2), blockHeader(true, 0, 2), []byte("a\n"), checksumOf([]byte("a\n")), magicBytes[:2]))
 	add(nil)
+	// Frames of RLE blocks whose content is far larger than they are,
+	// below and above the test decoders' limit.
+	h := AppendFrame(nil, []byte("h\n"))
+	add(cat(h, repeatFrame('\n', 1<<20)))
+	add(cat(h, repeatFrame(0, testLimit+1)))
+	add(cat(h, repeatFrame('\n', 300<<10), repeatFrame('\n', testLimit+1)))
 }
 
 func FuzzWalk(f *testing.F) {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+
+	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 )
 
 // fixtureRoot returns the dsh-0.1.0 fixture directory: $DSHCTL_FIXTURES, or
@@ -116,9 +118,15 @@ func newTestDecoder(tb testing.TB) *Decoder {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// Small: an input of a few RLE blocks must not cost each fuzz
+	// execution the default's 256 MiB of decoding.
+	d.SetLimit(testLimit)
 	tb.Cleanup(d.Close)
 	return d
 }
+
+// testLimit is the content limit of test decoders.
+const testLimit = 8 << 20
 
 // pseudoRandom returns n deterministic incompressible bytes.
 func pseudoRandom(n int, seed uint64) []byte {
@@ -132,3 +140,7 @@ func pseudoRandom(n int, seed uint64) []byte {
 	}
 	return b
 }
+
+// repeatFrame is a frame of n copies of b in RLE blocks: 4 bytes per 128
+// KiB of content.
+func repeatFrame(b byte, n int64) []byte { return hostile.Frame(nil, hostile.Repeat(b, n)) }

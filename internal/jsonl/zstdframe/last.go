@@ -249,10 +249,12 @@ func (lf *lastFinder) accept(c Last) (Last, bool, error) {
 // candidate: a read failure, content beyond the decoder's limit (a real
 // last frame that large would fail the same way, and trying candidate
 // after candidate could cost the limit each time) or a cancellation; nil
-// otherwise.
+// otherwise (a window too large costs nothing to reject).
 func readFailure(err error) error {
 	var rerr *readError
-	if errors.As(err, &rerr) || errors.Is(err, ErrTooLarge) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	var fe *Error
+	if errors.As(err, &rerr) || errors.As(err, &fe) && fe.ContentLimit() > 0 ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
