@@ -1,0 +1,102 @@
+package export
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// Options configure an export.
+type Options struct {
+	// NoSubagents leaves the descendant sessions out.
+	NoSubagents bool
+	// Progress, when set, is called while events are written with how many
+	// were written since its last call. It is called from the exporting
+	// goroutine only.
+	Progress func(events int64)
+}
+
+// Entry is one log in an export.
+type Entry struct {
+	// ID is the session the log belongs to.
+	ID string `json:"id"`
+	// Name is the entry's path inside the ZIP.
+	Name    string `json:"name"`
+	Version int    `json:"version"`
+	Events  int64  `json:"events"`
+}
+
+// Session writes the ZIP export of session id of svc to w: its canonical
+// log, then, unless opts.NoSubagents, the canonical log of each of its
+// descendants (see Descendants) under subagents/. It returns the entries
+// written. Every backend gives the same bytes for the same logical
+// sessions: the ZIP is made from what read handles serve and List reports,
+// never from stored bytes.
+func Session(ctx context.Context, svc seam.Service, id string, w io.Writer, opts Options) ([]Entry, error) {
+	var subagents []string
+	if !opts.NoSubagents {
+		entries, err := svc.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		subagents = Descendants(entries, id)
+	}
+	return Write(ctx, svc, id, subagents, w, opts)
+}
+
+// Write writes the ZIP of session id of svc to w with the sessions
+// subagents, in that order, under subagents/<SafeName(id)>/ (made unique).
+func Write(ctx context.Context, svc seam.Service, id string, subagents []string, w io.Writer, opts Options) ([]Entry, error) {
+	a := newArchive(w)
+	names := newNamer()
+	out := make([]Entry, 0, 1+len(subagents))
+	e, err := writeLog(ctx, a, svc, id, "", opts.Progress)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, e)
+	for _, sub := range subagents {
+		e, err := writeLog(ctx, a, svc, sub, subagentsDir+names.name(sub)+"/", opts.Progress)
+		if err != nil {
+			return out, fmt.Errorf("subagent of %q: %w", id, err)
+		}
+		out = append(out, e)
+	}
+	return out, a.close()
+}
+
+// writeLog adds the canonical log of session id to a, in folder dir.
+func writeLog(ctx context.Context, a *archive, svc seam.Service, id, dir string, progress func(int64)) (Entry, error) {
+	h, err := svc.Open(ctx, id, seam.Read)
+	if err != nil {
+		return Entry{}, err
+	}
+	defer h.Close()
+	hdr := Header(h.Header())
+	e := Entry{ID: id, Name: dir + LogName(hdr.Version), Version: hdr.Version}
+	zw, err := a.create(e.Name, time.UnixMilli(hdr.CreatedAt))
+	if err != nil {
+		return e, err
+	}
+	p := newPipe(zw)
+	e.Events, err = writeCanonical(ctx, h, &hdr, p, progress)
+	if err != nil {
+		p.abort()
+		return e, err
+	}
+	return e, p.Close()
+}
+
+// Header returns h as the header line of an export writes it: the shape of
+// a v2+ header whatever the log's version (type, version, id, createdAt,
+// cwd?, parentSession?, isSeeded, origin?, delegationDepth, agentPreset?),
+// so a v0 log's seedLength becomes isSeeded.
+func Header(h seam.Header) seam.Header {
+	seeded := h.Seeded()
+	h.SeedLength = nil
+	h.IsSeeded = &seeded
+	return h
+}
