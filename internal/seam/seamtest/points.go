@@ -16,6 +16,8 @@ import (
 type suite struct {
 	b Backend
 	v int
+	// export is the export point 22 checks (WithExport).
+	export ExportFunc
 }
 
 var ctx = context.Background()
