@@ -68,8 +68,8 @@ func (p *pipe) fail(err error) {
 	}
 }
 
-// Write queues b; it fails with the writer goroutine's error once there is
-// one.
+// Write queues b; once the writer goroutine failed, it returns that error
+// (checked as each block is handed on, so that a write costs one copy).
 func (p *pipe) Write(b []byte) (int, error) {
 	if p.closed {
 		return 0, errPipeClosed
@@ -82,10 +82,10 @@ func (p *pipe) Write(b []byte) (int, error) {
 		if len(p.buf) == blockSize {
 			p.full <- p.buf
 			p.buf = <-p.free
+			if err := p.failed(); err != nil {
+				return n - len(b), err
+			}
 		}
-	}
-	if err := p.failed(); err != nil {
-		return 0, err
 	}
 	return n, nil
 }
