@@ -330,3 +330,34 @@ func expandRanges(rec map[string]any) {
 	}
 	rec["sourceEventSeqs"] = out
 }
+
+// BenchmarkExport exports the largest fixture session (113 events, a 300
+// KB tool result) with its subagent from the zstd store: list, open,
+// decode, canonical JSONL, DEFLATE, ZIP. The bytes are those of the logs.
+func BenchmarkExport(b *testing.B) {
+	root := filepath.Join(fixturesDir(b), "dsh-0.1.0", "jsonl-zstd")
+	svc, err := jsonl.Open(root, jsonl.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer svc.Close()
+	const id = "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c"
+	var size int64
+	var out bytes.Buffer
+	for b.Loop() {
+		out.Reset()
+		if _, err := export.Session(ctx, svc, id, &out, export.Options{}); err != nil {
+			b.Fatal(err)
+		}
+		if size == 0 {
+			zr, err := zip.NewReader(bytes.NewReader(out.Bytes()), int64(out.Len()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, f := range zr.File {
+				size += int64(f.UncompressedSize64)
+			}
+			b.SetBytes(size)
+		}
+	}
+}

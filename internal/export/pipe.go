@@ -31,15 +31,21 @@ type pipe struct {
 	closed bool
 }
 
+// blocks keeps the blocks of finished pipes: an export of a whole store
+// makes a pipe per log.
+var blocks = sync.Pool{New: func() any { return new([blockSize]byte) }}
+
+func newBlock() []byte { return blocks.Get().(*[blockSize]byte)[:0] }
+
 func newPipe(dst io.Writer) *pipe {
 	p := &pipe{
-		buf:  make([]byte, 0, blockSize),
+		buf:  newBlock(),
 		full: make(chan []byte, 1),
 		free: make(chan []byte, 3), // room for every block: the writer never blocks on it
 		done: make(chan struct{}),
 	}
-	p.free <- make([]byte, 0, blockSize)
-	p.free <- make([]byte, 0, blockSize)
+	p.free <- newBlock()
+	p.free <- newBlock()
 	go func() {
 		defer close(p.done)
 		for b := range p.full {
@@ -98,6 +104,7 @@ func (p *pipe) Close() error {
 	}
 	if len(p.buf) > 0 {
 		p.full <- p.buf
+		p.buf = nil
 	}
 	p.stop()
 	return p.failed()
@@ -113,7 +120,14 @@ func (p *pipe) abort() {
 
 func (p *pipe) stop() {
 	p.closed = true
-	p.buf = nil
 	close(p.full)
 	<-p.done
+	// Every block is now p.buf or back in free.
+	if p.buf != nil {
+		blocks.Put((*[blockSize]byte)(p.buf[:blockSize]))
+		p.buf = nil
+	}
+	for len(p.free) > 0 {
+		blocks.Put((*[blockSize]byte)((<-p.free)[:blockSize]))
+	}
 }

@@ -89,3 +89,28 @@ func TestPipeErrors(t *testing.T) {
 		t.Fatalf("Close after abort: %v", err)
 	}
 }
+
+// TestPipeBlocksReturned: a finished pipe gives back each of its blocks
+// once, so that two pipes never share one.
+func TestPipeBlocksReturned(t *testing.T) {
+	for _, n := range []int{0, 10, blockSize, 2*blockSize + 1, 5 * blockSize} {
+		for _, abort := range []bool{false, true} {
+			var r recorder
+			p := newPipe(&r)
+			p.Write(make([]byte, n))
+			if abort {
+				p.abort()
+			} else if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			seen := map[*[blockSize]byte]bool{}
+			for range 3 {
+				b := blocks.Get().(*[blockSize]byte)
+				if seen[b] {
+					t.Fatalf("%d bytes, abort %v: a block came back twice", n, abort)
+				}
+				seen[b] = true
+			}
+		}
+	}
+}
