@@ -1,6 +1,7 @@
 package export
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"path/filepath"
@@ -22,6 +23,12 @@ type DirOptions struct {
 	Done func(Result)
 }
 
+// Source is a session to export and the store that holds it.
+type Source struct {
+	Service seam.Service
+	ID      string
+}
+
 // Result says what the export of one session to a file did.
 type Result struct {
 	ID   string
@@ -34,26 +41,26 @@ type Result struct {
 	Err error
 }
 
-// ToDir exports each of ids into its own ZIP in dir, Jobs at a time, and
-// returns the results in the order of ids. Files are named FileName(id),
-// made unique among ids the way subagent folders are (a second id with the
-// same safe name gets a ~2 suffix), so the names depend on ids alone. The
-// store is listed once for every session's descendants. A session that
-// fails does not stop the others; cancelling ctx stops them all.
-func ToDir(ctx context.Context, svc seam.Service, ids []string, dir string, opts DirOptions) []Result {
-	results := make([]Result, len(ids))
+// ToDir exports each of sessions into its own ZIP in dir, Jobs at a time,
+// and returns the results in the order of sessions. Files are named
+// FileName(id), made unique among the sessions the way subagent folders are
+// (a second id with the same safe name gets a ~2 suffix), so the names
+// depend on the ids alone. Each store is listed once for the descendants
+// of all its sessions. A session that fails does not stop the others;
+// cancelling ctx stops them all.
+func ToDir(ctx context.Context, sessions []Source, dir string, opts DirOptions) []Result {
+	results := make([]Result, len(sessions))
 	names := newNamer()
-	for i, id := range ids {
-		results[i] = Result{ID: id, Path: filepath.Join(dir, "dsh-session-"+names.name(id)+".zip")}
+	for i, s := range sessions {
+		results[i] = Result{ID: s.ID, Path: filepath.Join(dir, "dsh-session-"+names.name(s.ID)+".zip")}
 	}
-	var entries []seam.Entry
+	listed := map[seam.Service][]seam.Entry{}
+	listErr := map[seam.Service]error{}
 	if !opts.NoSubagents {
-		var err error
-		if entries, err = svc.List(ctx); err != nil {
-			for i := range results {
-				results[i].Err = err
+		for _, s := range sessions {
+			if _, ok := listed[s.Service]; !ok {
+				listed[s.Service], listErr[s.Service] = s.Service.List(ctx)
 			}
-			return results
 		}
 	}
 	jobs := opts.Jobs
@@ -63,16 +70,16 @@ func ToDir(ctx context.Context, svc seam.Service, ids []string, dir string, opts
 	var mu sync.Mutex // serializes Done
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(jobs, len(ids)) {
+	for range min(jobs, len(sessions)) {
 		wg.Go(func() {
 			for i := range next {
-				r := &results[i]
-				if err := ctx.Err(); err != nil {
+				r, svc := &results[i], sessions[i].Service
+				if err := cmp.Or(ctx.Err(), listErr[svc]); err != nil {
 					r.Err = err
 				} else {
 					var subagents []string
 					if !opts.NoSubagents {
-						subagents = Descendants(entries, r.ID)
+						subagents = Descendants(listed[svc], r.ID)
 					}
 					r.Bytes, r.Err = WriteFile(ctx, r.Path, opts.Force, func(w io.Writer) error {
 						var err error
@@ -91,7 +98,7 @@ func ToDir(ctx context.Context, svc seam.Service, ids []string, dir string, opts
 			}
 		})
 	}
-	for i := range ids {
+	for i := range sessions {
 		next <- i
 	}
 	close(next)

@@ -214,7 +214,11 @@ func TestToDir(t *testing.T) {
 	addSession(t, svc, "c", "p", 9000, 10)
 	dir := t.TempDir()
 	var done []string
-	results := export.ToDir(ctx, svc, append(ids, "nosuch"), dir, export.DirOptions{Jobs: 3, Done: func(r export.Result) { done = append(done, r.ID) }})
+	var sources []export.Source
+	for _, id := range append(ids, "nosuch") {
+		sources = append(sources, export.Source{Service: svc, ID: id})
+	}
+	results := export.ToDir(ctx, sources, dir, export.DirOptions{Jobs: 3, Done: func(r export.Result) { done = append(done, r.ID) }})
 	wantFiles := []string{"dsh-session-a_b.zip", "dsh-session-a_b~2.zip", "dsh-session-solo.zip", "dsh-session-p.zip", "dsh-session-nosuch.zip"}
 	for i, r := range results {
 		if r.Path != filepath.Join(dir, wantFiles[i]) {
@@ -247,11 +251,12 @@ func TestToDir(t *testing.T) {
 	}
 
 	os.WriteFile(filepath.Join(dir, "dsh-session-solo.zip"), []byte("mine"), 0o600)
-	results = export.ToDir(ctx, svc, []string{"solo", "p"}, dir, export.DirOptions{Options: export.Options{NoSubagents: true}})
+	two := []export.Source{{Service: svc, ID: "solo"}, {Service: svc, ID: "p"}}
+	results = export.ToDir(ctx, two, dir, export.DirOptions{Options: export.Options{NoSubagents: true}})
 	if !errors.Is(results[0].Err, export.ErrExists) || !errors.Is(results[1].Err, export.ErrExists) {
 		t.Fatalf("existing files: %v, %v", results[0].Err, results[1].Err)
 	}
-	results = export.ToDir(ctx, svc, []string{"solo", "p"}, dir, export.DirOptions{Force: true, Options: export.Options{NoSubagents: true}})
+	results = export.ToDir(ctx, two, dir, export.DirOptions{Force: true, Options: export.Options{NoSubagents: true}})
 	if results[0].Err != nil || results[1].Err != nil || len(results[1].Entries) != 1 {
 		t.Fatalf("force: %+v", results)
 	}
@@ -268,4 +273,30 @@ func dirNames(t *testing.T, dir string) []string {
 		names = append(names, de.Name())
 	}
 	return names
+}
+
+// unlisted is a store whose List fails.
+type unlisted struct{ seam.Service }
+
+var errList = errors.New("list failed")
+
+func (unlisted) List(context.Context) ([]seam.Entry, error) { return nil, errList }
+
+// TestToDirListFails: a store that cannot be listed fails each of its
+// sessions (their descendants are unknown), not the others, unless
+// subagents are left out.
+func TestToDirListFails(t *testing.T) {
+	svc, _ := newStore(t, jsonl.None)
+	addSession(t, svc, "a", "", 1000, 5)
+	addSession(t, svc, "b", "", 1000, 5)
+	bad := unlisted{svc}
+	dir := t.TempDir()
+	results := export.ToDir(ctx, []export.Source{{Service: bad, ID: "a"}, {Service: svc, ID: "b"}}, dir, export.DirOptions{})
+	if !errors.Is(results[0].Err, errList) || results[1].Err != nil {
+		t.Fatalf("results %v, %v", results[0].Err, results[1].Err)
+	}
+	results = export.ToDir(ctx, []export.Source{{Service: bad, ID: "a"}}, dir, export.DirOptions{Options: export.Options{NoSubagents: true}})
+	if results[0].Err != nil {
+		t.Fatalf("--no-subagents: %v", results[0].Err)
+	}
 }
