@@ -13,10 +13,11 @@ import (
 type Options struct {
 	// NoSubagents leaves the descendant sessions out.
 	NoSubagents bool
-	// Progress, when set, is called while events are written with how many
-	// were written since its last call. It is called from the exporting
-	// goroutine only.
-	Progress func(events int64)
+	// Progress, when set, is called with written 0 and the number of
+	// events to write before the first one (total, from the stores'
+	// snapshots: a log that grows meanwhile gives more), then as events
+	// are written. It is called from the exporting goroutine only.
+	Progress func(written, total int64)
 }
 
 // Entry is one log in an export.
@@ -37,29 +38,55 @@ type Entry struct {
 // never from stored bytes.
 func Session(ctx context.Context, svc seam.Service, id string, w io.Writer, opts Options) ([]Entry, error) {
 	var subagents []string
-	if !opts.NoSubagents {
+	var total int64
+	if opts.NoSubagents {
+		snap, err := svc.Stat(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		total = snap.EventCount
+	} else {
 		entries, err := svc.List(ctx)
 		if err != nil {
 			return nil, err
 		}
 		subagents = Descendants(entries, id)
+		counts := make(map[string]int64, len(entries))
+		for i := range entries {
+			counts[entries[i].Snapshot.Header.ID] = entries[i].Snapshot.EventCount
+		}
+		total = counts[id]
+		for _, sub := range subagents {
+			total += counts[sub]
+		}
 	}
-	return Write(ctx, svc, id, subagents, w, opts)
+	var progress func(int64)
+	if opts.Progress != nil {
+		var written int64
+		progress = func(n int64) {
+			written += n
+			opts.Progress(written, max(total, written))
+		}
+		opts.Progress(0, total)
+	}
+	return write(ctx, svc, id, subagents, w, progress)
 }
 
-// Write writes the ZIP of session id of svc to w with the sessions
+// write writes the ZIP of session id of svc to w with the sessions
 // subagents, in that order, under subagents/<SafeName(id)>/ (made unique).
-func Write(ctx context.Context, svc seam.Service, id string, subagents []string, w io.Writer, opts Options) ([]Entry, error) {
+// progress, when set, is called with the events written since its last
+// call.
+func write(ctx context.Context, svc seam.Service, id string, subagents []string, w io.Writer, progress func(int64)) ([]Entry, error) {
 	a := newArchive(w)
 	names := newNamer()
 	out := make([]Entry, 0, 1+len(subagents))
-	e, err := writeLog(ctx, a, svc, id, "", opts.Progress)
+	e, err := writeLog(ctx, a, svc, id, "", progress)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, e)
 	for _, sub := range subagents {
-		e, err := writeLog(ctx, a, svc, sub, subagentsDir+names.name(sub)+"/", opts.Progress)
+		e, err := writeLog(ctx, a, svc, sub, subagentsDir+names.name(sub)+"/", progress)
 		if err != nil {
 			return out, fmt.Errorf("subagent of %q: %w", id, err)
 		}

@@ -137,8 +137,8 @@ func TestExportCancelled(t *testing.T) {
 	var seen int64
 	path := filepath.Join(t.TempDir(), "out.zip")
 	_, err := export.WriteFile(cctx, path, false, func(w io.Writer) error {
-		_, err := export.Session(cctx, svc, "big", w, export.Options{Progress: func(n int64) {
-			if seen += n; seen > 1000 {
+		_, err := export.Session(cctx, svc, "big", w, export.Options{Progress: func(written, total int64) {
+			if seen = written; seen > 1000 {
 				cancel()
 			}
 		}})
@@ -161,10 +161,24 @@ func TestExportProgress(t *testing.T) {
 	svc, _ := newStore(t, jsonl.None)
 	addSession(t, svc, "p", "", 1000, 3000)
 	addSession(t, svc, "c", "p", 2000, 1500)
-	var total int64
-	_, entries := exportBytes(t, svc, "p", export.Options{Progress: func(n int64) { total += n }})
-	if total != 4500 || entries[0].Events != 3000 || entries[1].Events != 1500 {
-		t.Fatalf("progress %d, entries %+v", total, entries)
+	for _, noSub := range []bool{false, true} {
+		var calls [][2]int64
+		_, entries := exportBytes(t, svc, "p", export.Options{NoSubagents: noSub, Progress: func(written, total int64) {
+			calls = append(calls, [2]int64{written, total})
+		}})
+		want := int64(4500)
+		if noSub {
+			want = 3000
+		}
+		last := calls[len(calls)-1]
+		if calls[0] != [2]int64{0, want} || last != [2]int64{want, want} || entries[0].Events != 3000 {
+			t.Fatalf("no subagents %v: progress %v … %v, entries %+v", noSub, calls[0], last, entries)
+		}
+		for i := 1; i < len(calls); i++ {
+			if calls[i][0] < calls[i-1][0] {
+				t.Fatalf("progress went back: %v", calls)
+			}
+		}
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 
 // ErrExists is returned, wrapped with the path, when an export would
 // replace an existing file and force was not given.
-var ErrExists = errors.New("file exists (use --force to replace it)")
+var ErrExists = errors.New("file exists")
 
 // fileMode is the mode of a new export: it holds a whole conversation, so
 // only its owner reads it, as dsh keeps its logs.
