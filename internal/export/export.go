@@ -88,7 +88,7 @@ func write(ctx context.Context, svc seam.Service, id string, subagents []string,
 	for _, sub := range subagents {
 		e, err := writeLog(ctx, a, svc, sub, subagentsDir+names.name(sub)+"/", progress)
 		if err != nil {
-			return out, fmt.Errorf("subagent of %q: %w", id, err)
+			return out, &SubagentError{Parent: id, ID: sub, Err: err}
 		}
 		out = append(out, e)
 	}
@@ -116,6 +116,16 @@ func writeLog(ctx context.Context, a *archive, svc seam.Service, id, dir string,
 	}
 	return e, p.Close()
 }
+
+// SubagentError is the failure to export a session that descends from
+// the exported one.
+type SubagentError struct {
+	Parent, ID string
+	Err        error
+}
+
+func (e *SubagentError) Error() string { return fmt.Sprintf("subagent of %q: %v", e.Parent, e.Err) }
+func (e *SubagentError) Unwrap() error { return e.Err }
 
 // Header returns h as the header line of an export writes it: the shape of
 // a v2+ header whatever the log's version (type, version, id, createdAt,

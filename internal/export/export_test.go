@@ -205,7 +205,9 @@ func TestExportBrokenSubagent(t *testing.T) {
 	}
 	defer fresh.Close()
 	_, err = export.Session(ctx, fresh, "p", io.Discard, export.Options{})
-	if !errors.Is(err, seam.ErrCorrupt) || !strings.Contains(err.Error(), `subagent of "p"`) || !strings.Contains(err.Error(), `"c"`) {
+	var se *export.SubagentError
+	if !errors.Is(err, seam.ErrCorrupt) || !errors.As(err, &se) || se.Parent != "p" || se.ID != "c" ||
+		!strings.Contains(err.Error(), `subagent of "p"`) || !strings.Contains(err.Error(), `"c"`) {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := export.Session(ctx, fresh, "p", io.Discard, export.Options{NoSubagents: true}); err != nil {

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshctl/dshctl/internal/export"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// readZipEntries reads every entry of a ZIP in the work directory, checking
+// each one's CRC.
+func readZipEntries(ts *testscript.TestScript, name string) ([]string, map[string][]byte) {
+	zr, err := zip.OpenReader(ts.MkAbs(name))
+	ts.Check(err)
+	defer zr.Close()
+	var names []string
+	files := map[string][]byte{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		ts.Check(err)
+		b, err := io.ReadAll(rc)
+		ts.Check(err)
+		names = append(names, f.Name)
+		files[f.Name] = b
+	}
+	return names, files
+}
+
+// cmdZipNames checks the entries of a ZIP, in order:
+//
+//	zipnames out.zip session.jsonl subagents/x/session.jsonl
+func cmdZipNames(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: zipnames ZIP NAME...")
+	}
+	names, _ := readZipEntries(ts, args[0])
+	if !slices.Equal(names, args[1:]) {
+		ts.Fatalf("%s holds %q, want %q", args[0], names, args[1:])
+	}
+}
+
+// cmdUnzipEntry writes one entry of a ZIP to a file; with -body, without
+// its first line (an exported log's header):
+//
+//	unzipentry -body out.zip session.jsonl events.jsonl
+func cmdUnzipEntry(ts *testscript.TestScript, neg bool, args []string) {
+	body := len(args) > 0 && args[0] == "-body"
+	if body {
+		args = args[1:]
+	}
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: unzipentry [-body] ZIP NAME FILE")
+	}
+	_, files := readZipEntries(ts, args[0])
+	b, ok := files[args[1]]
+	if !ok {
+		ts.Fatalf("%s has no entry %s", args[0], args[1])
+	}
+	if body {
+		_, b, _ = bytes.Cut(b, []byte("\n"))
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), b, 0o644))
+}
+
+// TestExportTerminal: a ZIP is not written to a terminal unless --force
+// says so; the summary for people is a sentence per ZIP.
+func TestExportTerminal(t *testing.T) {
+	store := sharedFixtures(t) + "/dsh-0.1.0/jsonl-none"
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, now: time.Now,
+		stdoutTTY: true, stderrTTY: true}
+	if code := run([]string{"--store", store, "export", "-O", "-", "session-4f1c"}, e); code != exitError || out.Len() > 0 {
+		t.Fatalf("export to a terminal: exit %d, %d bytes out", code, out.Len())
+	}
+	if !strings.Contains(errb.String(), "refusing to write a ZIP to a terminal") {
+		t.Fatalf("stderr: %s", errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"--store", store, "export", "--force", "-O", "-", "session-4f1c"}, e); code != exitOK || !bytes.HasPrefix(out.Bytes(), []byte("PK\x03\x04")) {
+		t.Fatalf("--force: exit %d, %q…", code, out.Bytes()[:min(out.Len(), 8)])
+	}
+
+	dir := t.TempDir()
+	out.Reset()
+	if code := run([]string{"--store", store, "export", "-O", dir + "/", "session-4f1c"}, e); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want := "✓ Exported session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c to " + dir + "/" +
+		export.FileName("session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c") + " (133 events, 1 subagent, 106.0 KiB)\n"
+	if out.String() != want {
+		t.Fatalf("summary\n%q\nwant\n%q", out.String(), want)
+	}
+}
+
+// TestExportInterrupted: an export stopped by a signal (the context of the
+// command) leaves no file.
+func TestExportInterrupted(t *testing.T) {
+	store := sharedFixtures(t) + "/dsh-0.1.0/jsonl-zstd"
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, now: time.Now}
+	g := &globals{}
+	cmd := newRootCmd(e, g)
+	cmd.SetArgs([]string{"--store", store, "export", "-O", dir + "/x.zip", "session-4f1c"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := cmd.ExecuteContext(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Fatalf("an interrupted export left %v", names)
+	}
+}
