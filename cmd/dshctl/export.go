@@ -74,7 +74,7 @@ fails is reported and the others are still exported.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.out, "out", "O", "", "write the ZIP to `FILE`, into a folder (ending in /), or to standard output (-)")
+	f.StringVarP(&o.out, "out", "O", "", "write the ZIP to `FILE`, into a folder (one that exists, or ending in /), or to standard output (-)")
 	f.BoolVarP(&o.all, "all", "a", false, "export every session of the store, one ZIP each")
 	f.BoolVar(&o.noSubagents, "no-subagents", false, "leave out the sessions that descend from the exported one")
 	f.BoolVar(&o.force, "force", false, "replace existing files (and with -O -, write to a terminal)")
