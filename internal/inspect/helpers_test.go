@@ -8,17 +8,15 @@ import (
 	"errors"
 	"iter"
 	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
-// fixtures is /work/shared/fixtures seen from this package's folder.
-const fixtures = "../../../shared/fixtures"
-
-func expectedPath(name string) string {
-	return filepath.Join(fixtures, "dsh-0.1.0", "expected", "jsonl-none", name)
+// expectedPath is a file of what dsh's reader returned for the plain store.
+func expectedPath(t testing.TB, name string) string {
+	return fixture.Path(t, "dsh-0.1.0", "expected", "jsonl-none", name)
 }
 
 // readLines decodes a file of event lines of format version v. A header
@@ -59,7 +57,7 @@ func readLines(t testing.TB, path string, v int) (*seam.Header, []seam.Event) {
 // fixtureEvents returns the logical events of a dsh-0.1.0 expected session.
 func fixtureEvents(t testing.TB, id string) []seam.Event {
 	t.Helper()
-	_, events := readLines(t, expectedPath(id+".events.jsonl"), 0)
+	_, events := readLines(t, expectedPath(t, id+".events.jsonl"), 0)
 	return events
 }
 

@@ -9,10 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// fixtures is the shared fixture tree, at ../shared from the project root.
-const fixtures = "../../../shared/fixtures"
+	"github.com/dshctl/dshctl/internal/fixture"
+)
 
 func TestParseHeader(t *testing.T) {
 	const v0 = `"type":"session","version":0,"id":"s1","createdAt":1785331618000,"delegationDepth":0`
@@ -119,6 +118,7 @@ func TestParseHeaderUnsupportedMessage(t *testing.T) {
 // TestHeaderAppendJSONMatchesDsh re-encodes every header dsh wrote in the
 // fixtures and expects dsh's own bytes: same keys, same order.
 func TestHeaderAppendJSONMatchesDsh(t *testing.T) {
+	fixtures := fixture.Dir(t)
 	files, _ := filepath.Glob(filepath.Join(fixtures, "dsh-0.1.0/expected/jsonl-none/*.raw.jsonl"))
 	more, _ := filepath.Glob(filepath.Join(fixtures, "dsh-v2-v4/*/*/session.v*.jsonl"))
 	files = append(files, more...)
