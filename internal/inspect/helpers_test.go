@@ -99,6 +99,10 @@ func (f *fakeHandle) Header() seam.Header        { return f.header }
 func (f *fakeHandle) InheritedEventCount() int64 { return 0 }
 func (f *fakeHandle) Access() seam.Access        { return seam.Read }
 
+func (f *fakeHandle) Snapshot(context.Context) (seam.Snapshot, error) {
+	return seam.Snapshot{Header: f.header, Revision: "fake", EventCount: int64(len(f.events))}, nil
+}
+
 func (f *fakeHandle) Read(_ context.Context, offset, length int64) ([]seam.Event, error) {
 	if offset < 0 {
 		return nil, errors.New("negative offset")

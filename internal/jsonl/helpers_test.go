@@ -199,11 +199,15 @@ func (f *testFile) Truncate(size int64) error {
 	return f.file.Truncate(size)
 }
 
-// openStore opens root with opts and the test file system.
+// openStore opens root with opts and the test file system; repairs keep
+// their bytes in a temp dir unless opts names one.
 func openStore(tb testing.TB, root string, opts Options) (*Store, *testFS) {
 	tb.Helper()
 	tfs := &testFS{}
 	opts.fs = tfs
+	if opts.BackupDir == "" {
+		opts.BackupDir = tb.TempDir()
+	}
 	s, err := Open(root, opts)
 	if err != nil {
 		tb.Fatalf("Open(%s): %v", root, err)

@@ -230,3 +230,27 @@ func FuzzParseHeader(f *testing.F) {
 		}
 	})
 }
+
+func TestNewHeader(t *testing.T) {
+	yes := true
+	for _, c := range []struct {
+		in     Header
+		seeded *bool
+		depth  int64
+	}{
+		{Header{Version: 4}, new(bool), 0},
+		{Header{Version: 2, IsSeeded: &yes}, &yes, 0},
+		{Header{Version: 0}, nil, 0},
+		{Header{Version: 4, Origin: "subagent"}, new(bool), 1},
+		{Header{Version: 0, Origin: "subagent", DelegationDepth: 3}, nil, 3},
+	} {
+		c.in.ID, c.in.CreatedAt = "a", 1
+		got := NewHeader(c.in)
+		if (got.IsSeeded == nil) != (c.seeded == nil) || got.IsSeeded != nil && *got.IsSeeded != *c.seeded || got.DelegationDepth != c.depth {
+			t.Errorf("NewHeader(%+v) = %+v", c.in, got)
+		}
+		if err := ValidateHeader(got, "a"); err != nil {
+			t.Errorf("NewHeader(%+v) does not validate: %v", c.in, err)
+		}
+	}
+}
