@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/export"
+	"github.com/dshctl/dshctl/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -65,8 +66,6 @@ fails is reported and the others are still exported.`,
 			if err := o.check(g, args); err != nil {
 				return err
 			}
-			// An export shows a plugin's events, as cat does.
-			g.allowUnknown = true
 			if o.all || len(args) > 1 {
 				return runExportMany(cmd.Context(), e, g, format, &o, args)
 			}
@@ -116,12 +115,16 @@ func itemOf(r export.Result) exportItem {
 	return it
 }
 
+// exportStore is how export opens stores: it shows a plugin's events, as
+// cat does.
+var exportStore = store.Options{AllowUnknownTypes: true}
+
 func runExportOne(ctx context.Context, e *env, g *globals, format string, o *exportOptions, arg string) error {
-	s, err := g.resolveSession(ctx, e, arg)
+	s, err := g.openSession(ctx, e, arg, exportStore)
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer s.Close()
 	var bar *progress
 	var done int64
 	opts := export.Options{NoSubagents: o.noSubagents, Progress: func(written, total int64) {
@@ -143,26 +146,29 @@ func runExportOne(ctx context.Context, e *env, g *globals, format string, o *exp
 			return withHint(errors.New("refusing to write a ZIP to a terminal"), "redirect standard output, or use -O FILE")
 		}
 		w := bufio.NewWriterSize(e.stdout, 256<<10)
-		_, err := export.Session(ctx, s.svc, s.id, w, opts)
+		entries, err := export.Session(ctx, s.Service, s.ID, w, opts)
 		if err == nil {
 			err = w.Flush()
 		}
-		return explainExport(err, o)
+		finish()
+		warnUnsupported(e, entries)
+		return explainExport(err)
 	}
-	path, err := exportPath(o.out, s.id)
+	path, err := exportPath(o.out, s.ID)
 	if err != nil {
 		return err
 	}
-	r := export.Result{ID: s.id, Path: path}
+	r := export.Result{ID: s.ID, Path: path}
 	r.Bytes, err = export.WriteFile(ctx, path, o.force, func(w io.Writer) error {
 		var err error
-		r.Entries, err = export.Session(ctx, s.svc, s.id, w, opts)
+		r.Entries, err = export.Session(ctx, s.Service, s.ID, w, opts)
 		return err
 	})
 	finish()
 	if err != nil {
-		return explainExport(err, o)
+		return explainExport(err)
 	}
+	warnUnsupported(e, r.Entries)
 	return printExports(e, format, []export.Result{r})
 }
 
@@ -187,7 +193,7 @@ func exportPath(out, id string) (string, error) {
 }
 
 // explainExport words an export's failure for the command line.
-func explainExport(err error, o *exportOptions) error {
+func explainExport(err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -196,7 +202,22 @@ func explainExport(err error, o *exportOptions) error {
 	case errors.As(err, new(*export.SubagentError)):
 		return withHint(err, "--no-subagents exports the session without its subagents")
 	}
-	return err
+	return explain(err)
+}
+
+// warnUnsupported says which exported logs dsh would refuse: a plugin's
+// event types are exported whole, as cat shows them.
+func warnUnsupported(e *env, entries []export.Entry) {
+	for _, en := range entries {
+		if ut := en.Unsupported; ut != nil {
+			parts := make([]string, 0, len(ut.Types))
+			for _, t := range sortedKeys(ut.Types) {
+				parts = append(parts, fmt.Sprintf("%q (%d)", t, ut.Types[t]))
+			}
+			fmt.Fprintf(e.stderr, "dshctl: warning: %s of %q holds event types %s unknown to format v%d and not ignorable: exported whole, but dsh refuses this log unless a plugin registers them\n",
+				en.Name, en.ID, strings.Join(parts, ", "), ut.Version)
+		}
+	}
 }
 
 func runExportMany(ctx context.Context, e *env, g *globals, format string, o *exportOptions, args []string) error {
@@ -209,7 +230,7 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 	}
 	var sources []export.Source
 	if o.all {
-		svc, err := g.openStore(e)
+		svc, err := g.openStore(e, exportStore)
 		if err != nil {
 			return err
 		}
@@ -230,14 +251,14 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 	} else {
 		seen := map[string]bool{}
 		for _, arg := range args {
-			s, err := g.resolveSession(ctx, e, arg)
+			s, err := g.openSession(ctx, e, arg, exportStore)
 			if err != nil {
 				return err
 			}
-			defer s.close()
-			if !seen[s.id] {
-				seen[s.id] = true
-				sources = append(sources, export.Source{Service: s.svc, ID: s.id})
+			defer s.Close()
+			if !seen[s.ID] {
+				seen[s.ID] = true
+				sources = append(sources, export.Source{Service: s.Service, ID: s.ID})
 			}
 		}
 	}
@@ -257,9 +278,10 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 	for _, r := range results {
 		if r.Err != nil {
 			failed++
-			fmt.Fprintf(e.stderr, "dshctl: export %q: %s\n", r.ID, strings.ReplaceAll(r.Err.Error(), "\n", " "))
+			fmt.Fprintf(e.stderr, "dshctl: export %q: %s\n", r.ID, strings.ReplaceAll(explain(r.Err).Error(), "\n", " "))
 			continue
 		}
+		warnUnsupported(e, r.Entries)
 		ok = append(ok, r)
 	}
 	if err := printExports(e, format, ok); err != nil {

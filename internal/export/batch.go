@@ -83,7 +83,7 @@ func ToDir(ctx context.Context, sessions []Source, dir string, opts DirOptions) 
 					}
 					r.Bytes, r.Err = WriteFile(ctx, r.Path, opts.Force, func(w io.Writer) error {
 						var err error
-						r.Entries, err = write(ctx, svc, r.ID, subagents, w, nil)
+						r.Entries, err = writeZip(ctx, svc, r.ID, subagents, w, nil)
 						return err
 					})
 					if r.Err != nil {

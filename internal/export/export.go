@@ -2,10 +2,12 @@ package export
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -28,6 +30,10 @@ type Entry struct {
 	Name    string `json:"name"`
 	Version int    `json:"version"`
 	Events  int64  `json:"events"`
+	// Unsupported is set when the log holds event types its format does
+	// not know and that are not ignorable (a plugin's): it is exported
+	// whole, but dsh refuses it unless the plugin registers them.
+	Unsupported *inspect.UnknownTypesError `json:"-"`
 }
 
 // Session writes the ZIP export of session id of svc to w: its canonical
@@ -69,14 +75,14 @@ func Session(ctx context.Context, svc seam.Service, id string, w io.Writer, opts
 		}
 		opts.Progress(0, total)
 	}
-	return write(ctx, svc, id, subagents, w, progress)
+	return writeZip(ctx, svc, id, subagents, w, progress)
 }
 
-// write writes the ZIP of session id of svc to w with the sessions
+// writeZip writes the ZIP of session id of svc to w with the sessions
 // subagents, in that order, under subagents/<SafeName(id)>/ (made unique).
 // progress, when set, is called with the events written since its last
 // call.
-func write(ctx context.Context, svc seam.Service, id string, subagents []string, w io.Writer, progress func(int64)) ([]Entry, error) {
+func writeZip(ctx context.Context, svc seam.Service, id string, subagents []string, w io.Writer, progress func(int64)) ([]Entry, error) {
 	a := newArchive(w)
 	names := newNamer()
 	out := make([]Entry, 0, 1+len(subagents))
@@ -95,26 +101,72 @@ func write(ctx context.Context, svc seam.Service, id string, subagents []string,
 	return out, a.close()
 }
 
-// writeLog adds the canonical log of session id to a, in folder dir.
+// writeLog adds the canonical log of session id to a, in folder dir. The
+// log is what `cat` prints (the same writer, Canonical, fed by the same
+// inspect.Stream) but for the header line, which export writes v2+-shaped
+// (Header).
 func writeLog(ctx context.Context, a *archive, svc seam.Service, id, dir string, progress func(int64)) (Entry, error) {
 	h, err := svc.Open(ctx, id, seam.Read)
 	if err != nil {
 		return Entry{}, err
 	}
 	defer h.Close()
-	hdr := Header(h.Header())
+	hdr := h.Header()
 	e := Entry{ID: id, Name: dir + LogName(hdr.Version), Version: hdr.Version}
 	zw, err := a.create(e.Name, time.UnixMilli(hdr.CreatedAt))
 	if err != nil {
 		return e, err
 	}
 	p := newPipe(zw)
-	e.Events, err = writeCanonical(ctx, h, &hdr, p, progress)
+	sink := &logSink{Canonical: NewCanonical(p), progress: progress}
+	_, err = inspect.Stream(ctx, h, inspect.StreamOptions{}, sink)
+	e.Events = sink.events
+	sink.report()
+	// A plugin's event types, unknown to the format: the log is exported
+	// whole, as cat shows it, and the entry says why dsh would refuse it.
+	if ut := (*inspect.UnknownTypesError)(nil); errors.As(err, &ut) {
+		e.Unsupported, err = ut, nil
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		p.abort()
 		return e, err
 	}
 	return e, p.Close()
+}
+
+// logSink is the canonical writer with an export's header line, counting
+// the events it writes.
+type logSink struct {
+	*Canonical
+	progress         func(int64)
+	events, reported int64
+}
+
+// progressEvery is how many events pass between two progress reports.
+const progressEvery = 4096
+
+func (s *logSink) Header(h *seam.Header) error {
+	v2 := Header(*h)
+	return s.Canonical.Header(&v2)
+}
+
+func (s *logSink) Event(e *seam.Event) error {
+	s.events++
+	if s.events-s.reported >= progressEvery {
+		s.report()
+	}
+	return s.Canonical.Event(e)
+}
+
+// report gives progress the events written since the last report.
+func (s *logSink) report() {
+	if s.progress != nil && s.events > s.reported {
+		s.progress(s.events - s.reported)
+	}
+	s.reported = s.events
 }
 
 // SubagentError is the failure to export a session that descends from

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -15,36 +16,12 @@ import (
 	"time"
 
 	"github.com/dshctl/dshctl/internal/export"
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
 var ctx = context.Background()
-
-// fixturesDir returns shared/fixtures: $DSHCTL_FIXTURES/.. when set (it
-// names dsh-0.1.0), else the nearest ancestor of the working directory
-// that has it.
-func fixturesDir(tb testing.TB) string {
-	tb.Helper()
-	if d := os.Getenv("DSHCTL_FIXTURES"); d != "" {
-		return filepath.Dir(d)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for dir := wd; ; {
-		p := filepath.Join(dir, "shared", "fixtures")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatalf("shared/fixtures not found above %s; set DSHCTL_FIXTURES", wd)
-		}
-		dir = parent
-	}
-}
 
 // openStore opens a fixture root read-only; exports never write to it.
 func openStore(t *testing.T, root string) seam.Service {
@@ -192,7 +169,7 @@ var fixtureStores = []string{"jsonl-zstd", "jsonl-none"}
 // passes, the log minus its header is what dsh's reader returned, both
 // encodings give the same bytes, and exporting twice gives the same bytes.
 func TestFixtureExports(t *testing.T) {
-	base := filepath.Join(fixturesDir(t), "dsh-0.1.0")
+	base := filepath.Join(fixture.Dir(t), "dsh-0.1.0")
 	stores := map[string]seam.Service{}
 	for _, s := range fixtureStores {
 		stores[s] = openStore(t, filepath.Join(base, s))
@@ -243,7 +220,7 @@ func TestFixtureExports(t *testing.T) {
 // live session, appear under their parent's subagents/, holding what their
 // own export holds.
 func TestFixtureSubagents(t *testing.T) {
-	svc := openStore(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "jsonl-zstd"))
+	svc := openStore(t, filepath.Join(fixture.Dir(t), "dsh-0.1.0", "jsonl-zstd"))
 	for parent, child := range map[string]string{
 		"session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c": "session-c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f",
 		"session-5d6e7f80-9102-4a3b-8c4d-5e6f70819203": "session-6e7f8091-0213-4b4c-9d5e-6f7081920314",
@@ -273,7 +250,7 @@ func TestFixtureSubagents(t *testing.T) {
 // source of truth), and the seeded subagent and its sibling sit under
 // their parent.
 func TestFixtureV2V4(t *testing.T) {
-	root := filepath.Join(fixturesDir(t), "dsh-v2-v4")
+	root := filepath.Join(fixture.Dir(t), "dsh-v2-v4")
 	svc := openStore(t, root)
 	for id, want := range map[string][]string{
 		"preview-showcase": {"session.v3.jsonl",
@@ -284,11 +261,16 @@ func TestFixtureV2V4(t *testing.T) {
 		"legacy-sdk-history":          {"session.v4.jsonl"},
 	} {
 		t.Run(id, func(t *testing.T) {
-			zipped, _ := exportBytes(t, svc, id, export.Options{})
+			zipped, entries := exportBytes(t, svc, id, export.Options{})
 			unzipTest(t, zipped)
 			u := readZip(t, zipped)
 			if !reflect.DeepEqual(u.names, want) {
 				t.Fatalf("entries %q, want %q", u.names, want)
+			}
+			// The plugin's log is exported whole, and flagged: dsh refuses it.
+			if ut := entries[0].Unsupported; (id == "legacy-sdk-history") != (ut != nil) ||
+				ut != nil && (ut.Types["roleplay/opened"] == 0 || !errors.Is(ut, seam.ErrUnsupportedFormat)) {
+				t.Fatalf("Unsupported = %v", ut)
 			}
 			snap, err := svc.Stat(ctx, id)
 			if err != nil {
@@ -335,7 +317,7 @@ func expandRanges(rec map[string]any) {
 // KB tool result) with its subagent from the zstd store: list, open,
 // decode, canonical JSONL, DEFLATE, ZIP. The bytes are those of the logs.
 func BenchmarkExport(b *testing.B) {
-	root := filepath.Join(fixturesDir(b), "dsh-0.1.0", "jsonl-zstd")
+	root := filepath.Join(fixture.Dir(b), "dsh-0.1.0", "jsonl-zstd")
 	svc, err := jsonl.Open(root, jsonl.Options{})
 	if err != nil {
 		b.Fatal(err)

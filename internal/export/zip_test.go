@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/dshctl/dshctl/internal/fixture"
 )
 
 // corpus returns the events dsh wrote in the fixtures, as one JSONL text:
@@ -16,20 +18,10 @@ import (
 // kind of text an export compresses.
 func corpus(tb testing.TB) []byte {
 	tb.Helper()
-	wd, _ := os.Getwd()
-	var files []string
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		fx := filepath.Join(dir, "shared", "fixtures")
-		if _, err := os.Stat(fx); err == nil {
-			a, _ := filepath.Glob(filepath.Join(fx, "dsh-0.1.0", "expected", "jsonl-none", "*.events.jsonl"))
-			b, _ := filepath.Glob(filepath.Join(fx, "dsh-v2-v4", "*", "*", "*.jsonl"))
-			files = append(a, b...)
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			tb.Fatalf("shared/fixtures not found above %s", wd)
-		}
-	}
+	fx := fixture.Dir(tb)
+	a, _ := filepath.Glob(filepath.Join(fx, "dsh-0.1.0", "expected", "jsonl-none", "*.events.jsonl"))
+	b, _ := filepath.Glob(filepath.Join(fx, "dsh-v2-v4", "*", "*", "*.jsonl"))
+	files := append(a, b...)
 	var out []byte
 	for _, f := range files {
 		b, err := os.ReadFile(f)

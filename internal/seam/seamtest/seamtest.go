@@ -1,6 +1,7 @@
 // Package seamtest is the contract suite of the persistence seam: the
 // behaviour every seam.Service backend must show, whatever its storage
-// (spec/seam.md, "Contract suite", points 1 to 22).
+// (spec/seam.md, "Contract suite", points 1 to 22, and 23: a handle's
+// Snapshot).
 //
 // A backend runs it from its own tests:
 //
@@ -109,4 +110,5 @@ var points = []struct {
 	{"20_revisions", (*suite).revisions},
 	{"21_event_count", (*suite).eventCount},
 	{"22_export_byte_identity", (*suite).exportIdentity},
+	{"23_handle_snapshot", (*suite).handleSnapshot},
 }
