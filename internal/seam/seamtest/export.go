@@ -68,14 +68,7 @@ func (s *suite) exportIdentity(t *testing.T) {
 	var events []seam.Event
 	var body [][]byte
 	if s.v < 2 {
-		for _, line := range packedLog {
-			body = append(body, []byte(line))
-			rec, err := seam.DecodeRecord([]byte(line), 0)
-			if err != nil {
-				t.Fatalf("packedLog: %v", err)
-			}
-			events = append(events, rec.Events()...)
-		}
+		body, events = packedRecords(t)
 	} else {
 		events = script(s.v, 24)
 		body = records(s.v, events)
