@@ -127,13 +127,16 @@ func runExportOne(ctx context.Context, e *env, g *globals, format string, o *exp
 	defer s.Close()
 	var bar *progress
 	var done int64
-	opts := export.Options{NoSubagents: o.noSubagents, Progress: func(written, total int64) {
-		if bar == nil {
-			bar = newProgress(e, format, "exporting events", int(total))
+	opts := export.Options{NoSubagents: o.noSubagents}
+	if e.stderrTTY { // the bar is for people only
+		opts.Progress = func(written, total int64) {
+			if bar == nil {
+				bar = newProgress(e, format, "exporting events", int(total))
+			}
+			bar.add(int(written - done))
+			done = written
 		}
-		bar.add(int(written - done))
-		done = written
-	}}
+	}
 	finish := func() {
 		if bar != nil {
 			bar.finish()

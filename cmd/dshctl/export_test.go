@@ -120,3 +120,23 @@ func TestExportInterrupted(t *testing.T) {
 		t.Fatalf("an interrupted export left %v", names)
 	}
 }
+
+// TestExportProgress: on a terminal, a long export shows a bar on stderr;
+// the ZIP and the summary are the same as without it.
+func TestExportProgress(t *testing.T) {
+	store := sharedFixtures(t) + "/dsh-0.1.0/jsonl-zstd"
+	clock := time.Unix(1785331618, 0)
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" },
+		stderrTTY: true, now: func() time.Time { clock = clock.Add(2 * time.Second); return clock }}
+	path := t.TempDir() + "/x.zip"
+	if code := run([]string{"--store", store, "export", "-O", path, "session-4f1c"}, e); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "exporting events") || !strings.Contains(errb.String(), "/133)") {
+		t.Fatalf("no progress bar on stderr: %q", errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c\t"+path+"\t133\t1\t") {
+		t.Fatalf("stdout %q", out.String())
+	}
+}

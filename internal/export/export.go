@@ -45,13 +45,8 @@ type Entry struct {
 func Session(ctx context.Context, svc seam.Service, id string, w io.Writer, opts Options) ([]Entry, error) {
 	var subagents []string
 	var total int64
-	if opts.NoSubagents {
-		snap, err := svc.Stat(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		total = snap.EventCount
-	} else {
+	switch {
+	case !opts.NoSubagents:
 		entries, err := svc.List(ctx)
 		if err != nil {
 			return nil, err
@@ -65,6 +60,12 @@ func Session(ctx context.Context, svc seam.Service, id string, w io.Writer, opts
 		for _, sub := range subagents {
 			total += counts[sub]
 		}
+	case opts.Progress != nil:
+		snap, err := svc.Stat(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		total = snap.EventCount
 	}
 	var progress func(int64)
 	if opts.Progress != nil {
