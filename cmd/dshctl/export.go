@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/export"
@@ -100,15 +101,15 @@ func (o *exportOptions) check(g *globals, args []string) error {
 
 // exportItem is what export prints about one ZIP, and its JSON shape.
 type exportItem struct {
-	ID      string         `json:"id"`
-	Path    string         `json:"path"`
-	Bytes   int64          `json:"bytes"`
-	Events  int64          `json:"events"`
-	Entries []export.Entry `json:"entries"`
+	ID        string         `json:"id"`
+	Path      string         `json:"path"`
+	SizeBytes int64          `json:"sizeBytes"`
+	Events    int64          `json:"events"`
+	Entries   []export.Entry `json:"entries"`
 }
 
 func itemOf(r export.Result) exportItem {
-	it := exportItem{ID: r.ID, Path: r.Path, Bytes: r.Bytes, Entries: r.Entries}
+	it := exportItem{ID: r.ID, Path: r.Path, SizeBytes: r.Bytes, Entries: r.Entries}
 	for _, en := range r.Entries {
 		it.Events += en.Events
 	}
@@ -300,8 +301,9 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 	return nil
 }
 
-// printExports tells what was written: a line per ZIP for people, id, path,
-// events, subagents and bytes tab-separated for scripts, or JSON.
+// printExports tells what was written: for people, the fields of one ZIP
+// or a table of several; for scripts, id, path, events, subagents and
+// bytes tab-separated, a line per ZIP; or JSON.
 func printExports(e *env, format string, results []export.Result) error {
 	items := make([]exportItem, len(results))
 	for i, r := range results {
@@ -318,15 +320,31 @@ func printExports(e *env, format string, results []export.Result) error {
 				break
 			}
 		}
-	case e.stdoutTTY:
+	case !e.stdoutTTY:
 		for _, it := range items {
-			fmt.Fprintf(w, "✓ Exported %s to %s (%s, %s, %s)\n", it.ID, it.Path,
-				count(int(it.Events), "event"), count(len(it.Entries)-1, "subagent"), humanBytes(it.Bytes))
+			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\n", it.ID, it.Path, it.Events, len(it.Entries)-1, it.SizeBytes)
 		}
-	default:
-		for _, it := range items {
-			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\n", it.ID, it.Path, it.Events, len(it.Entries)-1, it.Bytes)
+	case len(items) == 1:
+		it := items[0]
+		k := newKV(w)
+		k.add("session", "%s", it.ID)
+		k.add("file", "%s", it.Path)
+		k.add("events", "%d", it.Events)
+		k.add("subagents", "%d", len(it.Entries)-1)
+		k.add("size", "%s (%d bytes)", humanBytes(it.SizeBytes), it.SizeBytes)
+		err = k.flush()
+	case len(items) > 1:
+		ids := make([]string, len(items))
+		for i := range items {
+			ids[i] = items[i].ID
 		}
+		short := store.ShortIDs(ids, 12)
+		rows := make([][]string, len(items))
+		for i, it := range items {
+			rows[i] = []string{short[i], it.Path, strconv.FormatInt(it.Events, 10),
+				strconv.Itoa(len(it.Entries) - 1), humanBytes(it.SizeBytes)}
+		}
+		err = renderTable(w, []string{"SESSION", "FILE", "EVENTS", "SUBAGENTS", "SIZE"}, rows)
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr

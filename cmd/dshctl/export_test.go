@@ -94,10 +94,25 @@ func TestExportTerminal(t *testing.T) {
 	if code := run([]string{"--store", store, "export", "-O", dir + "/", "session-4f1c"}, e); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	want := "✓ Exported session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c to " + dir + "/" +
-		export.FileName("session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c") + " (133 events, 1 subagent, 106.0 KiB)\n"
+	file := dir + "/" + export.FileName("session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c")
+	want := "session:    session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c\n" +
+		"file:       " + file + "\n" +
+		"events:     133\n" +
+		"subagents:  1\n" +
+		"size:       106.0 KiB (108555 bytes)\n"
 	if out.String() != want {
-		t.Fatalf("summary\n%q\nwant\n%q", out.String(), want)
+		t.Fatalf("summary\n%s\nwant\n%s", out.String(), want)
+	}
+
+	// Several ZIPs: a table.
+	out.Reset()
+	if code := run([]string{"--store", store, "export", "--force", "-O", dir, "session-4f1c", "session-7a2b"}, e); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(strings.TrimSpace(lines[0]), "SESSION") ||
+		!strings.Contains(lines[1], file) || !strings.Contains(lines[2], "39") {
+		t.Fatalf("table\n%s", out.String())
 	}
 }
 
