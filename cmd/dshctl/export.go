@@ -201,6 +201,8 @@ func explainExport(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, context.Canceled):
+		return errors.New("export interrupted")
 	case errors.Is(err, export.ErrExists):
 		return withHint(err, "use --force to replace it, or -O to write elsewhere")
 	case errors.As(err, new(*export.SubagentError)):
@@ -241,7 +243,7 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 		defer svc.Close()
 		entries, err := svc.List(ctx)
 		if err != nil {
-			return err
+			return explainExport(err)
 		}
 		for _, en := range entries {
 			sources = append(sources, export.Source{Service: svc, ID: en.Snapshot.Header.ID})
@@ -280,6 +282,10 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 	var ok []export.Result
 	failed := 0
 	for _, r := range results {
+		if r.Err != nil && ctx.Err() != nil && errors.Is(r.Err, context.Canceled) {
+			failed++ // interrupted: said once below
+			continue
+		}
 		if r.Err != nil {
 			failed++
 			fmt.Fprintf(e.stderr, "dshctl: export %q: %s\n", r.ID, strings.ReplaceAll(explain(r.Err).Error(), "\n", " "))
@@ -290,6 +296,9 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 	}
 	if err := printExports(e, format, ok); err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("export interrupted: %d of %s not exported", failed, count(len(results), "session"))
 	}
 	if failed > 0 {
 		err := fmt.Errorf("%d of %s not exported", failed, count(len(results), "session"))

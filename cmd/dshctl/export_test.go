@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
 	"slices"
@@ -128,8 +127,20 @@ func TestExportInterrupted(t *testing.T) {
 	cmd.SetArgs([]string{"--store", store, "export", "-O", dir + "/x.zip", "session-4f1c"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := cmd.ExecuteContext(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("got %v, want context.Canceled", err)
+	if err := cmd.ExecuteContext(ctx); err == nil || err.Error() != "export interrupted" {
+		t.Fatalf("got %v, want the export interrupted", err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Fatalf("an interrupted export left %v", names)
+	}
+
+	// Several sessions: the interruption is said once.
+	errb.Reset()
+	cmd = newRootCmd(e, &globals{})
+	cmd.SetArgs([]string{"--store", store, "export", "--all", "-O", dir})
+	err := cmd.ExecuteContext(ctx)
+	if err == nil || !strings.HasPrefix(err.Error(), "export interrupted") || errb.Len() > 0 {
+		t.Fatalf("got %v; stderr %q", err, errb.String())
 	}
 	if names, _ := os.ReadDir(dir); len(names) != 0 {
 		t.Fatalf("an interrupted export left %v", names)

@@ -303,3 +303,30 @@ func TestToDirListFails(t *testing.T) {
 		t.Fatalf("--no-subagents: %v", results[0].Err)
 	}
 }
+
+// TestToDirCancelled: a cancelled batch stops, each session not exported
+// says why, and no file is left.
+func TestToDirCancelled(t *testing.T) {
+	svc, _ := newStore(t, jsonl.Zstd)
+	var sources []export.Source
+	for i := range 6 {
+		id := fmt.Sprintf("s%d", i)
+		addSession(t, svc, id, "", 1000, 3000)
+		sources = append(sources, export.Source{Service: svc, ID: id})
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	dir := t.TempDir()
+	results := export.ToDir(cctx, sources, dir, export.DirOptions{Jobs: 2, Done: func(export.Result) { cancel() }})
+	exported := 0
+	for _, r := range results {
+		switch {
+		case r.Err == nil:
+			exported++
+		case !errors.Is(r.Err, context.Canceled):
+			t.Fatalf("%s: %v", r.ID, r.Err)
+		}
+	}
+	if des, _ := os.ReadDir(dir); exported >= len(sources) || len(des) != exported {
+		t.Fatalf("%d exported, the folder holds %v", exported, des)
+	}
+}
