@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,25 +18,29 @@ const interruptHeader = "\n\n[USER INTERRUPT]\nThe user sent this while you were
 // client never saw its text.
 const otherClientText = "(message from another client)"
 
-// lookahead holds the facts about the server's handling of each message that
-// a trace reveals only later: a send is queued at the server if a
-// message-queued frame or a "queued" answer names it, and failed if its POST
-// was answered with an error. Both the backend model and the truth tracker
-// need them to tell which send a turn-start belongs to.
+// lookahead holds the facts about the server's handling of each message, and
+// of its turns, that a trace reveals only later: a send is queued at the
+// server if a message-queued frame or a "queued" answer names it, and failed
+// if its POST was answered with an error; which turn the server runs where
+// its frames do not say (a reconnect) is told by the frames after it. Both the backend
+// model and the truth tracker need them.
 type lookahead struct {
 	alias        map[string]string // server message id -> client id
 	serverQueued map[string]bool
 	failed       map[string]bool
+	ahead        []string // record index -> the turn the frames after it show the server was running
 }
 
 func newLookahead(recs []Record, tab string) *lookahead {
 	la := &lookahead{alias: map[string]string{}, serverQueued: map[string]bool{}, failed: map[string]bool{}}
-	for _, r := range recs {
+	for i := range recs {
+		r := &recs[i]
 		if r.Kind == KindHTTP && r.MessageID != "" && r.MessageID != r.ID {
 			la.alias[r.MessageID] = r.ID
 		}
 	}
-	for _, r := range recs {
+	for i := range recs {
+		r := &recs[i]
 		switch {
 		case r.Kind == KindHTTP && r.Status == "queued":
 			la.serverQueued[r.ID] = true
@@ -44,6 +50,7 @@ func newLookahead(recs []Record, tab string) *lookahead {
 			la.serverQueued[la.local(r.Ev.MessageID)] = true
 		}
 	}
+	la.ahead = turnsAhead(recs, tab)
 	return la
 }
 
@@ -66,39 +73,64 @@ func ofTab(ev *Event, tab string) bool {
 }
 
 // Backend models the server from the records of a trace: which rows are
-// durable after each record. A turn's user row is written at its turn-start;
+// durable after each record. A turn's user row is written when it starts;
 // its assistant and tool rows in one batch when it is sealed, with interrupt
 // texts folded into the last tool result. It answers the fetches a trace does
 // not record.
 type Backend struct {
-	la   *lookahead
-	tab  string
-	rows []Chunk
-	seq  int64
+	la    *lookahead
+	tab   string
+	turns serverTurns
+	index int // the record being applied
+	rows  []Chunk
+	seq   int64
+	snap  *rowSet // the window as of the last write, shared until the next
 
+	started  map[string]bool   // turns started
 	texts    map[string]string // client message id -> text
 	awaiting []string          // sends waiting to start a turn, oldest first
 	cont     []string          // continuation texts waiting for their turn-start
 
-	turn    string  // running turn, "" when idle
-	step    int     // step of the running turn
-	pend    []Chunk // the running turn's rows, written when it is sealed
-	newText bool    // the next delta starts a new text row
+	turn    string     // running turn, "" when idle
+	step    int        // step of the running turn
+	pend    []*pending // the running turn's rows, written when it is sealed
+	newText bool       // the next delta starts a new text row
+}
+
+// pending is a row of the running turn; text rows grow delta by delta and
+// are encoded once, when the turn is written.
+type pending struct {
+	Chunk
+	text  strings.Builder
+	field string         // the data field text goes to
+	data  map[string]any // the other data fields
 }
 
 // NewBackend returns the backend model for the records of a trace about tab.
 func NewBackend(recs []Record, tab string) *Backend {
-	return &Backend{la: newLookahead(recs, tab), tab: tab, texts: map[string]string{}}
+	la := newLookahead(recs, tab)
+	return newBackend(la, tab)
+}
+
+func newBackend(la *lookahead, tab string) *Backend {
+	return &Backend{la: la, tab: tab, texts: map[string]string{}, started: map[string]bool{}, turns: serverTurns{la: la}}
 }
 
 // Rows returns the durable rows a chunk fetch would return now.
-func (b *Backend) Rows() []Chunk {
-	from := max(0, len(b.rows)-fetchWindow)
-	return append([]Chunk(nil), b.rows[from:]...)
+func (b *Backend) Rows() []Chunk { return b.window().list }
+
+func (b *Backend) window() *rowSet {
+	if b.snap == nil {
+		from := max(0, len(b.rows)-fetchWindow)
+		// Rows are only ever appended: the window can share them.
+		b.snap = newRowSet(b.rows[from:len(b.rows):len(b.rows)])
+	}
+	return b.snap
 }
 
-// Apply advances the model past one record.
-func (b *Backend) Apply(rec Record) {
+// Apply advances the model past one record, the i-th of its trace.
+func (b *Backend) Apply(i int, rec Record) {
+	b.index = i
 	switch rec.Kind {
 	case KindSend:
 		b.texts[rec.ID] = rec.Text
@@ -113,6 +145,18 @@ func (b *Backend) Apply(rec Record) {
 }
 
 func (b *Backend) frame(ev *Event) {
+	ch := b.turns.frame(b.index, ev, b.tab)
+	for _, t := range ch.sealed {
+		if t != "" && t == b.turn && t != ch.started {
+			b.seal()
+		}
+	}
+	if ch.started != "" && !(ch.implicit && b.started[ch.started]) {
+		b.startTurn(ch.started)
+		if ch.sealed[0] == ch.started {
+			b.seal() // a turn known only by its seal
+		}
+	}
 	switch ev.Type {
 	case "message-queued":
 		id := b.la.local(ev.MessageID)
@@ -131,31 +175,29 @@ func (b *Backend) frame(ev *Event) {
 			return
 		}
 		b.foldInterrupt(strings.Join(texts, continuationSep))
-	case "turn-start":
-		b.startTurn(ev.TurnID)
 	case "text-delta":
 		b.appendText("text", ev.Delta)
 	case "reasoning-delta":
 		b.appendText("thinking", ev.Delta)
 	case "tool-call":
 		if ev.ToolCall != nil {
-			b.add(RoleAssistant, "tool_call", map[string]any{"toolCallId": ev.ToolCall.ID, "name": ev.ToolCall.Name, "arguments": ev.ToolCall.Arguments})
+			args := ev.ToolCall.Arguments
+			if len(args) == 0 {
+				args = json.RawMessage("null")
+			}
+			b.add(RoleAssistant, "tool_call", "", map[string]any{"toolCallId": ev.ToolCall.ID, "name": ev.ToolCall.Name, "arguments": args})
 		}
 	case "tool-result":
 		if ev.ToolResult != nil {
-			b.add(RoleTool, "tool_result", map[string]any{"toolCallId": ev.ToolResult.ToolCallID, "result": rawText(ev.ToolResult.Result), "isError": ev.ToolResult.IsError})
+			p := b.add(RoleTool, "tool_result", "result", map[string]any{"toolCallId": ev.ToolResult.ToolCallID, "isError": ev.ToolResult.IsError})
+			p.text.WriteString(rawText(ev.ToolResult.Result))
 		}
 	case "error":
-		b.add(RoleAssistant, "error", map[string]any{"error": rawText(ev.Error)})
+		p := b.add(RoleAssistant, "error", "error", nil)
+		p.text.WriteString(rawText(ev.Error))
 	case "done":
 		b.step++
 		b.newText = true
-	case "turn-sealed":
-		b.seal()
-	case "statuses":
-		if s, ok := ev.Statuses[b.tab]; ok && s.Status != StatusRunning {
-			b.seal()
-		}
 	}
 }
 
@@ -166,6 +208,7 @@ func (b *Backend) write(c Chunk) {
 	c.TabID = b.tab
 	b.seq++
 	b.rows = append(b.rows, c)
+	b.snap = nil
 }
 
 func (b *Backend) startTurn(t string) {
@@ -180,23 +223,28 @@ func (b *Backend) startTurn(t string) {
 		b.awaiting = b.awaiting[1:]
 	}
 	b.turn, b.step, b.newText = t, 0, true
-	b.write(Chunk{TurnID: t, Role: RoleUser, Type: "text", Data: mustJSON(map[string]string{"text": text})})
+	b.started[t] = true
+	b.write(Chunk{TurnID: t, Role: RoleUser, Type: "text", Data: appendJSONObject(nil, "text", text, nil), text: text})
 }
 
-func (b *Backend) add(role, typ string, data map[string]any) {
-	b.pend = append(b.pend, Chunk{TurnID: b.turn, Step: b.step, Role: role, Type: typ, Data: mustJSON(data)})
+// add starts a row of the running turn; field names the data field its text
+// goes to ("" for none).
+func (b *Backend) add(role, typ, field string, data map[string]any) *pending {
+	if b.turn == "" {
+		return &pending{} // no turn runs: nothing becomes durable
+	}
+	b.pend = append(b.pend, &pending{Chunk: Chunk{TurnID: b.turn, Step: b.step, Role: role, Type: typ}, field: field, data: data})
 	b.newText = true
+	return b.pend[len(b.pend)-1]
 }
 
 func (b *Backend) appendText(typ, delta string) {
 	if n := len(b.pend); n > 0 && !b.newText && b.pend[n-1].Type == typ {
-		var d map[string]string
-		if json.Unmarshal(b.pend[n-1].Data, &d) == nil {
-			b.pend[n-1].Data = mustJSON(map[string]string{"text": d["text"] + delta})
-			return
-		}
+		b.pend[n-1].text.WriteString(delta)
+		return
 	}
-	b.pend = append(b.pend, Chunk{TurnID: b.turn, Step: b.step, Role: RoleAssistant, Type: typ, Data: mustJSON(map[string]string{"text": delta})})
+	p := b.add(RoleAssistant, typ, "text", nil)
+	p.text.WriteString(delta)
 	b.newText = false
 }
 
@@ -204,18 +252,13 @@ func (b *Backend) appendText(typ, delta string) {
 // running turn (a tool result is created when a trace shows none).
 func (b *Backend) foldInterrupt(text string) {
 	for i := len(b.pend) - 1; i >= 0; i-- {
-		if b.pend[i].Type != "tool_result" {
-			continue
-		}
-		var d map[string]any
-		if json.Unmarshal(b.pend[i].Data, &d) == nil {
-			res, _ := d["result"].(string)
-			d["result"] = res + interruptHeader + text
-			b.pend[i].Data = mustJSON(d)
+		if b.pend[i].Type == "tool_result" {
+			b.pend[i].text.WriteString(interruptHeader + text)
 			return
 		}
 	}
-	b.add(RoleTool, "tool_result", map[string]any{"toolCallId": "", "result": interruptHeader + text, "isError": false})
+	p := b.add(RoleTool, "tool_result", "result", map[string]any{"toolCallId": "", "isError": false})
+	p.text.WriteString(interruptHeader + text)
 }
 
 // seal writes the running turn's rows with contiguous seqs.
@@ -223,10 +266,46 @@ func (b *Backend) seal() {
 	if b.turn == "" {
 		return
 	}
-	for _, c := range b.pend {
+	for _, p := range b.pend {
+		c := p.Chunk
+		c.text = p.text.String()
+		var data []byte
+		if p.field != "" {
+			data = appendJSONObject(nil, p.field, c.text, p.data)
+		} else {
+			data = mustJSON(p.data)
+		}
+		c.Data = data
+		if c.Role != RoleUser && c.Type != "tool_result" && p.field == "" {
+			c.text = chunkText(c.Role, data)
+		}
 		b.write(c)
 	}
-	b.turn, b.pend = "", nil
+	b.turn, b.pend = "", b.pend[:0]
+}
+
+// appendJSONObject appends {"<field>":"<text>", ...other} to dst.
+func appendJSONObject(dst []byte, field, text string, other map[string]any) []byte {
+	dst = append(dst, '{')
+	dst = strconv.AppendQuote(dst, field)
+	dst = append(dst, ':')
+	dst = appendJSONString(dst, text)
+	for _, k := range slices.Sorted(maps.Keys(other)) {
+		dst = append(dst, ',')
+		dst = strconv.AppendQuote(dst, k)
+		dst = append(dst, ':')
+		dst = append(dst, mustJSON(other[k])...)
+	}
+	return append(dst, '}')
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(dst []byte, s string) []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return append(dst, `""`...)
+	}
+	return append(dst, b...)
 }
 
 // mustJSON encodes values built from strings, bools, numbers and raw JSON.

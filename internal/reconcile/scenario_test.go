@@ -155,9 +155,5 @@ func TestScenarioEndStates(t *testing.T) {
 // finalState replays tr and returns the client state at the end.
 func finalState(t *testing.T, tr *Trace, pol Policy) State {
 	t.Helper()
-	idx := make([]int, len(tr.Records))
-	for i := range idx {
-		idx[i] = i
-	}
-	return runOnce(tr.Records, idx, traceTab(tr), pol, false, nil).final
+	return runOnce(tr.Records, traceTab(tr), pol, runOpts{}).final
 }
