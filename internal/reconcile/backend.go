@@ -82,9 +82,14 @@ type Backend struct {
 	tab   string
 	turns serverTurns
 	index int // the record being applied
-	rows  []Chunk
-	seq   int64
-	snap  *rowSet // the window as of the last write, shared until the next
+	// lazy: the records the model follows on demand (a replay); done of
+	// them are applied. A recorded trace answers every request itself and
+	// never needs the model.
+	lazy []Record
+	done int
+	rows []Chunk
+	seq  int64
+	snap *rowSet // the window as of the last write, shared until the next
 
 	started  map[string]bool   // turns started
 	texts    map[string]string // client message id -> text
@@ -106,10 +111,12 @@ type pending struct {
 	data  map[string]any // the other data fields
 }
 
-// NewBackend returns the backend model for the records of a trace about tab.
+// NewBackend returns the backend model for the records of a trace about
+// tab. It follows them when asked for its rows (at).
 func NewBackend(recs []Record, tab string) *Backend {
-	la := newLookahead(recs, tab)
-	return newBackend(la, tab)
+	b := newBackend(newLookahead(recs, tab), tab)
+	b.lazy = recs
+	return b
 }
 
 func newBackend(la *lookahead, tab string) *Backend {
@@ -118,6 +125,16 @@ func newBackend(la *lookahead, tab string) *Backend {
 
 // Rows returns the durable rows a chunk fetch would return now.
 func (b *Backend) Rows() []Chunk { return b.window().list }
+
+// at returns the rows a chunk fetch returns after record i, applying the
+// records up to it first when the model follows a trace on demand.
+func (b *Backend) at(i int) *rowSet {
+	for b.lazy != nil && b.done <= i && b.done < len(b.lazy) {
+		b.Apply(b.done, b.lazy[b.done])
+		b.done++
+	}
+	return b.window()
+}
 
 func (b *Backend) window() *rowSet {
 	if b.snap == nil {

@@ -207,6 +207,9 @@ func (b *book) startedBefore(t string, n int) bool {
 // continuation), or, when a reconnect hid a turn's start since then, of any
 // turn not known to have started before.
 func (b *book) represented(e bkEntry, rows *rowSet, text string) bool {
+	if e.kind == bkBound && b.pagedOut(rows, e.turn) {
+		return true
+	}
 	for _, t := range b.turns[min(e.turnsAtSend, len(b.turns)):] {
 		if rows.representsUser(t.id, text) {
 			return true
@@ -221,6 +224,28 @@ func (b *book) represented(e bkEntry, rows *rowSet, text string) bool {
 		}
 	}
 	return false
+}
+
+// pagedOut reports whether the rows are a window that starts after turn t
+// began: t's user row is older than the window (the chunk endpoint returns
+// the last 100 rows), so their lack of it says nothing.
+func (b *book) pagedOut(rows *rowSet, t string) bool {
+	if t == "" || rows.first() == "" {
+		return false
+	}
+	if rows.startsInside(t) {
+		return true
+	}
+	at, first := -1, -1
+	for k, x := range b.turns {
+		switch x.id {
+		case t:
+			at = k
+		case rows.first():
+			first = k
+		}
+	}
+	return at >= 0 && first > at
 }
 
 // seal records that this client saw turn t sealed, having issued reqs requests.

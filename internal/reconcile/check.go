@@ -137,12 +137,13 @@ func traceTab(t *Trace) string {
 }
 
 type runOut struct {
-	final      State
-	answered   map[int]reqKey
-	view       finalView
-	violations []Violation
-	warnings   []string
-	points     int
+	final          State
+	deferredFailed bool
+	answered       map[int]reqKey
+	view           finalView
+	violations     []Violation
+	warnings       []string
+	points         int
 }
 
 // runOpts says what runOnce does besides replaying.
@@ -171,7 +172,6 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 		if o.noScroll && rec.Kind == KindScroll {
 			continue
 		}
-		be.Apply(i, *rec)
 		tr.observe(i, rec)
 		for _, a := range m.apply(i, *rec) {
 			out.points++
@@ -202,7 +202,7 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 	if check {
 		out.violations = ck.end(m.S, len(recs))
 	}
-	out.final, out.warnings, out.answered = m.S, m.warnings, m.answered
+	out.final, out.warnings, out.answered, out.deferredFailed = m.S, m.warnings, m.answered, m.deferredFailed
 	if o.view {
 		out.view = ck.view(m.S)
 	}
@@ -211,7 +211,7 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 
 // router returns the function that tells which fetch record answers a
 // request: the first with its number, or with its key when answered is set.
-func router(recs []Record, answered map[int]reqKey) func(*request) int {
+func router(recs []Record, answered map[int]reqKey) func(*request) (int, bool) {
 	byReq := map[int]int{}
 	var keyed []int // fetch records not claimed yet
 	for i := range recs {
@@ -226,29 +226,32 @@ func router(recs []Record, answered map[int]reqKey) func(*request) int {
 			keyed = append(keyed, i)
 		}
 	}
+	carried := func(i int) (int, bool) { return i, recs[i].HasRows || recs[i].FetchErr }
 	if answered == nil {
-		return func(r *request) int {
+		return func(r *request) (int, bool) {
 			if i, ok := byReq[r.req]; ok {
-				return i
+				return carried(i)
 			}
-			return -1
+			return -1, false
 		}
 	}
-	return func(r *request) int {
+	return func(r *request) (int, bool) {
 		for k, i := range keyed {
 			if answered[i] == r.key() {
 				keyed = append(keyed[:k:k], keyed[k+1:]...)
-				return i
+				return carried(i)
 			}
 		}
-		return -1
+		return -1, false
 	}
 }
 
 // deferralCheck replays t without its scroll events and compares what the
-// user ends up seeing; nil when they agree or t has no scroll event.
+// user ends up seeing; nil when they agree, or t has no scroll event, or a
+// deferred reconcile's fetch failed (the seals it stood for stay
+// unreconciled by the failure, not by the deferral).
 func deferralCheck(t *Trace, tab string, pol Policy, main runOut) *Violation {
-	if !hasScroll(t) {
+	if !hasScroll(t) || main.deferredFailed {
 		return nil
 	}
 	alt := runOnce(t.Records, tab, pol, runOpts{view: true, noScroll: true, answered: main.answered})
@@ -464,7 +467,8 @@ func (ck *checker) visible(m *tmsg, s State, x *liveIndex) (live, durable int) {
 		durable = s.rows.userCount(m.turn, m.text)
 	case fateInterrupt:
 		if !m.anyTurn {
-			return live, s.rows.toolCount(m.turn, m.text)
+			durable = s.rows.toolCount(m.turn, m.text)
+			break
 		}
 		for _, t := range s.rows.turnList() {
 			if at, ok := ck.tr.sealedAt[t]; ok && at < m.at {
@@ -473,7 +477,26 @@ func (ck *checker) visible(m *tmsg, s State, x *liveIndex) (live, durable int) {
 			durable += s.rows.toolCount(t, m.text)
 		}
 	}
+	if durable == 0 && ck.pagedOut(m, s.rows) {
+		durable = 1 // written before the window the rows show
+	}
 	return live, durable
+}
+
+// pagedOut reports whether message m, durable in its turn, is written
+// before the window of rows: its turn is older than the first turn the rows
+// show, or the window starts inside it (which rows of a turn precede the
+// window cannot be told then).
+func (ck *checker) pagedOut(m *tmsg, rows *rowSet) bool {
+	if m.turn == "" || rows.first() == "" {
+		return false
+	}
+	if rows.startsInside(m.turn) {
+		return true
+	}
+	at, ok := ck.tr.order[m.turn]
+	first, ok2 := ck.tr.order[rows.first()]
+	return ok && ok2 && first > at
 }
 
 func hasRow(s State, id string) bool {
@@ -498,7 +521,7 @@ func (ck *checker) loss(s State) string {
 		}
 	}
 	for _, t := range ck.tr.unsealed {
-		for _, c := range ck.tr.contentOf[t] {
+		for c := range ck.tr.turnContent(t) {
 			if !ck.after.srcs.has(c.src) {
 				return fmt.Sprintf("content of running turn %s (record %d, %q) is not visible", c.turn, c.src, c.text)
 			}
@@ -547,7 +570,7 @@ func (ck *checker) newerTurn(a *applied) string {
 		return fmt.Sprintf("reconcile of %s moved CA off %q of the running turn %s (to %q)", a.turn, a.before.CA, r, a.after.CA)
 	}
 	ck.prev.build(a.before, ck.tr.la)
-	for _, c := range ck.tr.contentOf[r] {
+	for c := range ck.tr.turnContent(r) {
 		if ck.prev.srcs.has(c.src) && !ck.after.srcs.has(c.src) {
 			return fmt.Sprintf("reconcile of %s removed content of the running turn %s (record %d, %q)", a.turn, r, c.src, c.text)
 		}

@@ -87,12 +87,12 @@ type genAnswer struct {
 // route decides, as the client issues request r, whether its answer is
 // delivered later by a fetch record or right away. A delayed answer's
 // record index is not known yet: answerFetch sets it.
-func (g *gen) route(r *request) int {
+func (g *gen) route(r *request) (int, bool) {
 	if g.r.IntN(100) < 40 {
 		g.fetches = append(g.fetches, r.req)
-		return pendingAnswer
+		return pendingAnswer, false
 	}
-	return -1
+	return -1, false
 }
 
 // emit appends a record and runs it through the client and its backend.

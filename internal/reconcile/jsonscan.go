@@ -1,10 +1,10 @@
 package reconcile
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -333,17 +333,84 @@ func stringEnd(v []byte, i int) int {
 	return len(v)
 }
 
-// stringOf decodes the JSON string v.
+// stringOf decodes the valid JSON string v as encoding/json does: escapes
+// resolved, invalid UTF-8 and lone surrogates replaced by U+FFFD.
 func stringOf(v []byte) string {
 	end, plain, _ := scanString(v, 0)
 	if plain {
 		return string(v[1 : end-1])
 	}
-	var s string
-	if json.Unmarshal(v[:end], &s) != nil {
-		return ""
+	return string(unquote(make([]byte, 0, end), v[1:end-1]))
+}
+
+// unquote appends the contents of a valid JSON string (without its quotes).
+func unquote(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			i++
+			switch s[i] {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r := hex4(s[i+1 : i+5])
+				i += 4
+				if utf16.IsSurrogate(r) {
+					r2 := rune(-1)
+					if i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
+						r2 = hex4(s[i+3 : i+7])
+					}
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						r = dec
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				dst = utf8.AppendRune(dst, r)
+			default: // '"', '\\', '/'
+				dst = append(dst, s[i])
+			}
+			i++
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+		}
 	}
-	return s
+	return dst
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // keyIs reports whether the raw key equals name; a key with escapes is
@@ -358,6 +425,39 @@ func keyIs(key []byte, name string) bool {
 		}
 	}
 	return false
+}
+
+// interner shares the strings a trace repeats — row ids, turn ids, roles,
+// types — so that a row read back in many chunk answers is allocated once.
+// A nil interner shares nothing.
+type interner map[string]string
+
+// str decodes the JSON string v, shared.
+func (in interner) str(v []byte) string {
+	end, plain, _ := scanString(v, 0)
+	if !plain || in == nil {
+		return stringOf(v)
+	}
+	if s, ok := in[string(v[1:end-1])]; ok {
+		return s
+	}
+	s := string(v[1 : end-1])
+	in[s] = s
+	return s
+}
+
+func (in interner) optString(field string, v []byte) (string, error) {
+	if v != nil && v[0] == '"' {
+		return in.str(v), nil
+	}
+	return optString(field, v)
+}
+
+func (in interner) looseString(v []byte) string {
+	if v != nil && v[0] == '"' {
+		return in.str(v)
+	}
+	return looseString(v)
 }
 
 // optString reads a string field: absent or null is "", another type is an error.

@@ -62,9 +62,8 @@ func TestMachineProperties(t *testing.T) {
 		pol := rapid.SampledFrom(Policies()).Draw(t, "policy")
 		recs := rapid.SliceOfN(recordGen(), 0, 40).Draw(t, "records")
 		be := NewBackend(recs, "t1")
-		m := newMachine(pol, "t1", be, func(*request) int { return -1 })
+		m := newMachine(pol, "t1", be, func(*request) (int, bool) { return -1, false })
 		for i, rec := range recs {
-			be.Apply(i, rec)
 			before := m.S.Clone()
 			for _, a := range m.apply(i, rec) {
 				// Applying one fetch result twice changes nothing.

@@ -165,13 +165,13 @@ func (p Policy) keepMembership(s *State, bk *book, f fetchResult) ([]Message, bo
 	var kept []Message
 	keepCA := false
 	for _, r := range s.L {
-		if !p.keepRow(r, bk, f.rows, preserve) {
+		if !p.keepRow(r, bk, f, preserve) {
 			continue
 		}
 		if p.bugs&bugStaleTag == 0 {
 			r = retag(r, bk, preserve)
 		}
-		keepCA = keepCA || (r.unknownTurn && r.ID == s.CA)
+		keepCA = keepCA || (r.ID == s.CA && p.bugs&bugInterruptLT == 0)
 		kept = append(kept, r)
 	}
 	return kept, preserve != "", preserve != "" || keepCA
@@ -215,7 +215,8 @@ func retag(r Message, bk *book, preserve string) Message {
 	return r
 }
 
-func (p Policy) keepRow(r Message, bk *book, rows *rowSet, preserve string) bool {
+func (p Policy) keepRow(r Message, bk *book, f fetchResult, preserve string) bool {
+	rows := f.rows
 	switch r.Role {
 	case RoleUser:
 		e, ok := bk.entries[msgID(r.ID)]
@@ -244,11 +245,21 @@ func (p Policy) keepRow(r Message, bk *book, rows *rowSet, preserve string) bool
 		}
 		return false
 	default:
-		if r.unknownTurn {
+		switch {
+		case r.unknownTurn:
 			// Content of the turn a reconnect hid, which still runs:
 			// no fetched row can be told to hold it.
 			return bk.server.unknown
+		case r.TurnID == "":
+			return false
+		case r.TurnID == preserve:
+			return !rows.hasContent(preserve)
+		case p.bugs&bugInterruptLT != 0:
+			return false
 		}
-		return r.TurnID != "" && r.TurnID == preserve && !rows.hasContent(preserve)
+		// Content of a turn other than LT, which a reconnect can leave
+		// stale: kept while the rows do not show that turn and cannot yet
+		// (it was not seen sealed before they were requested).
+		return !rows.hasContent(r.TurnID) && !p.holdsSealed(bk, f, r.TurnID)
 	}
 }

@@ -21,7 +21,7 @@ type rowSet struct {
 type turnRows struct {
 	user    []string // texts of its user rows
 	tool    []string // texts of its tool_result rows
-	other   []string // texts of its other rows
+	other   []int    // its other rows, by index: their text is only read for reports
 	content bool     // it has a row that is not a user row: the turn is written
 }
 
@@ -45,14 +45,13 @@ func (r *rowSet) index() {
 				r.byTurn[c.TurnID] = tr
 				r.turns = append(r.turns, c.TurnID)
 			}
-			text := c.shown()
 			switch {
 			case c.Role == RoleUser:
-				tr.user = append(tr.user, text)
+				tr.user = append(tr.user, c.shown())
 			case c.Type == "tool_result":
-				tr.tool = append(tr.tool, text)
+				tr.tool = append(tr.tool, c.shown())
 			default:
-				tr.other = append(tr.other, text)
+				tr.other = append(tr.other, i)
 			}
 			if c.Role != RoleUser {
 				tr.content = true
@@ -138,12 +137,26 @@ func (r *rowSet) showsContent(turn, text string) bool {
 			return true
 		}
 	}
-	for _, s := range tr.other {
-		if strings.Contains(s, text) {
+	for _, i := range tr.other {
+		if strings.Contains(r.list[i].shown(), text) {
 			return true
 		}
 	}
 	return false
+}
+
+// startsInside reports whether the rows begin inside turn t, after its
+// user row: what t wrote first is older than the window.
+func (r *rowSet) startsInside(t string) bool {
+	return r != nil && len(r.list) > 0 && r.list[0].TurnID == t && r.list[0].Role != RoleUser
+}
+
+// first returns the turn of the oldest row, or "".
+func (r *rowSet) first() string {
+	if r == nil || len(r.list) == 0 {
+		return ""
+	}
+	return r.list[0].TurnID
 }
 
 // turnList returns the turns of the rows, in row order.

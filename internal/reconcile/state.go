@@ -123,8 +123,9 @@ type fetchResult struct {
 }
 
 type request struct {
-	fetchResult     // rows: the backend model's rows when it was issued
-	answerAt    int // record index of the fetch record that answers it; -1: none
+	fetchResult      // rows: the backend model's rows when it was issued
+	answerAt    int  // record index of the fetch record that answers it; -1: none
+	deferred    bool // issued by a reconcile deferred while scrolled up
 }
 
 // reqKey identifies a request across two replays of one trace, whose
@@ -160,10 +161,15 @@ type Machine struct {
 	links       map[string]link   // client id -> the server id it was linked to by text, until the POST's answer
 
 	// route returns the index of the fetch record that answers request r,
-	// or -1 when r resolves right after the record that issued it.
-	route func(r *request) int
+	// or -1 when r resolves right after the record that issued it, and
+	// whether that record carries the answer (rows or an error) rather than
+	// asking the backend model.
+	route func(r *request) (at int, carried bool)
 	// answered maps each fetch record that resolved a request to its key.
 	answered map[int]reqKey
+
+	// deferredFailed: a deferred reconcile's fetch failed.
+	deferredFailed bool
 
 	index    int // index of the record being applied
 	out      []applied
@@ -171,7 +177,7 @@ type Machine struct {
 }
 
 // newMachine returns a machine for tab in the state of a newly created tab.
-func newMachine(pol Policy, tab string, be *Backend, route func(*request) int) *Machine {
+func newMachine(pol Policy, tab string, be *Backend, route func(*request) (int, bool)) *Machine {
 	m := &Machine{pol: pol, tab: tab, backend: be, route: route, alias: map[string]string{}, links: map[string]link{}, answered: map[int]reqKey{}}
 	m.reset()
 	return m
@@ -212,14 +218,17 @@ func (m *Machine) apply(i int, rec Record) []applied {
 // from its backend snapshot: the end-of-trace quiescent point.
 func (m *Machine) flush(end int) []applied {
 	m.index, m.out = end, m.out[:0]
-	m.route = func(*request) int { return -1 }
+	m.route = func(*request) (int, bool) { return -1, false }
 	if m.S.Pending != nil {
 		t := *m.S.Pending
 		m.S.Pending, m.S.ScrolledUp = nil, false
-		m.reconcile(t)
+		m.runDeferred(t)
 	}
 	for len(m.inflight) > 0 {
 		r := m.inflight[0]
+		if r.rows == nil {
+			r.rows = m.backend.at(m.index)
+		}
 		m.resolve(r, r.rows)
 	}
 	return m.out
@@ -541,7 +550,19 @@ func (m *Machine) scroll(up bool) {
 	}
 	t := *m.S.Pending
 	m.S.Pending = nil
+	m.runDeferred(t)
+}
+
+// runDeferred runs the reconcile of t that scrolling up deferred. Its
+// request stands for every seal it collapsed.
+func (m *Machine) runDeferred(t string) {
+	n := m.nextReq
 	m.reconcile(t)
+	for _, r := range m.inflight {
+		if r.req > n {
+			r.deferred = true
+		}
+	}
 }
 
 func (m *Machine) fetch(rec Record) {
@@ -553,6 +574,9 @@ func (m *Machine) fetch(rec Record) {
 		switch {
 		case rec.FetchErr:
 			m.drop(r)
+			// The seals it stood for go unreconciled: the replay without
+			// scroll events, which reconciled each, may end elsewhere.
+			m.deferredFailed = m.deferredFailed || r.deferred
 		case rec.HasRows:
 			m.resolve(r, rec.rowSet())
 		default:
@@ -811,9 +835,16 @@ func (m *Machine) reconcile(t string) {
 
 func (m *Machine) issue(t string, mode fetchMode) {
 	m.nextReq++
-	r := &request{fetchResult: fetchResult{req: m.nextReq, turn: t, mode: mode, rows: m.backend.window()}}
+	r := &request{fetchResult: fetchResult{req: m.nextReq, turn: t, mode: mode}}
 	m.inflight = append(m.inflight, r)
-	if r.answerAt = m.route(r); r.answerAt < 0 {
+	at, carried := m.route(r)
+	r.answerAt = at
+	if at < 0 || at <= m.index || !carried {
+		// The backend model answers (a record that predates the
+		// request never does): its rows as of now.
+		r.rows = m.backend.at(m.index)
+	}
+	if at < 0 {
 		m.resolve(r, r.rows)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // Record kinds of a trace file (field "k").
@@ -127,7 +128,8 @@ type StatusSnapshot struct {
 }
 
 // Chunk is a durable row as the chunk endpoint returns it. Raw keeps the row
-// as it came; text is what it shows, worked out once when it is decoded.
+// as it came; text is what it shows when the backend model made it (rows read
+// from a trace are shown by their data, worked out once when indexed).
 type Chunk struct {
 	ID        string          `json:"id"`
 	TabID     string          `json:"tabId"`
@@ -173,6 +175,7 @@ var knownFrame = func() map[string]bool {
 // does not read are never checked.
 func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 	t := &Trace{Name: name}
+	in := interner{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
@@ -182,7 +185,7 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 		if len(b) == 0 {
 			continue
 		}
-		rec, meta, err := decodeLine(b)
+		rec, meta, err := decodeLine(b, in)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
@@ -215,7 +218,7 @@ type wireFields struct {
 }
 
 // decodeLine decodes one trace line: a record, or the meta record.
-func decodeLine(b []byte) (Record, *Meta, error) {
+func decodeLine(b []byte, in interner) (Record, *Meta, error) {
 	if err := checkValue(b); err != nil {
 		return Record{}, nil, fmt.Errorf("malformed JSON: %w", err)
 	}
@@ -261,22 +264,25 @@ func decodeLine(b []byte) (Record, *Meta, error) {
 		}
 		return Record{}, m, nil
 	}
-	rec, err := w.record(kind)
+	rec, err := w.record(kind, in)
 	if err != nil {
 		return Record{}, nil, fmt.Errorf("%s record: %w", kind, err)
 	}
 	return rec, nil, nil
 }
 
-// fieldName returns a raw object key as its name, decoding escapes.
+// fieldName returns a raw object key as its name, decoding escapes and
+// replacing invalid UTF-8 as encoding/json does.
 func fieldName(key []byte) []byte {
-	if bytes.IndexByte(key, '\\') < 0 {
-		return key
+	for _, c := range key {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return unquote(nil, key)
+		}
 	}
-	return []byte(stringOf(append(append([]byte{'"'}, key...), '"')))
+	return key
 }
 
-func (w *wireFields) record(kind string) (Record, error) {
+func (w *wireFields) record(kind string, in interner) (Record, error) {
 	rec := Record{Kind: kind}
 	var err error
 	switch kind {
@@ -284,7 +290,7 @@ func (w *wireFields) record(kind string) (Record, error) {
 		if w.ev == nil || w.ev[0] == 'n' {
 			return rec, errors.New("missing ev")
 		}
-		rec.Ev, err = decodeEvent(bytes.Clone(w.ev))
+		rec.Ev, err = decodeEvent(bytes.Clone(w.ev), in)
 		if err != nil {
 			return rec, fmt.Errorf("ev: %w", err)
 		}
@@ -318,7 +324,7 @@ func (w *wireFields) record(kind string) (Record, error) {
 			return rec, err
 		}
 		if w.rows != nil && w.rows[0] != 'n' {
-			rec.Rows, err = decodeChunks("rows", bytes.Clone(w.rows))
+			rec.Rows, err = decodeChunks("rows", bytes.Clone(w.rows), in)
 			rec.HasRows = true
 			if rec.Rows == nil {
 				rec.Rows = []Chunk{}
@@ -370,7 +376,7 @@ type eventFields struct {
 // decodeEvent decodes a frame. Only the fields its type uses are read, and
 // only they must have the type replay.md gives; every other field is ignored
 // whatever its shape. Raw is v itself: the caller passes bytes it owns.
-func decodeEvent(v []byte) (*Event, error) {
+func decodeEvent(v []byte, in interner) (*Event, error) {
 	if v[0] != '{' {
 		return nil, fmt.Errorf("want an object, not %s", kindOf(v))
 	}
@@ -413,7 +419,7 @@ func decodeEvent(v []byte) (*Event, error) {
 			f.statuses = val
 		}
 	})
-	typ, err := optString("type", f.typ)
+	typ, err := in.optString("type", f.typ)
 	if err != nil {
 		return nil, err
 	}
@@ -421,16 +427,16 @@ func decodeEvent(v []byte) (*Event, error) {
 		return nil, errors.New("frame without type")
 	}
 	ev := &Event{Type: typ, Raw: v}
-	if ev.TabID, err = optString("tabId", f.tabID); err != nil {
+	if ev.TabID, err = in.optString("tabId", f.tabID); err != nil {
 		return nil, err
 	}
 	switch typ {
 	case "tab-created":
 		ev.ID = looseString(f.id)
 	case "status":
-		ev.Status, err = optString("status", f.status)
+		ev.Status, err = in.optString("status", f.status)
 	case "turn-start", "turn-sealed":
-		ev.TurnID, err = optString("turnId", f.turnID)
+		ev.TurnID, err = in.optString("turnId", f.turnID)
 	case "text-delta", "reasoning-delta":
 		ev.Delta, err = optString("delta", f.delta)
 	case "shell-output":
@@ -458,7 +464,7 @@ func decodeEvent(v []byte) (*Event, error) {
 	case "message-cancelled":
 		ev.MessageID, err = optString("messageId", f.messageID)
 	case "statuses":
-		ev.Statuses, err = decodeStatuses(f.statuses)
+		ev.Statuses, err = decodeStatuses(f.statuses, in)
 	}
 	if err != nil {
 		return nil, err
@@ -508,7 +514,7 @@ func decodeToolResult(v []byte) (*ToolResult, error) {
 	return tr, nil
 }
 
-func decodeStatuses(v []byte) (map[string]StatusSnapshot, error) {
+func decodeStatuses(v []byte, in interner) (map[string]StatusSnapshot, error) {
 	if v == nil || v[0] == 'n' {
 		return nil, nil
 	}
@@ -540,7 +546,7 @@ func decodeStatuses(v []byte) (map[string]StatusSnapshot, error) {
 				s.CurrentTurnID, err = optString("currentTurnId", x)
 			case "currentChunks":
 				if x[0] != 'n' {
-					s.CurrentChunks, err = decodeChunks("currentChunks", x)
+					s.CurrentChunks, err = decodeChunks("currentChunks", x, in)
 				}
 			}
 		})
@@ -551,18 +557,20 @@ func decodeStatuses(v []byte) (map[string]StatusSnapshot, error) {
 
 // decodeChunks decodes an array of rows. v must not change afterwards: the
 // rows' Raw points into it.
-func decodeChunks(field string, v []byte) ([]Chunk, error) {
+func decodeChunks(field string, v []byte, in interner) ([]Chunk, error) {
 	if v[0] != '[' {
 		return nil, &typeError{field, kindOf(v)}
 	}
-	var out []Chunk
+	n := 0
+	elements(v, func([]byte) { n++ })
+	out := make([]Chunk, 0, n)
 	var err error
 	elements(v, func(el []byte) {
 		if err != nil {
 			return
 		}
 		var c Chunk
-		if c, err = decodeChunk(field, el); err == nil {
+		if c, err = decodeChunk(field, el, in); err == nil {
 			out = append(out, c)
 		}
 	})
@@ -571,7 +579,7 @@ func decodeChunks(field string, v []byte) ([]Chunk, error) {
 
 // decodeChunk decodes a row. The fields the model reads (id, turnId, seq,
 // role, type) must have their type; the others may have any shape.
-func decodeChunk(field string, v []byte) (Chunk, error) {
+func decodeChunk(field string, v []byte, in interner) (Chunk, error) {
 	if v[0] != '{' {
 		return Chunk{}, &typeError{field, "array of " + kindOf(v)}
 	}
@@ -583,20 +591,20 @@ func decodeChunk(field string, v []byte) (Chunk, error) {
 		}
 		switch string(fieldName(key)) {
 		case "id":
-			c.ID = looseString(val)
+			c.ID = in.looseString(val)
 		case "tabId":
-			c.TabID = looseString(val)
+			c.TabID = in.looseString(val)
 		case "seq":
 			c.Seq, err = optInt(field+".seq", val)
 		case "turnId":
-			c.TurnID, err = optString(field+".turnId", val)
+			c.TurnID, err = in.optString(field+".turnId", val)
 		case "step":
 			n, _ := optInt("step", val)
 			c.Step = int(n)
 		case "role":
-			c.Role, err = optString(field+".role", val)
+			c.Role, err = in.optString(field+".role", val)
 		case "type":
-			c.Type, err = optString(field+".type", val)
+			c.Type, err = in.optString(field+".type", val)
 		case "data":
 			c.Data = json.RawMessage(val)
 		case "createdAt":
@@ -606,7 +614,6 @@ func decodeChunk(field string, v []byte) (Chunk, error) {
 	if err != nil {
 		return Chunk{}, err
 	}
-	c.text = chunkText(c.Role, c.Data)
 	return c, nil
 }
 
@@ -628,7 +635,7 @@ func chunkText(role string, data []byte) string {
 			return stringOf(text)
 		}
 	}
-	return string(appendStrings(nil, data))
+	return string(appendStrings(make([]byte, 0, len(data)), data))
 }
 
 // shown is the text of the row.
@@ -644,7 +651,7 @@ func (c *Chunk) UnmarshalJSON(b []byte) error {
 	if err := checkValue(b); err != nil {
 		return err
 	}
-	d, err := decodeChunk("row", bytes.Clone(bytes.TrimSpace(b)))
+	d, err := decodeChunk("row", bytes.Clone(bytes.TrimSpace(b)), nil)
 	if err != nil {
 		return err
 	}

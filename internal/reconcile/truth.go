@@ -1,5 +1,7 @@
 package reconcile
 
+import "iter"
+
 // fate is where a user message went, as the server's events tell it.
 type fate uint8
 
@@ -66,17 +68,35 @@ type Truth struct {
 	open    []*tmsg // messages that may be open (compacted by the checker)
 	byTurn  map[string][]*tmsg
 
-	order     map[string]int // turn -> start order
-	turnList  []string       // turns in start order
-	sealedAt  map[string]int // turn -> record that sealed it
-	contentOf map[string][]content
+	order     map[string]int    // turn -> start order
+	turnList  []string          // turns in start order
+	sealedAt  map[string]int    // turn -> record that sealed it
+	content   []content         // every piece, in order
+	contentOf map[string][]span // turn -> its pieces in content
+	last      *span             // the span content was last added to
+	lastTurn  string
 	unsealed  []string // turns with content, not sealed
-	content   []content
+}
+
+// span is a run of content[from:to] of one turn.
+type span struct{ from, to int }
+
+// turnContent returns the pieces of content of turn.
+func (t *Truth) turnContent(turn string) iter.Seq[content] {
+	return func(yield func(content) bool) {
+		for _, s := range t.contentOf[turn] {
+			for _, c := range t.content[s.from:s.to] {
+				if !yield(c) {
+					return
+				}
+			}
+		}
+	}
 }
 
 func newTruth(la *lookahead, tab string) *Truth {
 	return &Truth{la: la, tab: tab, turns: serverTurns{la: la}, byID: map[string]*tmsg{},
-		byTurn: map[string][]*tmsg{}, order: map[string]int{}, sealedAt: map[string]int{}, contentOf: map[string][]content{}}
+		byTurn: map[string][]*tmsg{}, order: map[string]int{}, sealedAt: map[string]int{}, contentOf: map[string][]span{}}
 }
 
 func (t *Truth) lookup(id string) *tmsg {
@@ -180,12 +200,18 @@ func (t *Truth) addContent(i int, text string) {
 	if turn == "" {
 		return
 	}
-	c := content{src: i, turn: turn, text: text}
-	t.content = append(t.content, c)
-	if len(t.contentOf[turn]) == 0 {
+	t.content = append(t.content, content{src: i, turn: turn, text: text})
+	if t.last != nil && t.lastTurn == turn {
+		t.last.to++
+		return
+	}
+	spans := t.contentOf[turn]
+	if len(spans) == 0 {
 		t.unsealed = append(t.unsealed, turn)
 	}
-	t.contentOf[turn] = append(t.contentOf[turn], c)
+	spans = append(spans, span{len(t.content) - 1, len(t.content)})
+	t.contentOf[turn] = spans
+	t.last, t.lastTurn = &spans[len(spans)-1], turn
 }
 
 // start: a turn's user row is a waiting continuation if any, else the oldest
