@@ -2,10 +2,9 @@ package reconcile
 
 import (
 	"encoding/json"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // fetchWindow is how many rows a chunk fetch returns: the last 100 non-usage rows.
@@ -106,9 +105,40 @@ type Backend struct {
 // are encoded once, when the turn is written.
 type pending struct {
 	Chunk
-	text  strings.Builder
-	field string         // the data field text goes to
-	data  map[string]any // the other data fields
+	text    []byte          // the row's text: data.text, data.result or data.error
+	callID  string          // tool_call, tool_result
+	name    string          // tool_call
+	args    json.RawMessage // tool_call
+	isError bool            // tool_result
+}
+
+// data encodes the row's data as the server writes it.
+func (p *pending) data() json.RawMessage {
+	b := make([]byte, 0, len(p.text)+len(p.args)+64)
+	switch p.Type {
+	case "tool_call":
+		b = append(b, `{"arguments":`...)
+		b = append(b, p.args...)
+		b = append(b, `,"name":`...)
+		b = appendJSONString(b, p.name)
+		b = append(b, `,"toolCallId":`...)
+		b = appendJSONString(b, p.callID)
+		return append(b, '}')
+	case "tool_result":
+		b = append(b, `{"isError":`...)
+		b = strconv.AppendBool(b, p.isError)
+		b = append(b, `,"result":`...)
+		b = appendJSONString(b, string(p.text))
+		b = append(b, `,"toolCallId":`...)
+		b = appendJSONString(b, p.callID)
+		return append(b, '}')
+	case "error":
+		b = append(b, `{"error":`...)
+	default:
+		b = append(b, `{"text":`...)
+	}
+	b = appendJSONString(b, string(p.text))
+	return append(b, '}')
 }
 
 // NewBackend returns the backend model for the records of a trace about
@@ -198,20 +228,21 @@ func (b *Backend) frame(ev *Event) {
 		b.appendText("thinking", ev.Delta)
 	case "tool-call":
 		if ev.ToolCall != nil {
-			args := ev.ToolCall.Arguments
-			if len(args) == 0 {
-				args = json.RawMessage("null")
+			p := b.add(RoleAssistant, "tool_call")
+			p.callID, p.name, p.args = ev.ToolCall.ID, ev.ToolCall.Name, ev.ToolCall.Arguments
+			if len(p.args) == 0 {
+				p.args = json.RawMessage("null")
 			}
-			b.add(RoleAssistant, "tool_call", "", map[string]any{"toolCallId": ev.ToolCall.ID, "name": ev.ToolCall.Name, "arguments": args})
 		}
 	case "tool-result":
 		if ev.ToolResult != nil {
-			p := b.add(RoleTool, "tool_result", "result", map[string]any{"toolCallId": ev.ToolResult.ToolCallID, "isError": ev.ToolResult.IsError})
-			p.text.WriteString(rawText(ev.ToolResult.Result))
+			p := b.add(RoleTool, "tool_result")
+			p.callID, p.isError = ev.ToolResult.ToolCallID, ev.ToolResult.IsError
+			p.text = append(p.text, rawText(ev.ToolResult.Result)...)
 		}
 	case "error":
-		p := b.add(RoleAssistant, "error", "error", nil)
-		p.text.WriteString(rawText(ev.Error))
+		p := b.add(RoleAssistant, "error")
+		p.text = append(p.text, rawText(ev.Error)...)
 	case "done":
 		b.step++
 		b.newText = true
@@ -241,27 +272,27 @@ func (b *Backend) startTurn(t string) {
 	}
 	b.turn, b.step, b.newText = t, 0, true
 	b.started[t] = true
-	b.write(Chunk{TurnID: t, Role: RoleUser, Type: "text", Data: appendJSONObject(nil, "text", text, nil), text: text})
+	b.write(Chunk{TurnID: t, Role: RoleUser, Type: "text", Data: appendJSONString(append(make([]byte, 0, len(text)+12), `{"text":`...), text), text: text})
+	b.rows[len(b.rows)-1].Data = append(b.rows[len(b.rows)-1].Data, '}')
 }
 
-// add starts a row of the running turn; field names the data field its text
-// goes to ("" for none).
-func (b *Backend) add(role, typ, field string, data map[string]any) *pending {
+// add starts a row of the running turn.
+func (b *Backend) add(role, typ string) *pending {
 	if b.turn == "" {
 		return &pending{} // no turn runs: nothing becomes durable
 	}
-	b.pend = append(b.pend, &pending{Chunk: Chunk{TurnID: b.turn, Step: b.step, Role: role, Type: typ}, field: field, data: data})
+	b.pend = append(b.pend, &pending{Chunk: Chunk{TurnID: b.turn, Step: b.step, Role: role, Type: typ}})
 	b.newText = true
 	return b.pend[len(b.pend)-1]
 }
 
 func (b *Backend) appendText(typ, delta string) {
 	if n := len(b.pend); n > 0 && !b.newText && b.pend[n-1].Type == typ {
-		b.pend[n-1].text.WriteString(delta)
+		b.pend[n-1].text = append(b.pend[n-1].text, delta...)
 		return
 	}
-	p := b.add(RoleAssistant, typ, "text", nil)
-	p.text.WriteString(delta)
+	p := b.add(RoleAssistant, typ)
+	p.text = append(p.text, delta...)
 	b.newText = false
 }
 
@@ -270,12 +301,12 @@ func (b *Backend) appendText(typ, delta string) {
 func (b *Backend) foldInterrupt(text string) {
 	for i := len(b.pend) - 1; i >= 0; i-- {
 		if b.pend[i].Type == "tool_result" {
-			b.pend[i].text.WriteString(interruptHeader + text)
+			b.pend[i].text = append(append(b.pend[i].text, interruptHeader...), text...)
 			return
 		}
 	}
-	p := b.add(RoleTool, "tool_result", "result", map[string]any{"toolCallId": "", "isError": false})
-	p.text.WriteString(interruptHeader + text)
+	p := b.add(RoleTool, "tool_result")
+	p.text = append(append(p.text, interruptHeader...), text...)
 }
 
 // seal writes the running turn's rows with contiguous seqs.
@@ -285,51 +316,60 @@ func (b *Backend) seal() {
 	}
 	for _, p := range b.pend {
 		c := p.Chunk
-		c.text = p.text.String()
-		var data []byte
-		if p.field != "" {
-			data = appendJSONObject(nil, p.field, c.text, p.data)
+		c.Data = p.data()
+		if c.Type == "tool_call" {
+			c.text = chunkText(c.Role, c.Data)
 		} else {
-			data = mustJSON(p.data)
-		}
-		c.Data = data
-		if c.Role != RoleUser && c.Type != "tool_result" && p.field == "" {
-			c.text = chunkText(c.Role, data)
+			c.text = string(p.text)
 		}
 		b.write(c)
 	}
 	b.turn, b.pend = "", b.pend[:0]
 }
 
-// appendJSONObject appends {"<field>":"<text>", ...other} to dst.
-func appendJSONObject(dst []byte, field, text string, other map[string]any) []byte {
-	dst = append(dst, '{')
-	dst = strconv.AppendQuote(dst, field)
-	dst = append(dst, ':')
-	dst = appendJSONString(dst, text)
-	for _, k := range slices.Sorted(maps.Keys(other)) {
-		dst = append(dst, ',')
-		dst = strconv.AppendQuote(dst, k)
-		dst = append(dst, ':')
-		dst = append(dst, mustJSON(other[k])...)
-	}
-	return append(dst, '}')
-}
-
-// appendJSONString appends s as a JSON string.
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it (HTML characters left as they are).
 func appendJSONString(dst []byte, s string) []byte {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return append(dst, `""`...)
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				dst = append(dst, s[start:i]...)
+				switch r {
+				case utf8.RuneError:
+					dst = append(dst, `\ufffd`...)
+				default:
+					dst = append(dst, `\u202`...)
+					dst = append(dst, hex[r&0xf])
+				}
+				start = i + size
+			}
+			i += size
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
 	}
-	return append(dst, b...)
-}
-
-// mustJSON encodes values built from strings, bools, numbers and raw JSON.
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage(`null`)
-	}
-	return b
+	return append(append(dst, s[start:]...), '"')
 }

@@ -94,3 +94,24 @@ func TestScannerSeeds(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendJSONString: what the backend model writes is valid JSON that
+// reads back as the text (invalid UTF-8 as U+FFFD, as encoding/json does).
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c\n\t\r\x00\x1f", "é😀\u2028\u2029", "\xff\xfe<&>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := appendJSONString(nil, s)
+		var back string
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%q encodes to invalid JSON %s: %v", s, b, err)
+		}
+		want, _ := json.Marshal(s)
+		var w string
+		_ = json.Unmarshal(want, &w)
+		if back != w {
+			t.Fatalf("%q reads back as %q, want %q", s, back, w)
+		}
+	})
+}
