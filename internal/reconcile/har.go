@@ -104,12 +104,12 @@ type capture struct {
 	statuses []timed // statuses frames, given to every tab they name
 
 	frames, ignoredSent, binary, notJSON, noTab int
-	sockets                                    int
-	apiBodies, apiWithout                      int // JSON API responses, and those saved without their body
-	skipped                                    []string
-	n                                          int
-	fetchPaths                                 map[string]bool // chunk endpoints seen, by path with the tab as {tab}
-	failedGets                                 []harEntry
+	sockets                                     int
+	apiBodies, apiWithout                       int // JSON API responses, and those saved without their body
+	skipped                                     []string
+	n                                           int
+	fetchPaths                                  map[string]bool // chunk endpoints seen, by path with the tab as {tab}
+	failedGets                                  []harEntry
 }
 
 type tabRecords struct {
