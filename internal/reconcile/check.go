@@ -45,7 +45,18 @@ type Snapshot struct {
 // snapshotOf copies s for a report: the machine goes on changing its rows.
 func snapshotOf(s State) *Snapshot {
 	c := s.Clone()
-	return &Snapshot{C: c.C, L: c.L, Q: c.Q, LT: c.LT, CA: c.CA}
+	snap := &Snapshot{C: c.C, L: c.L, Q: c.Q, LT: c.LT, CA: c.CA}
+	// Empty lists, not null, for JSON readers.
+	if snap.C == nil {
+		snap.C = []Chunk{}
+	}
+	if snap.L == nil {
+		snap.L = []Message{}
+	}
+	if snap.Q == nil {
+		snap.Q = []Queued{}
+	}
+	return snap
 }
 
 // Violation is one invariant failing at one quiescent point.

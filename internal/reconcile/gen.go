@@ -43,9 +43,12 @@ func Generate(seed uint64, index int, pol Policy) *Trace {
 	}
 }
 
+// generatedPrefix starts the source of a generated trace.
+const generatedPrefix = "generated: "
+
 // GeneratedSource names the source of the index-th generated trace of seed.
 func GeneratedSource(seed uint64, index int) string {
-	return "generated: seed " + strconv.FormatUint(seed, 10) + ", trace " + strconv.Itoa(index)
+	return generatedPrefix + "seed " + strconv.FormatUint(seed, 10) + ", trace " + strconv.Itoa(index)
 }
 
 type gen struct {

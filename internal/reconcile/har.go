@@ -538,7 +538,7 @@ func (c *capture) traces() ([]*Trace, error) {
 	base := c.path[strings.LastIndexAny(c.path, `/\`)+1:]
 	var common []string
 	if n := c.ignoredSent + c.binary + c.notJSON + c.noTab; n > 0 {
-		common = append(common, fmt.Sprintf("capture: %d frames ignored (%d sent by the page, %d binary, %d not JSON, %d of no tab)", n, c.ignoredSent, c.binary, c.notJSON, c.noTab))
+		common = append(common, fmt.Sprintf("capture: %s ignored (%d sent by the page, %d binary, %d not JSON, %d of no tab)", plural(n, "frame"), c.ignoredSent, c.binary, c.notJSON, c.noTab))
 	}
 	slices.Sort(c.skipped)
 	for _, s := range c.skipped {
@@ -582,11 +582,23 @@ func (c *capture) traces() ([]*Trace, error) {
 			tr.Records = append(tr.Records, r.rec)
 		}
 		if n := t.dropped.initial + t.dropped.older; n > 0 {
-			tr.Notes = append(slices.Clip(tr.Notes), fmt.Sprintf("tab %s: %d chunk fetches left out (%d history load before the socket, %d pages of older history)", id, n, t.dropped.initial, t.dropped.older))
+			tr.Notes = append(slices.Clip(tr.Notes), fmt.Sprintf("tab %s: %s left out (%s before the socket opened, %s of older history)",
+				id, plural(n, "chunk fetch"), plural(t.dropped.initial, "history load"), plural(t.dropped.older, "page")))
 		}
 		out = append(out, tr)
 	}
 	return out, nil
+}
+
+// plural renders n with its noun: "1 frame", "3 frames", "2 chunk fetches".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "s") {
+		return strconv.Itoa(n) + " " + noun + "es"
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 func cmpInt(a, b int64) int {

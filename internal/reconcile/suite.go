@@ -100,8 +100,7 @@ func LoadSuite(files []File, shard Shard) (Loaded, error) {
 // loadFile reads one file whose first trace has position pos. A trace file
 // outside the shard gives one nil trace.
 func loadFile(f File, shard Shard, pos int) ([]*Trace, error) {
-	capture := IsCaptureName(f.Path)
-	if !capture && !shard.Has(pos) && hasTraceExt(f.Path) {
+	if !shard.Has(pos) && hasTraceExt(f.Path) {
 		return []*Trace{nil}, nil
 	}
 	rc, err := f.Open()
@@ -109,35 +108,46 @@ func loadFile(f File, shard Shard, pos int) ([]*Trace, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	br := bufio.NewReaderSize(rc, 64<<10)
-	if !capture {
+	traces, _, err := DecodeFile(rc, f.Path, func(k int) bool { return shard.Has(pos + k) })
+	return traces, err
+}
+
+// DecodeFile reads a file of a suite: a browser capture (a .har name, or a
+// JSON document rather than JSONL) gives one trace per tab, a JSONL trace
+// one trace; want(k) says whether the k-th is wanted, the others being
+// left nil (a trace file that is not wanted is not decoded). Errors name
+// the file.
+func DecodeFile(r io.Reader, path string, want func(k int) bool) (traces []*Trace, capture bool, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	capture = IsCaptureName(path)
+	if !capture && !hasTraceExt(path) {
 		head, err := br.Peek(4 << 10)
 		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-			return nil, fmt.Errorf("%s: %w", f.Path, err)
+			return nil, false, fmt.Errorf("%s: %w", path, err)
 		}
 		capture = LooksLikeCapture(head)
 	}
 	if capture {
-		traces, err := DecodeCapture(br, f.Path)
+		traces, err := DecodeCapture(br, path)
 		if err != nil {
-			return nil, err
+			return nil, true, err
 		}
 		for k := range traces {
-			if !shard.Has(pos + k) {
+			if want != nil && !want(k) {
 				traces[k] = nil
 			}
 		}
-		return traces, nil
+		return traces, true, nil
 	}
-	if !shard.Has(pos) {
-		return []*Trace{nil}, nil
+	if want != nil && !want(0) {
+		return []*Trace{nil}, false, nil
 	}
-	t, err := DecodeTrace(br, traceName(f.Path))
+	t, err := DecodeTrace(br, traceName(path))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Path, err)
+		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}
-	t.Source = f.Path
-	return []*Trace{t}, nil
+	t.Source = path
+	return []*Trace{t}, false, nil
 }
 
 func hasTraceExt(path string) bool { return strings.HasSuffix(strings.ToLower(path), ".jsonl") }
