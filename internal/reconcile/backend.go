@@ -150,7 +150,7 @@ func NewBackend(recs []Record, tab string) *Backend {
 }
 
 func newBackend(la *lookahead, tab string) *Backend {
-	return &Backend{la: la, tab: tab, texts: map[string]string{}, started: map[string]bool{}, turns: serverTurns{la: la}}
+	return &Backend{la: la, tab: tab, texts: map[string]string{}, started: map[string]bool{}, turns: serverTurns{la: la}, rows: make([]Chunk, 0, 16)}
 }
 
 // Rows returns the durable rows a chunk fetch would return now.

@@ -109,7 +109,7 @@ func Run(t *Trace, opts Options) Result {
 	}
 	tab := traceTab(t)
 	res := Result{Name: t.Name, Source: t.Source, Tab: tab, Policy: pol.Name, Expect: t.Expect, Events: len(t.Records), Notes: t.Notes}
-	main := runOnce(t.Records, tab, pol, runOpts{check: true, view: hasScroll(t)})
+	main := runOnce(t.Records, tab, pol, runOpts{check: true})
 	res.Warnings, res.Reconciles, res.Violations = main.warnings, main.points, main.violations
 	// A trace that proves nothing must not read as a pass.
 	if len(t.Records) == 0 {
@@ -148,19 +148,18 @@ func traceTab(t *Trace) string {
 }
 
 type runOut struct {
-	final          State
-	deferredFailed bool
-	answered       map[int]reqKey
-	view           finalView
-	violations     []Violation
-	warnings       []string
-	points         int
+	final                    State
+	deferred, deferredFailed bool
+	answered                 map[int]reqKey
+	view                     func() finalView // what the user sees at the end
+	violations               []Violation
+	warnings                 []string
+	points                   int
 }
 
 // runOpts says what runOnce does besides replaying.
 type runOpts struct {
 	check    bool // check the invariants
-	view     bool // compute the final view
 	noScroll bool // leave the scroll records out
 	// answered: route fetch records by the turn and mode of the request
 	// they answered in the full replay (for the replay without scroll
@@ -213,10 +212,9 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 	if check {
 		out.violations = ck.end(m.S, len(recs))
 	}
-	out.final, out.warnings, out.answered, out.deferredFailed = m.S, m.warnings, m.answered, m.deferredFailed
-	if o.view {
-		out.view = ck.view(m.S)
-	}
+	out.final, out.warnings, out.answered = m.S, m.warnings, m.answered
+	out.deferred, out.deferredFailed = m.deferred, m.deferredFailed
+	out.view = func() finalView { return ck.view(m.S) }
 	return out
 }
 
@@ -258,15 +256,16 @@ func router(recs []Record, answered map[int]reqKey) func(*request) (int, bool) {
 }
 
 // deferralCheck replays t without its scroll events and compares what the
-// user ends up seeing; nil when they agree, or t has no scroll event, or a
-// deferred reconcile's fetch failed (the seals it stood for stay
-// unreconciled by the failure, not by the deferral).
+// user ends up seeing; nil when they agree, or no reconcile was deferred
+// (scroll events then change nothing), or a deferred reconcile's fetch
+// failed (the seals it stood for stay unreconciled by the failure, not by
+// the deferral).
 func deferralCheck(t *Trace, tab string, pol Policy, main runOut) *Violation {
-	if !hasScroll(t) || main.deferredFailed {
+	if !main.deferred || main.deferredFailed {
 		return nil
 	}
-	alt := runOnce(t.Records, tab, pol, runOpts{view: true, noScroll: true, answered: main.answered})
-	a, b, differ := main.view.diff(alt.view)
+	alt := runOnce(t.Records, tab, pol, runOpts{noScroll: true, answered: main.answered})
+	a, b, differ := main.view().diff(alt.view())
 	if !differ {
 		return nil
 	}
@@ -274,10 +273,6 @@ func deferralCheck(t *Trace, tab string, pol Policy, main runOut) *Violation {
 		Detail: fmt.Sprintf("final state differs without scroll events: %q with them, %q without", a, b),
 		Index:  len(t.Records), Event: "end of trace (replayed without scroll events)",
 		Before: snapshotOf(alt.final), After: snapshotOf(main.final)}
-}
-
-func hasScroll(t *Trace) bool {
-	return slices.ContainsFunc(t.Records, func(r Record) bool { return r.Kind == KindScroll })
 }
 
 // checker evaluates the invariants against the truth tracker. A quiescent

@@ -31,6 +31,7 @@ func Generate(seed uint64, index int, pol Policy) *Trace {
 	g.m = newMachine(pol, genTab, g.be, g.route)
 	steps := 8 + g.r.IntN(40)
 	g.recs = make([]Record, 0, steps+16)
+	g.la.ahead = make([]string, 0, steps+16)
 	g.run(steps)
 	s, i, name := strconv.FormatUint(seed, 10), strconv.Itoa(index), pol.Name
 	return &Trace{
@@ -125,8 +126,10 @@ func (g *gen) deliver() {
 // turn it was sent in is what the replay's lookahead will find: the
 // generator's backend model knows it at once.
 func (g *gen) emitFrame(f genFrame) {
-	g.la.ahead = append(g.la.ahead, make([]string, len(g.recs)+1-len(g.la.ahead))...)
-	g.la.ahead[len(g.recs)] = f.turn
+	for len(g.la.ahead) < len(g.recs) {
+		g.la.ahead = append(g.la.ahead, "")
+	}
+	g.la.ahead = append(g.la.ahead, f.turn)
 	g.emit(Record{Kind: KindWS, Ev: f.ev})
 }
 

@@ -1,28 +1,18 @@
 package reconcile
 
 import (
+	"bytes"
+	"hash/maphash"
 	"strings"
-	"sync"
 )
 
-// rowSet is one answer of the chunk endpoint, indexed by turn once, so that
-// the policies and the checker ask "does turn T hold this text" without
-// decoding or scanning rows again. It never changes after it is made; the
-// index is built on first use and shared by every replay of the record.
+// rowSet is one answer of the chunk endpoint: at most a window of 100 rows,
+// whose user and tool_result rows carry their text, worked out once when
+// they were decoded or written. The policies and the checker scan it; it
+// never changes after it is made and is shared by every replay of a record.
 type rowSet struct {
-	list []Chunk
-
-	once   sync.Once
-	byTurn map[string]*turnRows
-	turns  []string // the turns of list, in row order
-}
-
-// turnRows is what the rows of one turn show.
-type turnRows struct {
-	user    []string // texts of its user rows
-	tool    []string // texts of its tool_result rows
-	other   []int    // its other rows, by index: their text is only read for reports
-	content bool     // it has a row that is not a user row: the turn is written
+	list  []Chunk
+	turns []string // the turns of list, in row order
 }
 
 var emptyRows = &rowSet{}
@@ -31,53 +21,38 @@ func newRowSet(list []Chunk) *rowSet {
 	if len(list) == 0 {
 		return emptyRows
 	}
-	return &rowSet{list: list}
-}
-
-func (r *rowSet) index() {
-	r.once.Do(func() {
-		r.byTurn = make(map[string]*turnRows, 4)
-		for i := range r.list {
-			c := &r.list[i]
-			tr := r.byTurn[c.TurnID]
-			if tr == nil {
-				tr = &turnRows{}
-				r.byTurn[c.TurnID] = tr
-				r.turns = append(r.turns, c.TurnID)
-			}
-			switch {
-			case c.Role == RoleUser:
-				tr.user = append(tr.user, c.shown())
-			case c.Type == "tool_result":
-				tr.tool = append(tr.tool, c.shown())
-			default:
-				tr.other = append(tr.other, i)
-			}
-			if c.Role != RoleUser {
-				tr.content = true
-			}
+	r := &rowSet{list: list}
+	for i := range list {
+		if t := list[i].TurnID; len(r.turns) == 0 || r.turns[len(r.turns)-1] != t && !containsString(r.turns, t) {
+			r.turns = append(r.turns, t)
 		}
-	})
+	}
+	return r
 }
 
-func (r *rowSet) turn(t string) *turnRows {
-	if r == nil || len(r.list) == 0 {
+// rows returns the rows; a nil set (no answer applied yet) has none.
+func (r *rowSet) rows() []Chunk {
+	if r == nil {
 		return nil
 	}
-	r.index()
-	return r.byTurn[t]
+	return r.list
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // userCount counts the user rows of turn whose text, or one of its
 // continuation parts, is text.
 func (r *rowSet) userCount(turn, text string) int {
-	tr := r.turn(turn)
-	if tr == nil {
-		return 0
-	}
 	n := 0
-	for _, u := range tr.user {
-		if joinedHas(u, text) {
+	for i, list := 0, r.rows(); i < len(list); i++ {
+		if c := &list[i]; c.TurnID == turn && c.Role == RoleUser && joinedHas(c.shown(), text) {
 			n++
 		}
 	}
@@ -90,12 +65,8 @@ func (r *rowSet) hasUserText(turn, text string) bool { return r.userCount(turn, 
 // continuation part of text: a live row joining several queued messages is
 // represented by the turn's user row that joins them (and maybe more).
 func (r *rowSet) representsUser(turn, text string) bool {
-	tr := r.turn(turn)
-	if tr == nil {
-		return false
-	}
-	for _, u := range tr.user {
-		if joinedHasAll(u, text) {
+	for i, list := 0, r.rows(); i < len(list); i++ {
+		if c := &list[i]; c.TurnID == turn && c.Role == RoleUser && joinedHasAll(c.shown(), text) {
 			return true
 		}
 	}
@@ -104,13 +75,12 @@ func (r *rowSet) representsUser(turn, text string) bool {
 
 // toolCount counts the tool_result rows of turn that contain text.
 func (r *rowSet) toolCount(turn, text string) int {
-	tr := r.turn(turn)
-	if tr == nil || text == "" {
+	if text == "" {
 		return 0
 	}
 	n := 0
-	for _, s := range tr.tool {
-		if strings.Contains(s, text) {
+	for i, list := 0, r.rows(); i < len(list); i++ {
+		if c := &list[i]; c.TurnID == turn && c.Role != RoleUser && c.Type == "tool_result" && strings.Contains(c.shown(), text) {
 			n++
 		}
 	}
@@ -122,23 +92,21 @@ func (r *rowSet) hasToolText(turn, text string) bool { return r.toolCount(turn, 
 // hasContent reports whether turn has a row that is not a user row: the
 // server writes a sealed turn's rows in one batch.
 func (r *rowSet) hasContent(turn string) bool {
-	tr := r.turn(turn)
-	return tr != nil && tr.content
+	for i, list := 0, r.rows(); i < len(list); i++ {
+		if c := &list[i]; c.TurnID == turn && c.Role != RoleUser {
+			return true
+		}
+	}
+	return false
 }
 
 // showsContent reports whether a row of turn that is not a user row shows text.
 func (r *rowSet) showsContent(turn, text string) bool {
-	tr := r.turn(turn)
-	if tr == nil || text == "" {
+	if text == "" {
 		return false
 	}
-	for _, s := range tr.tool {
-		if strings.Contains(s, text) {
-			return true
-		}
-	}
-	for _, i := range tr.other {
-		if strings.Contains(r.list[i].shown(), text) {
+	for i, list := 0, r.rows(); i < len(list); i++ {
+		if c := &list[i]; c.TurnID == turn && c.Role != RoleUser && strings.Contains(c.shown(), text) {
 			return true
 		}
 	}
@@ -148,23 +116,23 @@ func (r *rowSet) showsContent(turn, text string) bool {
 // startsInside reports whether the rows begin inside turn t, after its
 // user row: what t wrote first is older than the window.
 func (r *rowSet) startsInside(t string) bool {
-	return r != nil && len(r.list) > 0 && r.list[0].TurnID == t && r.list[0].Role != RoleUser
+	list := r.rows()
+	return len(list) > 0 && list[0].TurnID == t && list[0].Role != RoleUser
 }
 
 // first returns the turn of the oldest row, or "".
 func (r *rowSet) first() string {
-	if r == nil || len(r.list) == 0 {
-		return ""
+	if list := r.rows(); len(list) > 0 {
+		return list[0].TurnID
 	}
-	return r.list[0].TurnID
+	return ""
 }
 
 // turnList returns the turns of the rows, in row order.
 func (r *rowSet) turnList() []string {
-	if r == nil || len(r.list) == 0 {
+	if r == nil {
 		return nil
 	}
-	r.index()
 	return r.turns
 }
 
@@ -202,4 +170,129 @@ func joinedHas(joined, text string) bool {
 		}
 		rest = after
 	}
+}
+
+// rowCache remembers the rows a trace's chunk answers held, by their bytes:
+// every answer is the last 100 rows, so most of them were in the answer
+// before. A row seen before is neither checked nor decoded again, and its
+// decoded form is shared. It holds each distinct row once.
+type rowCache map[uint64]Chunk
+
+var rowSeed = maphash.MakeSeed()
+
+// known returns the decoded row whose bytes are el.
+func (c rowCache) known(el []byte) (Chunk, bool) {
+	if c == nil || len(el) == 0 || el[0] != '{' {
+		return Chunk{}, false
+	}
+	row, ok := c[maphash.Bytes(rowSeed, el)]
+	return row, ok && bytes.Equal(row.Raw, el)
+}
+
+// checkLine checks that b is one JSON value, as checkValue does; the
+// elements of a "rows" array that are rows seen before are not checked
+// again: their bytes were valid then.
+func (c rowCache) checkLine(b []byte) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' || len(c) == 0 {
+		return checkValue(b)
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return unexpected(b, i, "looking for beginning of object key string")
+			}
+			kend, _, err := scanString(b, i)
+			if err != nil {
+				return err
+			}
+			key := b[i+1 : kend-1]
+			i = skipSpace(b, kend)
+			if i >= len(b) || b[i] != ':' {
+				return unexpected(b, i, "after object key")
+			}
+			i = skipSpace(b, i+1)
+			if string(key) == "rows" && i < len(b) && b[i] == '[' {
+				i, err = c.checkRows(b, i)
+			} else {
+				i, err = validValue(b, i, 1)
+			}
+			if err != nil {
+				return err
+			}
+			i = skipSpace(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = skipSpace(b, i+1)
+				continue
+			}
+			if i < len(b) && b[i] == '}' {
+				i++
+				break
+			}
+			return unexpected(b, i, "after object key:value pair")
+		}
+	}
+	if i = skipSpace(b, i); i < len(b) {
+		return unexpected(b, i, "after top-level value")
+	}
+	return nil
+}
+
+// checkRows checks the array at b[i], skipping the rows seen before.
+func (c rowCache) checkRows(b []byte, i int) (int, error) {
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if end := skipValue(b, i); i < len(b) && b[i] == '{' && end <= len(b) {
+			if _, ok := c.known(b[i:end]); ok {
+				i = end
+			} else if i, err = validValue(b, i, 2); err != nil {
+				return i, err
+			}
+		} else if i, err = validValue(b, i, 2); err != nil {
+			return i, err
+		}
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == ']' {
+			return i + 1, nil
+		}
+		return i, unexpected(b, i, "after array element")
+	}
+}
+
+// decode decodes the rows of a fetch record (a checked array), reusing
+// the rows seen before and remembering the new ones.
+func (c rowCache) decode(v []byte, in interner) ([]Chunk, error) {
+	if v[0] != '[' {
+		return nil, &typeError{"rows", kindOf(v)}
+	}
+	n := 0
+	elements(v, func([]byte) { n++ })
+	out := make([]Chunk, 0, n)
+	var err error
+	elements(v, func(el []byte) {
+		if err != nil {
+			return
+		}
+		if row, ok := c.known(el); ok {
+			out = append(out, row)
+			return
+		}
+		var row Chunk
+		if row, err = decodeChunk("rows", bytes.Clone(el), in); err == nil {
+			out = append(out, row)
+			c[maphash.Bytes(rowSeed, row.Raw)] = row
+		}
+	})
+	return out, err
 }

@@ -168,8 +168,9 @@ type Machine struct {
 	// answered maps each fetch record that resolved a request to its key.
 	answered map[int]reqKey
 
-	// deferredFailed: a deferred reconcile's fetch failed.
-	deferredFailed bool
+	// deferred: a reconcile was deferred while scrolled up; without one,
+	// scroll records change nothing. deferredFailed: its fetch failed.
+	deferred, deferredFailed bool
 
 	index    int // index of the record being applied
 	out      []applied
@@ -828,6 +829,7 @@ func (m *Machine) reconcile(t string) {
 	}
 	if m.S.ScrolledUp {
 		m.S.Pending = &t
+		m.deferred = true
 		return
 	}
 	m.issue(t, modeReconcile)

@@ -128,8 +128,8 @@ type StatusSnapshot struct {
 }
 
 // Chunk is a durable row as the chunk endpoint returns it. Raw keeps the row
-// as it came; text is what it shows when the backend model made it (rows read
-// from a trace are shown by their data, worked out once when indexed).
+// as it came; text is what it shows, worked out once when the row is
+// decoded (user and tool_result rows) or written by the backend model.
 type Chunk struct {
 	ID        string          `json:"id"`
 	TabID     string          `json:"tabId"`
@@ -175,7 +175,8 @@ var knownFrame = func() map[string]bool {
 // does not read are never checked.
 func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 	t := &Trace{Name: name}
-	in := interner{}
+	d := &decoder{in: interner{}, rows: rowCache{}}
+	var blocks [][]Record // filled blocks of records
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
@@ -185,7 +186,7 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 		if len(b) == 0 {
 			continue
 		}
-		rec, meta, err := decodeLine(b, in)
+		rec, meta, err := d.line(b)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
@@ -201,7 +202,24 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 			continue
 		}
 		rec.Line = line
+		if len(t.Records) == cap(t.Records) {
+			// Full: keep it and fill a new block; one copy joins them at
+			// the end, instead of one per doubling.
+			blocks = append(blocks, t.Records)
+			t.Records = make([]Record, 0, min(2*cap(t.Records)+64, 1<<16))
+		}
 		t.Records = append(t.Records, rec)
+	}
+	if len(blocks) > 0 {
+		n := len(t.Records)
+		for _, b := range blocks {
+			n += len(b)
+		}
+		all := make([]Record, 0, n)
+		for _, b := range blocks {
+			all = append(all, b...)
+		}
+		t.Records = append(all, t.Records...)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -217,14 +235,21 @@ type wireFields struct {
 	k, ev, id, text, status, messageID, up, req, rows, err []byte
 }
 
-// decodeLine decodes one trace line: a record, or the meta record.
-func decodeLine(b []byte, in interner) (Record, *Meta, error) {
-	if err := checkValue(b); err != nil {
+// decoder decodes the lines of one trace, sharing what they repeat.
+type decoder struct {
+	in   interner
+	rows rowCache
+}
+
+// line decodes one trace line: a record, or the meta record.
+func (d *decoder) line(b []byte) (Record, *Meta, error) {
+	if err := d.rows.checkLine(b); err != nil {
 		return Record{}, nil, fmt.Errorf("malformed JSON: %w", err)
 	}
 	if b[0] != '{' {
 		return Record{}, nil, fmt.Errorf("a record must be a JSON object, not %s", kindOf(b))
 	}
+	in := d.in
 	var w wireFields
 	members(b, func(key, val []byte) {
 		switch string(fieldName(key)) {
@@ -264,7 +289,7 @@ func decodeLine(b []byte, in interner) (Record, *Meta, error) {
 		}
 		return Record{}, m, nil
 	}
-	rec, err := w.record(kind, in)
+	rec, err := w.record(kind, in, d.rows)
 	if err != nil {
 		return Record{}, nil, fmt.Errorf("%s record: %w", kind, err)
 	}
@@ -282,7 +307,7 @@ func fieldName(key []byte) []byte {
 	return key
 }
 
-func (w *wireFields) record(kind string, in interner) (Record, error) {
+func (w *wireFields) record(kind string, in interner, cache rowCache) (Record, error) {
 	rec := Record{Kind: kind}
 	var err error
 	switch kind {
@@ -324,7 +349,7 @@ func (w *wireFields) record(kind string, in interner) (Record, error) {
 			return rec, err
 		}
 		if w.rows != nil && w.rows[0] != 'n' {
-			rec.Rows, err = decodeChunks("rows", bytes.Clone(w.rows), in)
+			rec.Rows, err = cache.decode(w.rows, in)
 			rec.HasRows = true
 			if rec.Rows == nil {
 				rec.Rows = []Chunk{}
@@ -613,6 +638,11 @@ func decodeChunk(field string, v []byte, in interner) (Chunk, error) {
 	})
 	if err != nil {
 		return Chunk{}, err
+	}
+	if c.Role == RoleUser || c.Type == "tool_result" {
+		// What the policies and the checker read; other rows' text only
+		// shows in reports.
+		c.text = chunkText(c.Role, c.Data)
 	}
 	return c, nil
 }
