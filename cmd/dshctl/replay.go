@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -355,9 +354,8 @@ func convertCaptures(e *env, dir string, args []string) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("replay: --convert: %w", err)
 		}
-		base := strings.TrimSuffix(filepath.Base(f.Path), filepath.Ext(f.Path))
 		for _, t := range traces {
-			path := filepath.Join(dir, unsafeName.ReplaceAllString(base+"-"+t.Tab, "_")+".jsonl")
+			path := filepath.Join(dir, reconcile.ConvertedName(f.Path, t.Tab))
 			if err := writeFileAtomic(path, t.Encode); err != nil {
 				return fmt.Errorf("replay: --convert: %w", err)
 			}
@@ -371,25 +369,14 @@ func convertCaptures(e *env, dir string, args []string) error {
 	return nil
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
-
 // saveTrace writes a shrunk failing trace to dir, its meta record saying
 // what failed and how to reproduce it, and returns its path.
 func saveTrace(dir string, t *reconcile.Trace, pol reconcile.Policy, invariant int) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("--save: %w", err)
 	}
-	path := filepath.Join(dir, unsafeName.ReplaceAllString(t.Name, "_")+".jsonl")
-	meta := *t.Meta
-	meta.Extra = map[string]string{}
-	for k, v := range t.Meta.Extra {
-		meta.Extra[k] = v
-	}
-	meta.Extra["foundWith"] = pol.Name
-	meta.Extra["invariant"] = fmt.Sprintf("%d (%s)", invariant, reconcile.InvariantName(invariant))
-	meta.Extra["reproduce"] = fmt.Sprintf("dshctl replay --policy %s %s", pol.Name, path)
-	saved := *t
-	saved.Meta = &meta
+	path := filepath.Join(dir, reconcile.SafeName(t.Name)+".jsonl")
+	saved := t.Failing(pol, invariant, fmt.Sprintf("dshctl replay --policy %s %s", pol.Name, path))
 	if err := writeFileAtomic(path, saved.Encode); err != nil {
 		return "", fmt.Errorf("--save: %w", err)
 	}

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -462,4 +463,24 @@ func (g *gen) answerFetch() {
 		}
 	}
 	g.emit(rec)
+}
+
+// Failing returns t with its meta record saying that it fails under pol with
+// invariant n and which command reproduces it: a saved failure explains
+// itself.
+func (t *Trace) Failing(pol Policy, n int, reproduce string) *Trace {
+	meta := Meta{Version: 1}
+	if t.Meta != nil {
+		meta = *t.Meta
+	}
+	meta.Extra = maps.Clone(meta.Extra)
+	if meta.Extra == nil {
+		meta.Extra = map[string]string{}
+	}
+	meta.Extra["foundWith"] = pol.Name
+	meta.Extra["invariant"] = strconv.Itoa(n) + " (" + InvariantName(n) + ")"
+	meta.Extra["reproduce"] = reproduce
+	c := *t
+	c.Meta = &meta
+	return &c
 }

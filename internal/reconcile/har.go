@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // A browser capture is a HAR 1.2 file as Chrome DevTools saves it ("Save all
@@ -54,6 +55,27 @@ func LooksLikeCapture(head []byte) bool {
 		}
 	})
 	return isLog || !hasK
+}
+
+// ConvertedName is the file name of a capture's tab written as a trace:
+// the capture's name without its extension, then the tab, in characters
+// safe in a file name everywhere.
+func ConvertedName(capture, tab string) string {
+	base := capture[strings.LastIndexAny(capture, `/\`)+1:]
+	if dot := strings.LastIndexByte(base, '.'); dot > 0 {
+		base = base[:dot]
+	}
+	return SafeName(base+"-"+tab) + ".jsonl"
+}
+
+// SafeName replaces what is not a letter, digit, '_', '.' or '-' by '_'.
+func SafeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			return r
+		}
+		return '_'
+	}, s)
 }
 
 // harEntry is what the mapping reads of an entry.
@@ -100,6 +122,7 @@ type timed struct {
 type capture struct {
 	path     string
 	in       interner
+	rows     rowCache
 	tabs     map[string]*tabRecords
 	statuses []timed // statuses frames, given to every tab they name
 
@@ -129,7 +152,7 @@ type pendingFetch struct {
 // HAR, a capture without WebSocket frames and one saved without response
 // bodies are errors naming the file and what is missing.
 func DecodeCapture(r io.Reader, path string) ([]*Trace, error) {
-	c := &capture{path: path, in: interner{}, tabs: map[string]*tabRecords{}, fetchPaths: map[string]bool{}}
+	c := &capture{path: path, in: interner{}, rows: rowCache{}, tabs: map[string]*tabRecords{}, fetchPaths: map[string]bool{}}
 	if err := c.read(r); err != nil {
 		return nil, err
 	}
@@ -169,47 +192,52 @@ func (c *capture) read(r io.Reader) error {
 		}
 		return c.fail("%v", err)
 	}
-	if tok, err := dec.Token(); err != nil {
-		return bad(err)
-	} else if tok != json.Delim('{') {
-		return c.fail("%w: the file is not a JSON object with log.entries", ErrNotCapture)
-	}
-	found := false
-	for dec.More() {
-		key, err := dec.Token()
+	open := func(want json.Delim, what string) error {
+		tok, err := dec.Token()
 		if err != nil {
 			return bad(err)
 		}
-		if key != "log" {
-			var skip json.RawMessage
-			b.mark = b.read
-			if err := dec.Decode(&skip); err != nil {
-				return bad(err)
-			}
-			continue
+		if tok != want {
+			return c.fail("%w: %s", ErrNotCapture, what)
 		}
-		if tok, err := dec.Token(); err != nil {
-			return bad(err)
-		} else if tok != json.Delim('{') {
-			return c.fail("%w: log is not an object", ErrNotCapture)
-		}
+		return nil
+	}
+	// members walks the members of the object just opened, and its end;
+	// inner reads the value of the member name, the others are skipped.
+	members := func(name string, inner func() error) error {
 		for dec.More() {
 			key, err := dec.Token()
 			if err != nil {
 				return bad(err)
 			}
-			if key != "entries" {
-				var skip json.RawMessage
-				b.mark = b.read
-				if err := dec.Decode(&skip); err != nil {
-					return bad(err)
+			if key == name {
+				if err := inner(); err != nil {
+					return err
 				}
 				continue
 			}
-			if tok, err := dec.Token(); err != nil {
+			var skip json.RawMessage
+			b.mark = b.read
+			if err := dec.Decode(&skip); err != nil {
 				return bad(err)
-			} else if tok != json.Delim('[') {
-				return c.fail("%w: log.entries is not an array", ErrNotCapture)
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return bad(err)
+		}
+		return nil
+	}
+	found := false
+	if err := open('{', "the file is not a JSON object with log.entries"); err != nil {
+		return err
+	}
+	err := members("log", func() error {
+		if err := open('{', "log is not an object"); err != nil {
+			return err
+		}
+		return members("entries", func() error {
+			if err := open('[', "log.entries is not an array"); err != nil {
+				return err
 			}
 			found = true
 			for i := 0; dec.More(); i++ {
@@ -228,10 +256,11 @@ func (c *capture) read(r io.Reader) error {
 			if _, err := dec.Token(); err != nil {
 				return bad(err)
 			}
-		}
-		if _, err := dec.Token(); err != nil {
-			return bad(err)
-		}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
 	}
 	if !found {
 		return c.fail("%w: no log.entries", ErrNotCapture)
@@ -462,7 +491,7 @@ func (c *capture) get(e *harEntry, u *url.URL, at, end int64, resp []byte, faile
 	if v == nil || v[0] != '[' {
 		return
 	}
-	rows, err := decodeChunks("chunks", bytes.Clone(v), c.in)
+	rows, err := decodeChunks("chunks", v, c.in, c.rows)
 	if err != nil {
 		c.skipped = append(c.skipped, fmt.Sprintf("GET %s: %v", u.Path, err))
 		return

@@ -64,8 +64,10 @@ func skipSpace(b []byte, i int) int {
 }
 
 // validValue checks the value starting at b[i] and returns the offset just
-// past it.
-func validValue(b []byte, i, depth int) (int, error) {
+// past it. rows, when set, skips the rows it knows in the "rows" array of
+// the top-level object (a trace line's chunk answer) and is passed to that
+// array only.
+func validValue(b []byte, i, depth int, rows rowCache) (int, error) {
 	if i >= len(b) {
 		return i, &syntaxError{"unexpected end of JSON input", i}
 	}
@@ -86,11 +88,16 @@ func validValue(b []byte, i, depth int) (int, error) {
 			if err != nil {
 				return end, err
 			}
+			key := b[i+1 : end-1]
 			i = skipSpace(b, end)
 			if i >= len(b) || b[i] != ':' {
 				return i, unexpected(b, i, "after object key")
 			}
-			if i, err = validValue(b, skipSpace(b, i+1), depth+1); err != nil {
+			var sub rowCache
+			if depth == 0 && string(key) == "rows" {
+				sub = rows
+			}
+			if i, err = validValue(b, skipSpace(b, i+1), depth+1, sub); err != nil {
 				return i, err
 			}
 			i = skipSpace(b, i)
@@ -113,7 +120,9 @@ func validValue(b []byte, i, depth int) (int, error) {
 		}
 		for {
 			var err error
-			if i, err = validValue(b, i, depth+1); err != nil {
+			if end, ok := rows.skipKnown(b, i); ok {
+				i = end // a row seen before: its bytes were checked then
+			} else if i, err = validValue(b, i, depth+1, nil); err != nil {
 				return i, err
 			}
 			i = skipSpace(b, i)
@@ -240,8 +249,11 @@ func isHex(c byte) bool {
 }
 
 // checkValue validates b as exactly one JSON value (spaces around allowed).
-func checkValue(b []byte) error {
-	i, err := validValue(b, skipSpace(b, 0), 0)
+func checkValue(b []byte) error { return checkLine(b, nil) }
+
+// checkLine is checkValue skipping the rows it knows (see validValue).
+func checkLine(b []byte, rows rowCache) error {
+	i, err := validValue(b, skipSpace(b, 0), 0, rows)
 	if err != nil {
 		return err
 	}
@@ -411,20 +423,6 @@ func hex4(b []byte) rune {
 		r = r<<4 | rune(c)
 	}
 	return r
-}
-
-// keyIs reports whether the raw key equals name; a key with escapes is
-// decoded first.
-func keyIs(key []byte, name string) bool {
-	if string(key) == name {
-		return true
-	}
-	for _, c := range key {
-		if c == '\\' {
-			return stringOf(append(append([]byte{'"'}, key...), '"')) == name
-		}
-	}
-	return false
 }
 
 // interner shares the strings a trace repeats — row ids, turn ids, roles,

@@ -189,110 +189,20 @@ func (c rowCache) known(el []byte) (Chunk, bool) {
 	return row, ok && bytes.Equal(row.Raw, el)
 }
 
-// checkLine checks that b is one JSON value, as checkValue does; the
-// elements of a "rows" array that are rows seen before are not checked
-// again: their bytes were valid then.
-func (c rowCache) checkLine(b []byte) error {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' || len(c) == 0 {
-		return checkValue(b)
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		i++
-	} else {
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return unexpected(b, i, "looking for beginning of object key string")
-			}
-			kend, _, err := scanString(b, i)
-			if err != nil {
-				return err
-			}
-			key := b[i+1 : kend-1]
-			i = skipSpace(b, kend)
-			if i >= len(b) || b[i] != ':' {
-				return unexpected(b, i, "after object key")
-			}
-			i = skipSpace(b, i+1)
-			if string(key) == "rows" && i < len(b) && b[i] == '[' {
-				i, err = c.checkRows(b, i)
-			} else {
-				i, err = validValue(b, i, 1)
-			}
-			if err != nil {
-				return err
-			}
-			i = skipSpace(b, i)
-			if i < len(b) && b[i] == ',' {
-				i = skipSpace(b, i+1)
-				continue
-			}
-			if i < len(b) && b[i] == '}' {
-				i++
-				break
-			}
-			return unexpected(b, i, "after object key:value pair")
-		}
-	}
-	if i = skipSpace(b, i); i < len(b) {
-		return unexpected(b, i, "after top-level value")
-	}
-	return nil
-}
-
-// checkRows checks the array at b[i], skipping the rows seen before.
-func (c rowCache) checkRows(b []byte, i int) (int, error) {
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, nil
-	}
-	for {
-		var err error
-		if end := skipValue(b, i); i < len(b) && b[i] == '{' && end <= len(b) {
-			if _, ok := c.known(b[i:end]); ok {
-				i = end
-			} else if i, err = validValue(b, i, 2); err != nil {
-				return i, err
-			}
-		} else if i, err = validValue(b, i, 2); err != nil {
-			return i, err
-		}
-		i = skipSpace(b, i)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-			continue
-		}
-		if i < len(b) && b[i] == ']' {
-			return i + 1, nil
-		}
-		return i, unexpected(b, i, "after array element")
+// keep remembers a decoded row.
+func (c rowCache) keep(row Chunk) {
+	if c != nil && len(row.Raw) > 0 {
+		c[maphash.Bytes(rowSeed, row.Raw)] = row
 	}
 }
 
-// decode decodes the rows of a fetch record (a checked array), reusing
-// the rows seen before and remembering the new ones.
-func (c rowCache) decode(v []byte, in interner) ([]Chunk, error) {
-	if v[0] != '[' {
-		return nil, &typeError{"rows", kindOf(v)}
+// skipKnown returns the end of the row starting at b[i] when it is a row
+// seen before.
+func (c rowCache) skipKnown(b []byte, i int) (int, bool) {
+	if len(c) == 0 || i >= len(b) || b[i] != '{' {
+		return i, false
 	}
-	n := 0
-	elements(v, func([]byte) { n++ })
-	out := make([]Chunk, 0, n)
-	var err error
-	elements(v, func(el []byte) {
-		if err != nil {
-			return
-		}
-		if row, ok := c.known(el); ok {
-			out = append(out, row)
-			return
-		}
-		var row Chunk
-		if row, err = decodeChunk("rows", bytes.Clone(el), in); err == nil {
-			out = append(out, row)
-			c[maphash.Bytes(rowSeed, row.Raw)] = row
-		}
-	})
-	return out, err
+	end := skipValue(b, i)
+	_, ok := c.known(b[i:end])
+	return end, ok
 }

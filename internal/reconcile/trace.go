@@ -243,7 +243,7 @@ type decoder struct {
 
 // line decodes one trace line: a record, or the meta record.
 func (d *decoder) line(b []byte) (Record, *Meta, error) {
-	if err := d.rows.checkLine(b); err != nil {
+	if err := checkLine(b, d.rows); err != nil {
 		return Record{}, nil, fmt.Errorf("malformed JSON: %w", err)
 	}
 	if b[0] != '{' {
@@ -349,7 +349,7 @@ func (w *wireFields) record(kind string, in interner, cache rowCache) (Record, e
 			return rec, err
 		}
 		if w.rows != nil && w.rows[0] != 'n' {
-			rec.Rows, err = cache.decode(w.rows, in)
+			rec.Rows, err = decodeChunks("rows", w.rows, in, cache)
 			rec.HasRows = true
 			if rec.Rows == nil {
 				rec.Rows = []Chunk{}
@@ -571,7 +571,7 @@ func decodeStatuses(v []byte, in interner) (map[string]StatusSnapshot, error) {
 				s.CurrentTurnID, err = optString("currentTurnId", x)
 			case "currentChunks":
 				if x[0] != 'n' {
-					s.CurrentChunks, err = decodeChunks("currentChunks", x, in)
+					s.CurrentChunks, err = decodeChunks("currentChunks", x, in, nil)
 				}
 			}
 		})
@@ -580,9 +580,9 @@ func decodeStatuses(v []byte, in interner) (map[string]StatusSnapshot, error) {
 	return out, err
 }
 
-// decodeChunks decodes an array of rows. v must not change afterwards: the
-// rows' Raw points into it.
-func decodeChunks(field string, v []byte, in interner) ([]Chunk, error) {
+// decodeChunks decodes an array of rows. Rows cache knows are shared; the
+// others are decoded from a copy of their bytes and, with a cache, kept.
+func decodeChunks(field string, v []byte, in interner, cache rowCache) ([]Chunk, error) {
 	if v[0] != '[' {
 		return nil, &typeError{field, kindOf(v)}
 	}
@@ -594,9 +594,14 @@ func decodeChunks(field string, v []byte, in interner) ([]Chunk, error) {
 		if err != nil {
 			return
 		}
-		var c Chunk
-		if c, err = decodeChunk(field, el, in); err == nil {
-			out = append(out, c)
+		if row, ok := cache.known(el); ok {
+			out = append(out, row)
+			return
+		}
+		var row Chunk
+		if row, err = decodeChunk(field, bytes.Clone(el), in); err == nil {
+			out = append(out, row)
+			cache.keep(row)
 		}
 	})
 	return out, err
