@@ -3,6 +3,8 @@ package reconcile
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
+	"os"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -102,6 +104,26 @@ func encodeDecode(tb testing.TB, t *Trace) (*Trace, []byte) {
 		tb.Fatal(err)
 	}
 	return back, b
+}
+
+var recordedOut = flag.String("recorded-session", "", "write the benchmarks' recorded session (200 turns) to `FILE` (scripts/bench-replay.sh)")
+
+// TestWriteRecordedSession writes the recorded session the benchmarks
+// replay, for the command-line measurement; it does nothing without
+// -recorded-session.
+func TestWriteRecordedSession(t *testing.T) {
+	if *recordedOut == "" {
+		t.Skip("no -recorded-session FILE")
+	}
+	var buf bytes.Buffer
+	tr := recordedSession(200)
+	tr.Name = "recorded session, 200 turns"
+	if err := tr.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(*recordedOut, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestRecordedSessionPasses(t *testing.T) {
