@@ -152,9 +152,13 @@ func (p Policy) keep(s *State, bk *book, f fetchResult) (kept []Message, keepLT,
 //     continuation waiting for turn-start, a failed send and its error row);
 //   - or it belongs to the preserved newer turn and the fetched rows do not
 //     represent it yet; a user row of any turn is likewise kept until the
-//     fetched rows hold it (a fetch issued before that turn started does not).
+//     fetched rows hold it (a fetch issued before that turn started does not);
+//   - or it is content of a turn the fetched rows cannot hold yet: one this
+//     client had not seen sealed when it asked for them (LT can be stale
+//     after a reconnect), or the turn a reconnect hid, still running.
 //
 // Everything else goes, untagged rows included: no row is kept "just in case".
+// CA survives with its row.
 func (p Policy) keepMembership(s *State, bk *book, f fetchResult) ([]Message, bool, bool) {
 	// For a resync, f.turn is LT when it was issued: a turn that started
 	// since is newer than the snapshot the server answered from.
