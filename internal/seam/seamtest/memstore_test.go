@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"slices"
 	"sync"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -276,6 +278,19 @@ func (h *memHandle) rows(op string) ([][]byte, error) {
 	return slices.Clone(d.logs[h.id].rows), nil
 }
 
+func (h *memHandle) Snapshot(ctx context.Context) (seam.Snapshot, error) {
+	d := h.svc.disk
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case h.closed:
+		return seam.Snapshot{}, memErr(seam.ErrHandleClosed, "stat", h.id)
+	case h.pending:
+		return seam.Snapshot{Header: h.header, Revision: "pending", Location: seam.Location{Backend: "mem"}}, nil
+	}
+	return d.snapshot(h.id, d.logs[h.id])
+}
+
 func (h *memHandle) Read(ctx context.Context, offset, length int64) ([]seam.Event, error) {
 	rows, err := h.rows("read")
 	if err != nil {
@@ -417,4 +432,9 @@ func (h *memHandle) Close() error {
 	return nil
 }
 
-func TestMemBackend(t *testing.T) { Run(t, memBackend{}) }
+func TestMemBackend(t *testing.T) {
+	Run(t, memBackend{}, WithExport(func(ctx context.Context, svc seam.Service, id string, w io.Writer) error {
+		_, err := export.Session(ctx, svc, id, w, export.Options{})
+		return err
+	}))
+}
