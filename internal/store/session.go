@@ -104,10 +104,14 @@ func matchID(ctx context.Context, svc seam.Service, arg string) (string, error) 
 	case 0:
 		return "", err
 	case 1:
-		// An entry that is not a readable session (a stray log file, say)
-		// is reported for what it is, not as "not found".
+		// A session that cannot be read is the command's to open, so that
+		// the problem is reported as what the command did, not as a list.
+		// An entry that is no session at all (a stray log file, say) is
+		// reported for what it is, not as "not found".
 		if matchErr != nil {
-			return "", matchErr
+			if _, serr := svc.Stat(ctx, matches[0]); errors.Is(serr, seam.ErrNotFound) {
+				return "", matchErr
+			}
 		}
 		return matches[0], nil
 	}
