@@ -27,6 +27,22 @@ type AppendOptions struct {
 	// Now (epoch ms) is the time of those without one.
 	AssignSeq bool
 	Now       int64
+	// ExpectNextSeq, when set, makes Append fail with a *NextSeqError,
+	// writing nothing, unless the log's next seq (under the write lock) is
+	// *ExpectNextSeq: a compare-and-append, so that a script retrying a
+	// batch never writes it twice.
+	ExpectNextSeq *int64
+}
+
+// NextSeqError is an append whose ExpectNextSeq is not the log's next seq:
+// nothing was written. Stored is the log's next seq.
+type NextSeqError struct {
+	ID               string
+	Stored, Expected int64
+}
+
+func (e *NextSeqError) Error() string {
+	return fmt.Sprintf("session %q: the log's next seq is %d, not the %d expected: nothing was written", e.ID, e.Stored, e.Expected)
 }
 
 // AppendResult is what Append did, in the shape `append -o json` prints.
@@ -90,6 +106,9 @@ func Append(ctx context.Context, svc seam.Service, id string, o AppendOptions) (
 		return res, err
 	}
 	next, version := snap.EventCount, snap.Header.Version
+	if o.ExpectNextSeq != nil && *o.ExpectNextSeq != next {
+		return res, &NextSeqError{ID: id, Stored: next, Expected: *o.ExpectNextSeq}
+	}
 
 	var batch []seam.Event
 	if o.CloseInterrupted {

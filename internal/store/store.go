@@ -52,6 +52,11 @@ type Options struct {
 	// through a Request, empty means DefaultBackupDir; opened by Open,
 	// empty makes a repair fail with ErrNoBackupDir.
 	BackupDir string
+	// MaxRecordBytes and MaxFrameBytes raise (or lower) the reader limits
+	// of a JSONL store: the longest record, and the most content of one
+	// zstd frame, that a read holds or decodes; 0 keeps the defaults
+	// (jsonl.DefaultMaxRecordBytes, jsonl.DefaultMaxFrameBytes).
+	MaxRecordBytes, MaxFrameBytes int64
 }
 
 // Errors of finding and opening a store, matched with errors.Is; the
@@ -228,6 +233,8 @@ func openJSONL(spec Spec, loc Location, o Options) (seam.Service, error) {
 		BackupDir:         o.BackupDir,
 		Compression:       jsonl.Encoding(o.Compression),
 		CreateRoot:        loc.Missing,
+		MaxRecordBytes:    o.MaxRecordBytes,
+		MaxFrameBytes:     o.MaxFrameBytes,
 	}
 	if o.Compression != "" && !loc.Missing {
 		empty, err := isEmptyDir(loc.Path)

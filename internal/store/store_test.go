@@ -329,3 +329,62 @@ func TestListBothPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendExpectNextSeq: with ExpectNextSeq, an append writes nothing
+// unless the log's next seq is the one expected, even over a torn tail,
+// and says what the next seq is, so that a retried batch is never written
+// twice.
+func TestAppendExpectNextSeq(t *testing.T) {
+	ctx := context.Background()
+	root := newStore(t, 4, "s")
+	svc, err := Open(Spec{root, FromFlag}, Options{BackupDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	const title = `{"type":"session/title","data":{"title":"t"}}` + "\n"
+	expect := func(n int64) *int64 { return &n }
+	res, err := Append(ctx, svc, "s", AppendOptions{Input: strings.NewReader(title + title), AssignSeq: true, ExpectNextSeq: expect(2)})
+	if err != nil || res.FirstSeq != 2 || res.NextSeq != 4 {
+		t.Fatalf("Append expecting the next seq: %+v, %v", res, err)
+	}
+	snap, _ := svc.Stat(ctx, "s")
+	for _, stale := range []int64{2, 5} {
+		_, err = Append(ctx, svc, "s", AppendOptions{Input: strings.NewReader(title), AssignSeq: true, ExpectNextSeq: expect(stale)})
+		var ns *NextSeqError
+		if !errors.As(err, &ns) || ns.Stored != 4 || ns.Expected != stale {
+			t.Fatalf("Append expecting %d: %v, want a NextSeqError for 4", stale, err)
+		}
+		if again, _ := svc.Stat(ctx, "s"); again.Revision != snap.Revision {
+			t.Fatalf("a refused append changed the log")
+		}
+	}
+	// A create expects 0.
+	if _, err := Append(ctx, svc, "new", AppendOptions{Create: &seam.Header{Version: Latest, CreatedAt: 1},
+		Input: strings.NewReader(title), AssignSeq: true, ExpectNextSeq: expect(3)}); err == nil {
+		t.Fatalf("a create expecting seq 3 succeeded")
+	}
+	if _, err := svc.Stat(ctx, "new"); !errors.Is(err, seam.ErrNotFound) {
+		t.Fatalf("a refused create left a session: %v", err)
+	}
+}
+
+// TestPrefixOfUnreadableSession: a prefix naming a session that cannot be
+// read resolves to it, so that the command's own operation reports the
+// problem (and labels it), not the listing that resolved the prefix.
+func TestPrefixOfUnreadableSession(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "root")
+	if err := os.CopyFS(root, os.DirFS(fixture.Path(t, "dsh-0.1.0/damaged/zstd-header-frame-not-single-line"))); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenSession(ctx, Request{Flag: root, Getenv: env(nil)}, "session-4f", Options{})
+	if err != nil {
+		t.Fatalf("OpenSession by prefix: %v", err)
+	}
+	defer s.Close()
+	_, err = s.Service.Stat(ctx, s.ID)
+	if err == nil || !strings.HasPrefix(err.Error(), `stat "session-4f1c`) {
+		t.Fatalf("stat of the unreadable session: %v", err)
+	}
+}
