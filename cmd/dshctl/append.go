@@ -23,10 +23,13 @@ type appendOptions struct {
 	// headerFlags names the header flags given, for the warning when the
 	// session exists and they do not apply.
 	headerFlags []string
+	// expectNext is --expect-next-seq when given.
+	expectNext *int64
 }
 
 func newAppendCmd(e *env, g *globals) *cobra.Command {
 	var o appendOptions
+	var expectNext int64
 	cmd := &cobra.Command{
 		Use:   "append SESSION [FILE|-]",
 		Short: "Append events to a session as one durable batch",
@@ -39,7 +42,18 @@ removed before the batch is written: its bytes are saved to a backup file, and
 each removal is reported on stderr (and under "repairs" with -o json).
 
 Events are read from FILE, or from standard input when FILE is - or absent
-(with --close-interrupted and no FILE, only the closers are appended).`,
+(with --close-interrupted and no FILE, only the closers are appended).
+
+What is atomic depends on the store's encoding. A zstd log (.jsonl.zstd)
+takes the batch as one frame: after a crash or kill -9 the log holds all of
+it or none of it. A plain log (.jsonl) takes the batch line by line, and dsh
+serves every complete line: a killed append can leave the first lines of
+the batch, each whole (a final partial line is a torn tail, removed by the
+next append). To retry a batch without writing any of it twice, pass
+--expect-next-seq with the next seq the log had before (stat's event
+count): the append writes nothing unless the log's next seq is still that.
+If it is not, the message gives the log's next seq N; the events of the
+batch below N are stored, so append the rest with --expect-next-seq N.`,
 		Example: `  dshctl append session-4f1c events.jsonl
   printf '%s\n' '{"type":"session/title","data":{"title":"Fix CI"}}' | dshctl append --assign-seq session-4f1c
   dshctl append --close-interrupted session-7a2b
@@ -58,6 +72,12 @@ Events are read from FILE, or from standard input when FILE is - or absent
 				return usagef("--compression %q: want zstd or none", o.compression)
 			}
 			o.versionSet = cmd.Flags().Changed("version")
+			if cmd.Flags().Changed("expect-next-seq") {
+				if expectNext < 0 {
+					return usagef("--expect-next-seq must not be negative")
+				}
+				o.expectNext = &expectNext
+			}
 			var in io.Reader
 			name := "-"
 			if len(args) == 2 {
@@ -87,6 +107,7 @@ Events are read from FILE, or from standard input when FILE is - or absent
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.assignSeq, "assign-seq", false, "number the events from the stored next seq (and set time when absent)")
+	f.Int64Var(&expectNext, "expect-next-seq", 0, "write nothing unless the log's next seq is `N` (a safe retry; see above)")
 	f.BoolVar(&o.closeInterrupted, "close-interrupted", false, "first append the closers of an interrupted tail turn, as dsh's resume does")
 	f.BoolVar(&o.create, "create", false, "create the session when it does not exist (SESSION is then its exact id)")
 	f.StringVar(&o.header.Cwd, "cwd", "", "with --create: the session's working directory")
@@ -114,7 +135,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		name = "stdin"
 	}
 	ao := store.AppendOptions{CloseInterrupted: o.closeInterrupted, Input: in, Name: name,
-		AssignSeq: o.assignSeq, Now: e.now().UnixMilli()}
+		AssignSeq: o.assignSeq, Now: e.now().UnixMilli(), ExpectNextSeq: o.expectNext}
 	var svc seam.Service
 	id := arg
 	if o.create {

@@ -46,6 +46,7 @@ func explain(err error) error {
 		amb *store.AmbiguousError
 		sh  *store.ShadowError
 		in  *store.InputError
+		ns  *store.NextSeqError
 		fe  *inspect.FilterError
 		ut  *inspect.UnknownTypesError
 	)
@@ -73,6 +74,9 @@ func explain(err error) error {
 		return withHint(err, "give the full id to append to that session, or another id to create a new one")
 	case errors.As(err, &in):
 		return explainInput(in)
+	case errors.As(err, &ns) && ns.Stored > ns.Expected:
+		return withHint(err, fmt.Sprintf("if seqs %d–%d are the start of this batch (a killed append to a plain log keeps its complete lines), append the rest with --expect-next-seq %d",
+			ns.Expected, ns.Stored-1, ns.Stored))
 	case errors.As(err, &fe) && fe.Field == "Types":
 		return usagef("--type %q: %v", fe.Pattern, fe.Err)
 	case errors.As(err, &fe):
