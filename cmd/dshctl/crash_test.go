@@ -5,16 +5,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/jsonl"
+	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
@@ -418,4 +422,92 @@ func logState(t *testing.T, root, id string) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("%s %d", snap.Revision, snap.SizeBytes)
+}
+
+// TestInterrupt checks that a command busy reading a log stops within
+// 100 ms of SIGINT or SIGTERM, says it was interrupted, exits 1 and leaves
+// the store as it was (issue 16 item 2). The logs take seconds to read:
+// frames of empty lines just under the frame limit, which a full read
+// decodes twice each.
+func TestInterrupt(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGINT to send a process on Windows")
+	}
+	if _, err := exec.LookPath("dshctl"); err != nil {
+		t.Skip("dshctl is not on PATH (the test binary installs it through testscript.Main)")
+	}
+	root := t.TempDir()
+	blank := hostile.Frame(nil, hostile.Repeat('\n', jsonl.DefaultMaxFrameBytes-1))
+	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
+		path, err := hostile.Session(root, id, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			if err := hostile.Append(path, blank); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := treeState(t, root)
+	backups := t.TempDir()
+	for _, args := range [][]string{
+		{"list", "--all"},
+		{"stat", "--exact", "a"},
+		{"cat", "a"},
+		{"append", "--assign-seq", "a"},
+	} {
+		for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+			best := time.Hour
+			for try := 0; try < 3 && best > 100*time.Millisecond; try++ {
+				cmd := exec.Command("dshctl", append([]string{"--store", root}, args...)...)
+				cmd.Stdin = strings.NewReader(`{"type":"session/title","data":{"title":"x"}}` + "\n")
+				cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+backups)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(300 * time.Millisecond)
+				sent := time.Now()
+				cmd.Process.Signal(sig)
+				err := cmd.Wait()
+				took := time.Since(sent)
+				if cmd.ProcessState.ExitCode() != 1 || stderr.String() != "dshctl: interrupted\n" {
+					t.Fatalf("%v after %v: %v: %s", args, sig, err, stderr.String())
+				}
+				best = min(best, took)
+			}
+			if best > 100*time.Millisecond {
+				t.Errorf("%v took %v to stop after %v", args, best, sig)
+			}
+		}
+	}
+	if after := treeState(t, root); after != before {
+		t.Errorf("an interrupted command changed the store")
+	}
+	if entries, _ := os.ReadDir(filepath.Join(backups, "dshctl", "backups")); len(entries) != 0 {
+		t.Errorf("an interrupted command left backups: %v", entries)
+	}
+}
+
+// treeState lists the files under root with their sizes and times.
+func treeState(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %v %d\n", p, fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

@@ -111,6 +111,11 @@ func report(e *env, err error, helpCmd string) int {
 		return exitFindings
 	}
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	if errors.Is(err, context.Canceled) {
+		// Ctrl-C or SIGTERM: reads stop where they are, and a write has
+		// either finished or not started.
+		msg = "interrupted"
+	}
 	fmt.Fprintf(e.stderr, "dshctl: %s\n", msg)
 	var h hintError
 	if errors.As(err, &h) && h.hint != "" {
