@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 		// holdlock takes the write lock of a session folder and keeps it
 		// until killed, standing in for a running dsh.
 		"holdlock": holdLock,
+		// dshctl-measure runs a command and reports its peak memory and
+		// CPU time, for the catalogue's bounded.
+		"dshctl-measure": measureMain,
 	})
 }
 
@@ -36,11 +39,14 @@ func sharedFixtures(t *testing.T) string { return fixture.Dir(t) }
 func TestScripts(t *testing.T) {
 	// Scripts that need the fixtures start with [!fixtures] skip.
 	fixtures, found := fixture.Lookup(t)
-	testscript.Run(t, testscript.Params{
+	params := testscript.Params{
 		Dir: filepath.Join("..", "..", "testdata", "scripts"),
 		Condition: func(cond string) (bool, error) {
-			if cond == "fixtures" {
+			switch cond {
+			case "fixtures":
 				return found, nil
+			case "root":
+				return isRoot(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -66,7 +72,11 @@ func TestScripts(t *testing.T) {
 		},
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
-	})
+	}
+	for name, cmd := range catalogueCmds() {
+		params.Cmds[name] = cmd
+	}
+	testscript.Run(t, params)
 }
 
 // cmdFixture copies a file or tree from the shared fixtures into the work

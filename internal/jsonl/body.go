@@ -360,10 +360,10 @@ func (z *zstdReader) enterFrame() error {
 		}
 		return z.l.frameError(err, z.pos.frame, 0)
 	}
-	content, err := z.dec.DecodeTo(z.memBuf, z.l.f, f, min(frameMemLimit, capN))
+	content, err := z.dec.DecodeTo(&z.memBuf, z.l.f, f, min(frameMemLimit, capN))
 	switch {
 	case err == nil:
-		z.mem, z.memBuf, z.streaming = content, content, false
+		z.mem, z.streaming = content, false
 		return nil
 	case !errors.Is(err, zstdframe.ErrTooLarge) || capN <= frameMemLimit:
 		return fail(err)

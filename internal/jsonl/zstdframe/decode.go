@@ -269,10 +269,11 @@ func (d *Decoder) DecodeAll(r io.ReaderAt, f Frame, limit int64) ([]byte, error)
 	return d.DecodeTo(nil, r, f, limit)
 }
 
-// DecodeTo is DecodeAll decoding into buf's storage, overwriting it, when
-// it is large enough: a reader of frame after frame reuses one buffer
-// instead of leaving one behind per frame.
-func (d *Decoder) DecodeTo(buf []byte, r io.ReaderAt, f Frame, limit int64) ([]byte, error) {
+// DecodeTo is DecodeAll decoding into the storage of *buf, overwriting it,
+// when buf is not nil: *buf keeps the storage as the decoding grew it, also
+// when the frame turns out too large, so that a reader of frame after
+// frame reuses one buffer instead of leaving one behind per frame.
+func (d *Decoder) DecodeTo(buf *[]byte, r io.ReaderAt, f Frame, limit int64) ([]byte, error) {
 	if f.ContentSize > limit {
 		return nil, contentError(f.Offset, f.ContentSize, limit)
 	}
@@ -284,15 +285,23 @@ func (d *Decoder) DecodeTo(buf []byte, r io.ReaderAt, f Frame, limit int64) ([]b
 		if buf == nil {
 			return clone(content), nil
 		}
-		return append(buf[:0], content...), nil
+		*buf = append((*buf)[:0], content...)
+		return *buf, nil
 	}
 	return d.decodeAllStream(buf, r, f, limit)
 }
 
 // decodeAllStream is DecodeTo by the stream decoder, after the content
 // size check.
-func (d *Decoder) decodeAllStream(buf []byte, r io.ReaderAt, f Frame, limit int64) ([]byte, error) {
-	content, _, err := d.readUpTo(buf, r, f, limit)
+func (d *Decoder) decodeAllStream(buf *[]byte, r io.ReaderAt, f Frame, limit int64) ([]byte, error) {
+	var into []byte
+	if buf != nil {
+		into = *buf
+	}
+	content, _, err := d.readUpTo(into, r, f, limit)
+	if buf != nil && cap(content) > cap(*buf) {
+		*buf = content[:0]
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -305,18 +314,34 @@ func (d *Decoder) decodeAllStream(buf []byte, r io.ReaderAt, f Frame, limit int6
 // readUpTo streams frame f of r and reads its content, into into's
 // storage if it is large enough, up to n+1 bytes: all of it, verified,
 // when it is at most n bytes, else n+1 bytes and the reader positioned
-// after them.
+// after them. The buffer grows by doubling, but never past n+1 bytes. On
+// an error it returns the storage read into, with no content.
 func (d *Decoder) readUpTo(into []byte, r io.ReaderAt, f Frame, n int64) ([]byte, io.Reader, error) {
 	rd, err := d.NewReader(r, f)
 	if err != nil {
-		return nil, nil, err
+		return into[:0], nil, err
 	}
-	buf := bytes.NewBuffer(into[:0])
-	buf.Grow(preallocFor(f, n))
-	if _, err := buf.ReadFrom(io.LimitReader(rd, max(n, n+1))); err != nil {
-		return nil, nil, err
+	most := max(n, n+1) // n+1, unless that overflows
+	buf := into[:0]
+	if want := preallocFor(f, n); cap(buf) < want {
+		buf = make([]byte, 0, want)
 	}
-	return buf.Bytes(), rd, nil
+	for int64(len(buf)) < most {
+		if len(buf) == cap(buf) {
+			nb := make([]byte, len(buf), min(int64(2*cap(buf)), most))
+			copy(nb, buf)
+			buf = nb
+		}
+		m, err := rd.Read(buf[len(buf):int(min(int64(cap(buf)), most))])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return buf[:0], nil, err
+		}
+	}
+	return buf, rd, nil
 }
 
 // preallocFor is the buffer size to decode frame f into, at most limit

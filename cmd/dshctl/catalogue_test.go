@@ -1,0 +1,397 @@
+package main
+
+// Commands for the catalogue of hostile and damaged inputs,
+// testdata/scripts/bad_*.txtar: they build the inputs at run time (a GiB
+// of content in a few KiB of frames, sparse torn tails), run dshctl under
+// time and memory bounds, and check that a store is left byte for byte as
+// it was.
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/dshctl/dshctl/internal/jsonl/hostile"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// catalogueCmds are the testscript commands of the catalogue.
+func catalogueCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"mksession": cmdMkSession,
+		"addframe":  cmdAddFrame,
+		"addbytes":  cmdAddBytes,
+		"extend":    cmdExtend,
+		"mkfifo":    cmdMkfifo,
+		"snapshot":  cmdSnapshot,
+		"unchanged": cmdUnchanged,
+		"bounded":   cmdBounded,
+		"chownall":  cmdChownAll,
+		"owner":     cmdOwner,
+	}
+}
+
+// cmdMkSession writes a session of one committed turn (seq 0 to 4) in the
+// project folder --p-- of ROOT, for cwd /p:
+//
+//	mksession store s zstd|plain
+func cmdMkSession(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 || args[2] != "zstd" && args[2] != "plain" {
+		ts.Fatalf("usage: mksession ROOT ID zstd|plain")
+	}
+	_, err := hostile.Session(ts.MkAbs(args[0]), args[1], args[2] == "zstd")
+	ts.Check(err)
+}
+
+// parseParts reads the parts of a frame or of bytes to append:
+// text:STRING (Go escapes allowed: \n, \x00), rep:BYTE:SIZE (BYTE one
+// character, nl or nul; SIZE a count with an optional KiB, MiB, GiB, MB or
+// GB) or reps:STRING:COUNT (STRING COUNT times).
+func parseParts(ts *testscript.TestScript, args []string) []hostile.Part {
+	var parts []hostile.Part
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "text:"):
+			s, err := strconv.Unquote(`"` + strings.ReplaceAll(a[5:], `"`, `\"`) + `"`)
+			if err != nil {
+				ts.Fatalf("%s: %v", a, err)
+			}
+			parts = append(parts, hostile.Text(s))
+		case strings.HasPrefix(a, "reps:"):
+			i := strings.LastIndexByte(a, ':')
+			text, err := strconv.Unquote(`"` + strings.ReplaceAll(a[5:i], `"`, `\"`) + `"`)
+			if err != nil {
+				ts.Fatalf("%s: %v", a, err)
+			}
+			n := parseSize(ts, a[i+1:])
+			if n*int64(len(text)) > 256<<20 {
+				ts.Fatalf("%s: more than 256 MiB", a)
+			}
+			parts = append(parts, hostile.Text(strings.Repeat(text, int(n))))
+		case strings.HasPrefix(a, "rep:"):
+			f := strings.SplitN(a[4:], ":", 2)
+			if len(f) != 2 {
+				ts.Fatalf("%s: want rep:BYTE:SIZE", a)
+			}
+			b := map[string]byte{"nl": '\n', "nul": 0}[f[0]]
+			if _, ok := map[string]bool{"nl": true, "nul": true}[f[0]]; !ok {
+				if len(f[0]) != 1 {
+					ts.Fatalf("%s: BYTE is one character, nl or nul", a)
+				}
+				b = f[0][0]
+			}
+			parts = append(parts, hostile.Repeat(b, parseSize(ts, f[1])))
+		default:
+			ts.Fatalf("%s: want text:STRING or rep:BYTE:SIZE", a)
+		}
+	}
+	return parts
+}
+
+func parseSize(ts *testscript.TestScript, s string) int64 {
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "MB": 1e6, "GB": 1e9} {
+		if strings.HasSuffix(s, suffix) {
+			s, mult = strings.TrimSuffix(s, suffix), m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		ts.Fatalf("size %q: %v", s, err)
+	}
+	return n * mult
+}
+
+// cmdAddFrame appends one zstd frame (checksum on, RLE blocks for
+// repeats) holding the parts to FILE:
+//
+//	addframe $LOG rep:nul:1GiB
+func cmdAddFrame(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: addframe FILE PART...")
+	}
+	ts.Check(hostile.Append(ts.MkAbs(args[0]), hostile.Frame(nil, parseParts(ts, args[1:])...)))
+}
+
+// cmdAddBytes appends the parts to FILE (made if needed) as they are:
+//
+//	addbytes $LOG rep:nl:16MiB
+func cmdAddBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: addbytes FILE PART...")
+	}
+	f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	ts.Check(err)
+	defer f.Close()
+	for _, p := range parseParts(ts, args[1:]) {
+		if p.Data != nil {
+			_, err = f.Write(p.Data)
+		} else {
+			chunk := bytes.Repeat([]byte{p.Byte}, int(min(p.N, 1<<20)))
+			for n := p.N; n > 0 && err == nil; n -= int64(len(chunk)) {
+				_, err = f.Write(chunk[:min(n, int64(len(chunk)))])
+			}
+		}
+		ts.Check(err)
+	}
+}
+
+// cmdExtend grows FILE by SIZE zero bytes, as a sparse hole: a torn tail
+// of any length for free.
+//
+//	extend $LOG 500MB
+func cmdExtend(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: extend FILE SIZE")
+	}
+	ts.Check(hostile.Extend(ts.MkAbs(args[0]), parseSize(ts, args[1])))
+}
+
+// cmdMkfifo makes a FIFO at PATH.
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkfifo PATH")
+	}
+	ts.Check(mkfifo(ts.MkAbs(args[0])))
+}
+
+var snapshots sync.Map // script work dir + name -> tree state
+
+// cmdSnapshot records the state of every file under DIR (its bytes, mode
+// and, for a link, target) as NAME, for unchanged to compare:
+//
+//	snapshot before store
+func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: snapshot NAME DIR")
+	}
+	snapshots.Store(ts.Getenv("WORK")+"\x00"+args[0], treeDigest(ts, ts.MkAbs(args[1])))
+}
+
+// cmdUnchanged fails unless DIR is byte for byte as snapshot NAME found
+// it (with !, unless it changed):
+//
+//	unchanged before store
+func cmdUnchanged(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: unchanged NAME DIR")
+	}
+	was, ok := snapshots.Load(ts.Getenv("WORK") + "\x00" + args[0])
+	if !ok {
+		ts.Fatalf("no snapshot %s", args[0])
+	}
+	now := treeDigest(ts, ts.MkAbs(args[1]))
+	if same := now == was.(string); same == neg {
+		if neg {
+			ts.Fatalf("%s did not change", args[1])
+		}
+		ts.Fatalf("%s changed:\nwas:\n%s\nnow:\n%s", args[1], was, now)
+	}
+}
+
+// treeDigest lists every file under dir with its mode and a hash of its
+// bytes (a link: its target), but empty lock files.
+func treeDigest(ts *testscript.TestScript, dir string) string {
+	var lines []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(dir, p)
+		if err != nil {
+			lines = append(lines, rel+" unreadable")
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if d.Name() == "session.lock" && fi.Mode().IsRegular() && fi.Size() == 0 {
+			// Taken by every write, made if needed and never deleted: an
+			// empty lock file is not a change of the store.
+			return nil
+		}
+		line := fmt.Sprintf("%s %v", rel, fi.Mode())
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			line += " -> " + target
+		case fi.Mode().IsRegular() && fi.Size() > 64<<20:
+			// A hostile log of GiBs: any write to it moves its change
+			// time, which is cheaper to compare than its bytes.
+			line += fmt.Sprintf(" %d %s", fi.Size(), changeStamp(fi))
+		case fi.Mode().IsRegular():
+			h := xxhash.New()
+			if f, err := os.Open(p); err == nil {
+				io.Copy(h, f)
+				f.Close()
+			}
+			line += fmt.Sprintf(" %d %x", fi.Size(), h.Sum64())
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// cmdBounded runs dshctl with ARGS as its own process and checks that it
+// exits with CODE, without a panic or a stack trace, within the CPU time
+// and peak memory (resident set) bounds, and when CODE is not 0 that its
+// stderr is one "dshctl: " line and at most a "hint: " line; its output is
+// the script's stdout and stderr.
+// GOMEMLIMIT is set to the memory bound, as a user short of memory would.
+// -nobody runs it, when the test runs as root, as the unprivileged user
+// nobody (so that file modes apply), and as the current user otherwise.
+//
+//	bounded [-mem 100MB] [-time 2s] [-nobody] 1 stat s
+func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
+	fl := flag.NewFlagSet("bounded", flag.ContinueOnError)
+	memArg := fl.String("mem", "100MB", "peak resident memory")
+	limit := fl.Duration("time", 2*time.Second, "CPU time (user and system)")
+	nobody := fl.Bool("nobody", false, "run as nobody when root")
+	if neg || fl.Parse(args) != nil || fl.NArg() < 2 {
+		ts.Fatalf("usage: bounded [-mem SIZE] [-time DURATION] [-nobody] CODE ARGS...")
+	}
+	mem := parseSize(ts, *memArg)
+	code, err := strconv.Atoi(fl.Arg(0))
+	ts.Check(err)
+	bin, err := exec.LookPath("dshctl")
+	ts.Check(err)
+	measure, err := exec.LookPath("dshctl-measure")
+	ts.Check(err)
+	out := filepath.Join(ts.MkAbs("."), ".bounded")
+	os.Remove(out)
+	name, argv := measure, append([]string{out, bin}, fl.Args()[1:]...)
+	if *nobody && isRoot() {
+		name, argv = asNobody(ts, measure, bin, argv[2:])
+	}
+	cmd := exec.Command(name, argv...)
+	cmd.Dir = ts.MkAbs(".")
+	for _, k := range []string{"PATH", "HOME", "XDG_STATE_HOME", "DSH_HOME", "DSHCTL_STORE", "NO_COLOR", "TMPDIR"} {
+		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+	}
+	cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%d", mem))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	ts.Check(cmd.Start())
+	// The bound is on CPU time, which a loaded machine does not inflate;
+	// a command that blocks (on a FIFO, say) is killed after a while.
+	hang := time.AfterFunc(max(10**limit, 20*time.Second), func() { cmd.Process.Kill() })
+	err = cmd.Wait()
+	hung := !hang.Stop()
+	ts.Stdout().Write(stdout.Bytes())
+	ts.Stderr().Write(stderr.Bytes())
+	if hung {
+		ts.Fatalf("dshctl did not finish: killed")
+	}
+	var m measured
+	if data, rerr := os.ReadFile(out); rerr != nil || json.Unmarshal(data, &m) != nil {
+		ts.Fatalf("dshctl did not run: %v", err)
+	}
+	if m.Code != code {
+		ts.Fatalf("dshctl exited %d, want %d", m.Code, code)
+	}
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		for _, bad := range []string{"panic:", "goroutine ", "runtime error", "fatal error", "\t"} {
+			if strings.HasPrefix(l, bad) {
+				ts.Fatalf("stderr holds a panic or a stack trace: %q", l)
+			}
+		}
+	}
+	if code != 0 {
+		// One clear line, and a hint at most.
+		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+		if !strings.HasPrefix(lines[0], "dshctl: ") || len(lines) > 2 || len(lines) == 2 && !strings.HasPrefix(lines[1], "hint: ") {
+			ts.Fatalf("stderr is not one message (and a hint): %q", stderr.String())
+		}
+	}
+	if m.MaxRSS > mem {
+		ts.Fatalf("dshctl peaked at %d MB of memory, over %d MB", m.MaxRSS/1e6, mem/1e6)
+	}
+	if m.CPU > *limit {
+		ts.Fatalf("dshctl took %v of CPU, over %v", m.CPU, *limit)
+	}
+}
+
+// measured is what dshctl-measure reports of the process it ran.
+type measured struct {
+	Code   int
+	MaxRSS int64 // bytes; 0 where not measured
+	CPU    time.Duration
+}
+
+// measureMain is the dshctl-measure command: it runs BIN with ARGS as a
+// child, with its own standard streams, and writes to OUT the child's exit
+// code, peak resident memory and CPU time. The measuring is done from this
+// small process because a child inherits the peak memory of the process
+// that starts it (Linux keeps it across exec): from the test process, the
+// figure would be the test's own.
+//
+//	dshctl-measure OUT BIN ARGS...
+func measureMain() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: dshctl-measure OUT BIN ARGS...")
+		os.Exit(2)
+	}
+	cmd := exec.Command(os.Args[2], os.Args[3:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	m := measured{Code: cmd.ProcessState.ExitCode(), CPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	m.MaxRSS, _ = maxRSS(cmd.ProcessState)
+	data, _ := json.Marshal(m)
+	if err := os.WriteFile(os.Args[1], data, 0o666); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+}
+
+// cmdChownAll gives every file under DIR to UID and GID.
+func cmdChownAll(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: chownall DIR UID GID")
+	}
+	uid, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	gid, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	ts.Check(filepath.WalkDir(ts.MkAbs(args[0]), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	}))
+}
+
+// cmdOwner checks the owner, group and permission bits of FILE:
+//
+//	owner store/--p--/s/session.lock 65534 65534 0600
+func cmdOwner(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: owner FILE UID GID MODE")
+	}
+	fi, err := os.Lstat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	uid, gid, ok := fileOwner(fi)
+	if !ok {
+		ts.Logf("no owners on this system")
+		return
+	}
+	if got := fmt.Sprintf("%d %d %#o", uid, gid, fi.Mode().Perm()); got != strings.Join(args[1:], " ") {
+		ts.Fatalf("%s: owner, group and mode %s, want %s", args[0], got, strings.Join(args[1:], " "))
+	}
+}

@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package main
+
+import "syscall"
+
+func ctime(st *syscall.Stat_t) int64 { return st.Ctimespec.Nano() }
