@@ -61,10 +61,13 @@ type Options struct {
 }
 
 // The default limits of Options: well above any record or append batch dsh
-// writes (a tool result of a few MiB is large), far below what a hostile
-// log can make a reader hold or decode.
+// writes (a tool result of a few MiB is large; images are offloaded to
+// files of their own), far below what a hostile log can make a reader hold
+// or decode. A record streamed from a large frame is gathered in memory as
+// it is read, so the record limit is what a read may hold: 32 MiB keeps a
+// command under 100 MB whatever the log holds.
 const (
-	DefaultMaxRecordBytes = 64 << 20
+	DefaultMaxRecordBytes = 32 << 20
 	DefaultMaxFrameBytes  = 256 << 20
 )
 
