@@ -64,6 +64,9 @@ type globals struct {
 	// compression is the encoding of sessions created in a new or empty
 	// store: "zstd", "none", or "" for the store's own.
 	compression string
+	// backupDir is where repairs save the bytes they remove; "" for the
+	// default.
+	backupDir string
 }
 
 // usageError marks an error as the user's misuse of the command line.
@@ -159,6 +162,7 @@ or the path of its folder or log file.`,
 		newStatCmd(e, g),
 		newCatCmd(e, g),
 		newAppendCmd(e, g),
+		newVerifyCmd(e, g),
 		newReplayCmd(e, g),
 	)
 	// Unknown subcommands and bad positional arguments are usage errors.

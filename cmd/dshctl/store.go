@@ -26,6 +26,8 @@ type storeSpec struct {
 	create bool
 	// compression is the encoding of new sessions in an empty root.
 	compression string
+	// backupDir is where repairs save removed bytes; "" for the default.
+	backupDir string
 }
 
 // storeSpec resolves the store the user asked for.
@@ -48,7 +50,7 @@ func (g *globals) storeSpec(e *env) (storeSpec, error) {
 }
 
 func (g *globals) spec(path, from string) storeSpec {
-	return storeSpec{path: path, from: from, allowUnknown: g.allowUnknown, create: g.createRoot, compression: g.compression}
+	return storeSpec{path: path, from: from, allowUnknown: g.allowUnknown, create: g.createRoot, compression: g.compression, backupDir: g.backupDir}
 }
 
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -85,7 +87,7 @@ func openStoreAt(spec storeSpec) (seam.Service, error) {
 		return nil, withHint(fmt.Errorf("store %s is not a directory", path),
 			"--store takes a JSONL root directory")
 	}
-	opts := jsonl.Options{AllowUnknownTypes: spec.allowUnknown}
+	opts := jsonl.Options{AllowUnknownTypes: spec.allowUnknown, BackupDir: spec.backupDir}
 	if spec.compression != "" {
 		if empty, err := isEmptyDir(path); err != nil {
 			return nil, err

@@ -1,0 +1,484 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/jsonl"
+	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/spf13/cobra"
+)
+
+type verifyOptions struct {
+	mode                    string
+	repair, salvage, dryRun bool
+	jobs                    int
+}
+
+func newVerifyCmd(e *env, g *globals) *cobra.Command {
+	var o verifyOptions
+	cmd := &cobra.Command{
+		Use:   "verify [SESSION...]",
+		Short: "Check sessions for damage; repair torn and uncommitted tails",
+		Long: `Check sessions (the whole store, layout included, when none is named):
+every frame and checksum, every record, seq contiguity, the event rules of the
+log's format, turn and step bracketing, tool-call/result pairing, and the tail.
+Each finding is one line: session, severity, where (frame, byte, line, seq),
+what is wrong, and its code; a summary line follows.
+
+Modes (after RocksDB's WAL recovery modes):
+  tolerate-tail   a torn or uncommitted tail, and what dsh tolerates but never
+                  writes, is a warning; damaged committed data is an error
+  strict          every irregularity is an error
+  point-in-time   report the longest sound prefix of each log and what lies
+                  after it; the first problem in a log's body is a warning
+
+--repair removes a torn or uncommitted tail, never committed data. It takes the
+session's write lock (a session another process holds is not repaired), checks
+the log again under the lock, copies every byte it removes to a backup file
+outside the store (--backup-dir) and fsyncs it, truncates and fsyncs the log,
+and checks it again. --salvage also re-appends the complete records of a torn
+final zstd frame as a new frame, as dsh 0.1.0 did. --dry-run prints the plan.
+
+Exit status: 0 when nothing (or only notes and warnings) was found, 3 when a
+finding is an error in the chosen mode, 1 when a session could not be checked
+or repaired.`,
+		Example: `  dshctl verify                                 # the whole store
+  dshctl verify session-4f1c
+  dshctl verify --mode strict -o json
+  dshctl verify --repair --dry-run session-4f1c
+  dshctl verify --repair --salvage session-4f1c`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := g.outputFormat(formatTable, formatTable, formatJSON, formatJSONL)
+			if err != nil {
+				return err
+			}
+			mode, err := inspect.ParseMode(o.mode)
+			if err != nil {
+				return usageError{err}
+			}
+			switch {
+			case o.salvage && !o.repair:
+				return usagef("--salvage needs --repair")
+			case o.dryRun && !o.repair:
+				return usagef("--dry-run needs --repair")
+			case o.jobs < 0:
+				return usagef("--jobs must not be negative")
+			}
+			if cmd.Flags().Changed("backup-dir") && g.backupDir == "" {
+				return usagef("--backup-dir must not be empty")
+			}
+			return runVerify(cmd.Context(), e, g, args, format, inspect.Options{Mode: mode,
+				Repair: o.repair, Salvage: o.salvage, DryRun: o.dryRun, Jobs: o.jobs})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.mode, "mode", "tolerate-tail", "tolerate-tail, strict or point-in-time")
+	f.BoolVar(&o.repair, "repair", false, "remove torn and uncommitted tails, saving the bytes to a backup first")
+	f.BoolVar(&o.salvage, "salvage", false, "with --repair: re-append the complete records of a torn final zstd frame")
+	f.BoolVar(&o.dryRun, "dry-run", false, "with --repair: print what would be removed, change nothing")
+	f.StringVar(&g.backupDir, "backup-dir", "", "where repairs save removed bytes (default $XDG_STATE_HOME/dshctl/backups)")
+	f.IntVar(&o.jobs, "jobs", 0, "sessions checked at once (default: the number of CPUs)")
+	return cmd
+}
+
+// verifyGroup is the sessions of one store to check.
+type verifyGroup struct {
+	svc seam.Service
+	ids []string // nil: the whole store
+}
+
+func runVerify(ctx context.Context, e *env, g *globals, args []string, format string, o inspect.Options) error {
+	groups, err := verifyGroups(ctx, e, g, args)
+	defer func() {
+		for _, gr := range groups {
+			gr.svc.Close()
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(e.stdout)
+	defer out.Flush()
+	p := &verifyPrinter{e: e, w: out, format: format, backupDir: g.backupDir}
+	var bar *progress
+	o.Total = func(n int) {
+		bar = newProgress(e, format, "verify", n)
+	}
+	o.Progress = func() { bar.add(1) }
+	o.Report = p.report
+	var sum inspect.Summary
+	for _, gr := range groups {
+		s, err := inspect.Verify(ctx, gr.svc, gr.ids, o)
+		if bar != nil {
+			bar.finish()
+		}
+		sum.Sessions += s.Sessions
+		sum.Clean += s.Clean
+		sum.Warnings += s.Warnings
+		sum.Errors += s.Errors
+		sum.Failed += s.Failed
+		if err != nil {
+			return err
+		}
+	}
+	if err := p.summary(o.Mode, sum); err != nil {
+		return err
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	switch {
+	case sum.Failed > 0:
+		return fmt.Errorf("%s could not be checked or repaired (see above)", count(sum.Failed, "session"))
+	case sum.Errors > 0:
+		return findingsError{summaryLine(sum)}
+	}
+	return nil
+}
+
+// verifyGroups resolves the arguments: sessions of one or more stores (a
+// path names its own), or the whole store.
+func verifyGroups(ctx context.Context, e *env, g *globals, args []string) ([]verifyGroup, error) {
+	if len(args) == 0 {
+		svc, err := g.openStore(e)
+		if err != nil {
+			return nil, err
+		}
+		return []verifyGroup{{svc: svc}}, nil
+	}
+	var groups []verifyGroup
+	byRoot := map[string]int{}
+	for _, arg := range args {
+		s, err := g.resolveSession(ctx, e, arg)
+		if err != nil {
+			return groups, err
+		}
+		root := ""
+		if js, ok := s.svc.(*jsonl.Store); ok {
+			root = js.Root()
+		}
+		if i, ok := byRoot[root]; ok && root != "" {
+			s.close()
+			groups[i].ids = append(groups[i].ids, s.id)
+			continue
+		}
+		byRoot[root] = len(groups)
+		groups = append(groups, verifyGroup{svc: s.svc, ids: []string{s.id}})
+	}
+	return groups, nil
+}
+
+// verifyPrinter writes the reports as they come.
+type verifyPrinter struct {
+	e         *env
+	w         io.Writer
+	format    string
+	backupDir string
+	reports   []verifyJSON
+}
+
+func (p *verifyPrinter) report(r *inspect.SessionReport) error {
+	if r.Err != nil {
+		fmt.Fprintf(p.e.stderr, "dshctl: verify %s: %s\n", r.ID, strings.ReplaceAll(r.Err.Error(), "\n", " "))
+	}
+	switch p.format {
+	case formatJSON:
+		p.reports = append(p.reports, toVerifyJSON(r))
+		return nil
+	case formatJSONL:
+		return writeJSON(p.w, formatJSONL, toVerifyJSON(r))
+	}
+	name := r.ID
+	if r.Stray {
+		name = r.Location.Path
+	}
+	for _, f := range r.Findings {
+		sev := f.Severity.String()
+		if f.Repaired {
+			sev += " (repaired)"
+		}
+		if p.e.colour() {
+			sev = colourSeverity(f.Severity, sev)
+		}
+		line := name + ": " + sev + ": "
+		if where := positionText(f.Pos); where != "" {
+			line += where + ": "
+		}
+		if _, err := fmt.Fprintf(p.w, "%s%s [%s]\n", line, f.Message, f.Code); err != nil {
+			return err
+		}
+	}
+	if pr := r.Prefix; pr != nil {
+		msg := fmt.Sprintf("%s: sound prefix: %s", name, count64(pr.Events, "event"))
+		if pr.Events > 0 {
+			msg += fmt.Sprintf(" (seq 0–%d)", pr.Events-1)
+		}
+		if pr.Bytes >= 0 {
+			msg += fmt.Sprintf(", up to byte %d; after it: %d bytes", pr.Bytes, pr.After)
+		}
+		if pr.Hidden > 0 {
+			msg += fmt.Sprintf(" (%s after it not listed)", count(pr.Hidden, "more finding"))
+		}
+		if _, err := fmt.Fprintln(p.w, msg); err != nil {
+			return err
+		}
+	}
+	if rp := r.Repair; rp != nil {
+		for _, line := range p.repairLines(rp, r.ID) {
+			if _, err := fmt.Fprintf(p.w, "%s: %s\n", name, line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// positionText is where a finding is, without the path: the session names
+// the file.
+func positionText(pos seam.Pos) string {
+	pos.Path = ""
+	return pos.String()
+}
+
+func colourSeverity(s inspect.Severity, text string) string {
+	switch s {
+	case inspect.SeverityError:
+		return "\x1b[31m" + text + "\x1b[0m"
+	case inspect.SeverityWarning:
+		return "\x1b[33m" + text + "\x1b[0m"
+	}
+	return text
+}
+
+// repairLines says what a repair did or would do.
+func (p *verifyPrinter) repairLines(rp *inspect.RepairReport, id string) []string {
+	if rp.Skipped != "" {
+		return []string{"not repaired: " + rp.Skipped}
+	}
+	var out []string
+	verb := "repaired: removed"
+	if rp.DryRun {
+		verb = "would remove"
+	}
+	for _, rm := range rp.Removed {
+		s := fmt.Sprintf("%s %d bytes at byte %d (%s tail)", verb, rm.Bytes, rm.Offset, rm.Kind)
+		switch {
+		case rm.Backup != "":
+			s += ", saved to " + rm.Backup
+		case rp.DryRun:
+			s += ", saving them first under " + p.backupFolder(id)
+		}
+		out = append(out, s)
+	}
+	if rp.Rewrite > 0 {
+		w := "wrote"
+		if rp.DryRun {
+			w = "would write"
+		}
+		out = append(out, fmt.Sprintf("%s the %s before the cut in its frame back as a frame of their own", w, count(rp.Rewrite, "committed record")))
+	}
+	if rp.Salvaged > 0 {
+		w := "re-appended"
+		if rp.DryRun {
+			w = "would re-append"
+		}
+		out = append(out, fmt.Sprintf("%s %s of the torn frame (seq %d–%d) as a new frame", w,
+			count64(rp.Salvaged, "salvaged event"), rp.SalvagedFrom, rp.SalvagedFrom+rp.Salvaged-1))
+	}
+	if rp.Before != nil && rp.After != nil {
+		out = append(out, fmt.Sprintf("before: %s; after: %s", stateText(rp.Before), stateText(rp.After)))
+	}
+	return out
+}
+
+// backupFolder is where the backups of session id go.
+func (p *verifyPrinter) backupFolder(id string) string {
+	dir := p.backupDir
+	if dir == "" {
+		d, err := jsonl.DefaultBackupDir(p.e.getenv)
+		if err != nil {
+			return "the backup directory"
+		}
+		dir = d
+	}
+	return filepath.Join(dir, jsonl.SafeName(id)) + string(filepath.Separator)
+}
+
+func stateText(s *inspect.LogState) string {
+	last := "none"
+	if s.LastSeq >= 0 {
+		last = fmt.Sprint(s.LastSeq)
+	}
+	units := count64(s.Lines, "line")
+	if s.Frames > 0 {
+		units = count64(s.Frames, "frame")
+	}
+	return fmt.Sprintf("%s, %d bytes, last seq %s", units, s.Bytes, last)
+}
+
+func summaryLine(s inspect.Summary) string {
+	line := fmt.Sprintf("%s, %d clean, %d with warnings, %d with errors", count(s.Sessions, "session"), s.Clean, s.Warnings, s.Errors)
+	if s.Failed > 0 {
+		line += fmt.Sprintf(", %d not checked", s.Failed)
+	}
+	return line
+}
+
+func (p *verifyPrinter) summary(mode inspect.Mode, s inspect.Summary) error {
+	switch p.format {
+	case formatJSON:
+		return writeJSON(p.w, formatJSON, struct {
+			Mode     string       `json:"mode"`
+			Sessions []verifyJSON `json:"sessions"`
+			Summary  summaryJSON  `json:"summary"`
+		}{mode.String(), nonNil(p.reports), summaryJSON{s.Sessions, s.Clean, s.Warnings, s.Errors, s.Failed}})
+	case formatJSONL:
+		return nil
+	}
+	_, err := fmt.Fprintln(p.w, summaryLine(s))
+	return err
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func count64(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// The stable JSON shape of verify's reports.
+type (
+	summaryJSON struct {
+		Sessions int `json:"sessions"`
+		Clean    int `json:"clean"`
+		Warnings int `json:"warnings"`
+		Errors   int `json:"errors"`
+		Failed   int `json:"failed"`
+	}
+	verifyJSON struct {
+		ID       string        `json:"id"`
+		Stray    bool          `json:"stray,omitempty"`
+		Location locationJSON  `json:"location"`
+		Status   string        `json:"status"`
+		Events   int64         `json:"events"`
+		LastSeq  *int64        `json:"lastSeq"`
+		Bytes    int64         `json:"bytes"`
+		Frames   int64         `json:"frames"`
+		Lines    int64         `json:"lines"`
+		Findings []findingJSON `json:"findings"`
+		Prefix   *prefixJSON   `json:"prefix,omitempty"`
+		Repair   *repairJSON   `json:"repair,omitempty"`
+		Error    string        `json:"error,omitempty"`
+	}
+	locationJSON struct {
+		Backend          string `json:"backend,omitempty"`
+		Path             string `json:"path"`
+		Encoding         string `json:"encoding,omitempty"`
+		Generation       *int   `json:"generation,omitempty"`
+		OlderGenerations []int  `json:"olderGenerations,omitempty"`
+	}
+	findingJSON struct {
+		Severity string       `json:"severity"`
+		Code     string       `json:"code"`
+		Message  string       `json:"message"`
+		Repaired bool         `json:"repaired,omitempty"`
+		Location positionJSON `json:"location"`
+	}
+	positionJSON struct {
+		Path   string `json:"path,omitempty"`
+		Frame  *int   `json:"frame,omitempty"`
+		Offset *int64 `json:"offset,omitempty"`
+		Line   *int   `json:"line,omitempty"`
+		Seq    *int64 `json:"seq,omitempty"`
+	}
+	prefixJSON struct {
+		Events int64  `json:"events"`
+		Bytes  *int64 `json:"bytes"`
+		After  *int64 `json:"afterBytes"`
+		Hidden int    `json:"hiddenFindings"`
+	}
+	repairJSON struct {
+		DryRun       bool          `json:"dryRun"`
+		Skipped      string        `json:"skipped,omitempty"`
+		Removed      []seam.Repair `json:"removed"`
+		Rewrite      int           `json:"rewrittenRecords"`
+		Salvaged     int64         `json:"salvaged"`
+		SalvagedFrom *int64        `json:"salvagedFrom,omitempty"`
+		Before       *stateJSON    `json:"before,omitempty"`
+		After        *stateJSON    `json:"after,omitempty"`
+	}
+	stateJSON struct {
+		Frames  int64  `json:"frames"`
+		Lines   int64  `json:"lines"`
+		Bytes   int64  `json:"bytes"`
+		Events  int64  `json:"events"`
+		LastSeq *int64 `json:"lastSeq"`
+	}
+)
+
+func toVerifyJSON(r *inspect.SessionReport) verifyJSON {
+	loc := r.Location
+	v := verifyJSON{ID: r.ID, Stray: r.Stray, Status: string(r.Status), Events: r.State.Events,
+		LastSeq: seqPtr(r.State.LastSeq), Bytes: r.State.Bytes, Frames: r.State.Frames, Lines: r.State.Lines, Findings: []findingJSON{},
+		Location: locationJSON{Backend: loc.Backend, Path: loc.Path, Encoding: loc.Encoding, OlderGenerations: loc.OlderGenerations}}
+	if loc.Backend != "" {
+		v.Location.Generation = &loc.Generation
+	}
+	for _, f := range r.Findings {
+		v.Findings = append(v.Findings, findingJSON{Severity: f.Severity.String(), Code: f.Code, Message: f.Message,
+			Repaired: f.Repaired, Location: toPositionJSON(f.Pos)})
+	}
+	if pr := r.Prefix; pr != nil {
+		v.Prefix = &prefixJSON{Events: pr.Events, Bytes: seqPtr(pr.Bytes), After: seqPtr(pr.After), Hidden: pr.Hidden}
+	}
+	if rp := r.Repair; rp != nil {
+		v.Repair = &repairJSON{DryRun: rp.DryRun, Skipped: rp.Skipped, Removed: nonNil(rp.Removed), Rewrite: rp.Rewrite,
+			Salvaged: rp.Salvaged, Before: toStateJSON(rp.Before), After: toStateJSON(rp.After)}
+		if rp.Salvaged > 0 {
+			v.Repair.SalvagedFrom = &rp.SalvagedFrom
+		}
+	}
+	if r.Err != nil {
+		v.Error = r.Err.Error()
+	}
+	return v
+}
+
+func toStateJSON(s *inspect.LogState) *stateJSON {
+	if s == nil {
+		return nil
+	}
+	return &stateJSON{Frames: s.Frames, Lines: s.Lines, Bytes: s.Bytes, Events: s.Events, LastSeq: seqPtr(s.LastSeq)}
+}
+
+func toPositionJSON(p seam.Pos) positionJSON {
+	j := positionJSON{Path: p.Path, Offset: seqPtr(p.Offset), Seq: seqPtr(p.Seq)}
+	if p.Frame >= 0 {
+		j.Frame = &p.Frame
+	}
+	if p.Line > 0 {
+		j.Line = &p.Line
+	}
+	return j
+}
+
+// seqPtr returns nil for a negative (unknown) value.
+func seqPtr(n int64) *int64 {
+	if n < 0 {
+		return nil
+	}
+	return &n
+}
