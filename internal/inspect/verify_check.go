@@ -447,6 +447,9 @@ func (c *LogCheck) Result() CheckResult {
 		}
 	}
 	ot := st.open.OpenTurn()
+	if st.brk.off {
+		ot = nil // damage since the last turn/start: the tail turn is not known
+	}
 	if ot != nil {
 		c.order++
 		c.found = append(c.found, checkFinding{Finding: seam.Finding{Class: seam.ClassNote, Code: "open-turn",

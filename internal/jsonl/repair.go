@@ -96,7 +96,7 @@ func (h *handle) salvageLines(off, size int64) ([]byte, int64, error) {
 	}
 	cur := seam.Cursor{Next: h.w.next}
 	var out []byte
-	lr := newBoundedLines(rd, verifyMaxRecord)
+	lr := newBoundedLines(rd, verifyMaxRecord, false)
 	for {
 		line, _, err := lr.next()
 		if err != nil || line == nil || len(out)+len(line) > maxSalvage || !salvageable(line, h.hdr.Version, &cur) {

@@ -193,7 +193,8 @@ func (w *logWalk) tooLong(p seam.Pos, n int64) {
 // plain checks a plain log: the header line, then each line.
 func (w *logWalk) plain(ctx context.Context) error {
 	l := w.l
-	lr := newBoundedLines(&section{r: l.f, end: w.size}, w.max)
+	lr := newBoundedLines(&section{r: l.f, end: w.size}, w.max, true)
+	defer lr.release()
 	var off int64
 	for {
 		if err := ctx.Err(); err != nil {
@@ -303,8 +304,7 @@ func (w *logWalk) torn(sc *zstdframe.Scanner, d *zstdframe.Decoder, f zstdframe.
 	}
 	p := l.pos(f.Offset, frame, -1, -1)
 	if frame == 0 {
-		w.headerless(p)
-		w.v.TornTail(p, f.Size)
+		w.headerless(p) // no log at all, rather than a log with a torn tail
 		return true, nil
 	}
 	if !w.stop {
@@ -435,7 +435,7 @@ func (w *logWalk) frameFailed(err error, f zstdframe.Frame, frame int) error {
 // the frame is complete (a torn frame's content may end mid-record, which
 // is the cut, not a problem). The error is rd's.
 func (w *logWalk) lines(rd io.Reader, off int64, frame int, complete bool) error {
-	lr := newBoundedLines(rd, w.max)
+	lr := newBoundedLines(rd, w.max, false)
 	for {
 		line, skipped, err := lr.next()
 		if err != nil && err != io.EOF {

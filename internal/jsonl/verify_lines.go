@@ -3,32 +3,58 @@ package jsonl
 import (
 	"bytes"
 	"io"
+	"sync"
 )
 
-const (
-	// verifyMaxRecord bounds the record verify holds in memory: a longer
-	// line is skipped (its length counted) and reported as not checked,
-	// so memory stays bounded whatever a log holds.
-	verifyMaxRecord = 16 << 20
-	// verifyChunk is the read size of verify's line splitter: large
-	// sequential reads.
-	verifyChunk = 1 << 20
-)
+// verifyMaxRecord bounds the record verify holds in memory: a longer line
+// is skipped (its length counted) and reported as not checked, so memory
+// stays bounded whatever a log holds. (A variable so that tests can make
+// it small.)
+var verifyMaxRecord = 16 << 20
+
+// verifyChunk is the read size of verify's line splitter: large
+// sequential reads.
+const verifyChunk = 1 << 20
 
 // boundedLines splits a stream into '\n'-terminated lines for verify,
 // holding at most max bytes of one line: a longer one is skipped and only
 // its length is returned.
 type boundedLines struct {
-	src  io.Reader
-	buf  []byte
-	r, w int
-	max  int
-	eof  bool
-	err  error
+	src    io.Reader
+	buf    []byte
+	pooled *[]byte // the buffer came from lineBufs
+	r, w   int
+	max    int
+	eof    bool
+	err    error
 }
 
-func newBoundedLines(src io.Reader, max int) *boundedLines {
-	return &boundedLines{src: src, buf: make([]byte, min(verifyChunk, max+1)), max: max}
+// lineBufs recycles the first buffers of boundedLines.
+var lineBufs = sync.Pool{New: func() any {
+	b := make([]byte, verifyChunk)
+	return &b
+}}
+
+// newBoundedLines returns a splitter of src; large asks for large reads
+// (a file), else it starts small (a frame's content). release gives its
+// buffer back.
+func newBoundedLines(src io.Reader, max int, large bool) *boundedLines {
+	b := &boundedLines{src: src, max: max}
+	if large && max >= verifyChunk {
+		b.pooled = lineBufs.Get().(*[]byte)
+		b.buf = *b.pooled
+	} else {
+		b.buf = make([]byte, min(64<<10, max+1))
+	}
+	return b
+}
+
+// release gives the buffer back; b must not be used afterwards.
+func (b *boundedLines) release() {
+	if b.pooled != nil {
+		lineBufs.Put(b.pooled)
+		b.pooled, b.buf = nil, nil
+	}
 }
 
 // next returns the next line including its '\n' (valid until the next
