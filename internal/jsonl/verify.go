@@ -168,9 +168,10 @@ func (w *logWalk) header(line []byte, p seam.Pos) {
 	w.v.Header(h, true)
 }
 
-// headerless reports a log without a complete header record.
-func (w *logWalk) headerless(p seam.Pos) {
-	w.finding(seam.ClassDamage, "empty-log", p, "%s %s", errHeaderless, w.l.encName())
+// headerless reports a log without a complete header record; why, if
+// not empty, says more.
+func (w *logWalk) headerless(p seam.Pos, why string) {
+	w.finding(seam.ClassDamage, "empty-log", p, "%s %s%s", errHeaderless, w.l.encName(), why)
 	w.v.Header(seam.Header{Version: w.l.gen}, false)
 }
 
@@ -207,7 +208,7 @@ func (w *logWalk) plain(ctx context.Context) error {
 		n := int64(len(line)) + skipped
 		if err == io.EOF {
 			if w.lineNo == 0 {
-				w.headerless(w.l.pos(0, -1, 1, -1))
+				w.headerless(w.l.pos(0, -1, 1, -1), "")
 			} else if n > 0 {
 				w.v.TornTail(l.pos(off, -1, w.lineNo+1, -1), n)
 			}
@@ -248,7 +249,7 @@ func (w *logWalk) zstd(ctx context.Context) error {
 		f, err := sc.Next()
 		if err == io.EOF {
 			if frame == 0 {
-				w.headerless(l.pos(0, 0, -1, -1))
+				w.headerless(l.pos(0, 0, -1, -1), "")
 			}
 			return nil
 		}
@@ -270,7 +271,7 @@ func (w *logWalk) zstd(ctx context.Context) error {
 			w.finding(seam.ClassDamage, "skippable-frame", l.pos(f.Offset, frame, -1, -1),
 				"skippable frame of %d bytes at byte %d: dsh rejects any frame magic other than 0xFD2FB528", f.Size, f.Offset)
 			if frame == 0 {
-				w.headerless(l.pos(0, 0, -1, -1))
+				w.headerless(l.pos(0, 0, -1, -1), "")
 			}
 		case errors.Is(err, zstdframe.ErrTorn):
 			if done, err := w.torn(sc, d, f, frame); done || err != nil {
@@ -298,21 +299,23 @@ func (w *logWalk) torn(sc *zstdframe.Scanner, d *zstdframe.Decoder, f zstdframe.
 			"frame at byte %d runs past the end of the file, but a complete frame follows at byte %d: the %d bytes in between are not a valid frame",
 			f.Offset, at, at-f.Offset)
 		if frame == 0 {
-			w.headerless(l.pos(0, 0, -1, -1))
+			w.headerless(l.pos(0, 0, -1, -1), "")
 		}
 		return false, nil
 	}
 	p := l.pos(f.Offset, frame, -1, -1)
 	if frame == 0 {
-		w.headerless(p) // no log at all, rather than a log with a torn tail
+		w.headerless(p, "") // no log at all, rather than a log with a torn tail
 		return true, nil
 	}
 	if !w.stop {
 		rd, err := d.Salvage(l.f, zstdframe.Torn{Offset: f.Offset, Size: f.Size})
 		if err == nil {
+			lineNo := w.lineNo
 			w.v.BeginUnit(p)
 			err = w.lines(rd, f.Offset, frame, false)
 			w.v.EndUnit(seam.UnitTorn)
+			w.lineNo = lineNo // its lines are not the log's
 		}
 		var fe *zstdframe.Error
 		if err != nil && !errors.As(err, &fe) {
@@ -331,13 +334,17 @@ func (w *logWalk) badFrame(sc *zstdframe.Scanner, f zstdframe.Frame, frame int, 
 	if err != nil {
 		return true, l.ioError(err, f.Offset)
 	}
+	if frame == 0 && !found {
+		w.headerless(l.pos(0, 0, -1, -1), fmt.Sprintf(": %v, and no valid frame follows", causeOf(cause)))
+		return true, nil
+	}
 	what := fmt.Sprintf("no valid frame follows: the %d bytes to the end of the file are not checked", w.size-f.Offset)
 	if found {
 		what = fmt.Sprintf("the %d bytes up to the next valid frame, at byte %d, are not a frame", at-f.Offset, at)
 	}
 	w.finding(seam.ClassDamage, "frame-structure", l.pos(f.Offset, frame, -1, -1), "%v; %s", causeOf(cause), what)
 	if frame == 0 {
-		w.headerless(l.pos(0, 0, -1, -1))
+		w.headerless(l.pos(0, 0, -1, -1), "")
 	}
 	return !found, nil
 }
