@@ -16,27 +16,33 @@ import (
 // repeated keys winning. ok is false when raw is not an object or has no
 // such member.
 func Lookup(raw []byte, key string) (json.RawMessage, bool) {
+	var v [1]json.RawMessage
+	LookupAll(raw, []string{key}, v[:])
+	return v[0], v[0] != nil
+}
+
+// LookupAll sets vals[i] to the value of member keys[i] of the valid JSON
+// object raw, or nil when it has none, in one pass over raw (Lookup's
+// rules). It reports whether raw is an object.
+func LookupAll(raw []byte, keys []string, vals []json.RawMessage) bool {
+	clear(vals)
 	i := skipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '{' {
-		return nil, false
+		return false
 	}
-	var val json.RawMessage
-	found := false
 	for i++; ; {
 		i = skipSpace(raw, i)
 		if i >= len(raw) || raw[i] != '"' {
-			return val, found
+			return true
 		}
 		end := stringEnd(raw, i)
 		k := raw[i+1 : end-1]
-		match := string(k) == key
-		if !match && bytes.IndexByte(k, '\\') >= 0 {
-			match = stringValue(raw[i:end]) == key
-		}
 		i = skipSpace(raw, skipSpace(raw, end)+1) // past ':'
 		vend := valueEnd(raw, i)
-		if match {
-			val, found = raw[i:vend:vend], true
+		for j, key := range keys {
+			if string(k) == key || bytes.IndexByte(k, '\\') >= 0 && unquote(k) == key {
+				vals[j] = raw[i:vend:vend]
+			}
 		}
 		if i = skipSpace(raw, vend); i < len(raw) && raw[i] == ',' {
 			i++
@@ -44,25 +50,43 @@ func Lookup(raw []byte, key string) (json.RawMessage, bool) {
 	}
 }
 
-// LookupInt returns member key of the valid JSON object raw when it is a
-// safe integer (JSON.parse accepts 3.0 as 3).
-func LookupInt(raw []byte, key string) (int64, bool) {
-	v, ok := Lookup(raw, key)
-	if !ok {
+// unquote decodes the body of a JSON string key that holds escapes.
+func unquote(body []byte) string {
+	q := make([]byte, 0, len(body)+2)
+	q = append(append(append(q, '"'), body...), '"')
+	return stringValue(q)
+}
+
+// IntValue returns the valid JSON value v as a safe integer (JSON.parse
+// accepts 3.0 as 3).
+func IntValue(v []byte) (int64, bool) {
+	if len(v) == 0 {
 		return 0, false
 	}
 	n, err := parseSafeInt(v)
 	return n, err == nil
 }
 
-// LookupString returns member key of the valid JSON object raw when it is
-// a string, decoded.
-func LookupString(raw []byte, key string) (string, bool) {
-	v, ok := Lookup(raw, key)
-	if !ok || len(v) == 0 || v[0] != '"' {
+// StringValue returns the valid JSON value v, decoded, when it is a string.
+func StringValue(v []byte) (string, bool) {
+	if len(v) == 0 || v[0] != '"' {
 		return "", false
 	}
 	return stringValue(v), true
+}
+
+// LookupInt returns member key of the valid JSON object raw when it is a
+// safe integer.
+func LookupInt(raw []byte, key string) (int64, bool) {
+	v, _ := Lookup(raw, key)
+	return IntValue(v)
+}
+
+// LookupString returns member key of the valid JSON object raw when it is
+// a string, decoded.
+func LookupString(raw []byte, key string) (string, bool) {
+	v, _ := Lookup(raw, key)
+	return StringValue(v)
 }
 
 // Elements calls fn with each item of the valid JSON array raw, in order,
