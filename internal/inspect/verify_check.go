@@ -47,6 +47,8 @@ type LogCheck struct {
 	phys  []checkFinding // reported by the backend; rolled back with units
 	order int
 
+	facts turnFacts // of the event at hand
+
 	unit  *unitMark // the open provisional unit
 	salv  salvageCount
 	torn  *TornTail
@@ -273,8 +275,9 @@ func (c *LogCheck) Record(r *seam.Record, p seam.Pos) {
 		if e.Type == typeTurnStart {
 			st.turnStart = e.Seq
 		}
-		c.semantic(&e, p)
-		st.open.Observe(&e)
+		readFacts(&e, &c.facts)
+		c.semantic(&e, p, &c.facts)
+		st.open.observe(&e, &c.facts)
 		st.events++
 		st.lastSeq = e.Seq
 	}
@@ -491,7 +494,7 @@ func openTurnText(ot *OpenTurn) string {
 }
 
 // semantic applies the bracketing and pairing rules to one committed event.
-func (c *LogCheck) semantic(e *seam.Event, p seam.Pos) {
+func (c *LogCheck) semantic(e *seam.Event, p seam.Pos, f *turnFacts) {
 	b := &c.st.brk
 	if b.off {
 		if e.Type != typeTurnStart {
@@ -502,7 +505,7 @@ func (c *LogCheck) semantic(e *seam.Event, p seam.Pos) {
 	irregular := func(code, format string, args ...any) {
 		c.add(seam.ClassIrregular, code, p, format, args...)
 	}
-	turn, hasTurn := seam.LookupInt(e.Data, "turn")
+	turn, hasTurn := f.turn, f.hasTurn
 	switch e.Type {
 	case typeTurnStart:
 		if b.turnOpen {
@@ -521,7 +524,7 @@ func (c *LogCheck) semantic(e *seam.Event, p seam.Pos) {
 		}
 		*b = bracket{turnSeq: b.turnSeq, calls: b.calls[:0]}
 	case typeStepStart:
-		step, hasStep := seam.LookupInt(e.Data, "step")
+		step, hasStep := f.step, f.hasStep
 		switch {
 		case !b.turnOpen:
 			irregular("step-bracketing", "step/start outside any turn")
@@ -533,7 +536,7 @@ func (c *LogCheck) semantic(e *seam.Event, p seam.Pos) {
 		}
 		b.stepOpen, b.step, b.hasStep = true, step, hasStep
 	case typeStepEnd:
-		step, hasStep := seam.LookupInt(e.Data, "step")
+		step, hasStep := f.step, f.hasStep
 		switch {
 		case !b.stepOpen:
 			irregular("step-bracketing", "step/end of step %d without a step/start", step)
@@ -549,7 +552,7 @@ func (c *LogCheck) semantic(e *seam.Event, p seam.Pos) {
 		if hasTurn && b.hasTurn && turn != b.turn {
 			irregular("turn-bracketing", "%s of turn %d inside turn %d", e.Type, turn, b.turn)
 		}
-		c.pairing(e, irregular)
+		c.pairing(e, f, irregular)
 	}
 }
 
@@ -563,9 +566,9 @@ func turnOf(turn int64, ok bool) string {
 // pairing follows the tool calls of the open turn: the calls an
 // assistant/message requests, the tool/call that starts one, and the
 // tool/result that settles it.
-func (c *LogCheck) pairing(e *seam.Event, irregular func(code, format string, args ...any)) {
+func (c *LogCheck) pairing(e *seam.Event, f *turnFacts, irregular func(code, format string, args ...any)) {
 	b := &c.st.brk
-	if b.overflow {
+	if b.overflow || f.bad {
 		return
 	}
 	find := func(id string) *callState {
@@ -583,60 +586,36 @@ func (c *LogCheck) pairing(e *seam.Event, irregular func(code, format string, ar
 	}
 	switch e.Type {
 	case typeAssistantMessage:
-		msg, _ := seam.Lookup(e.Data, "message")
-		content, _ := seam.Lookup(msg, "content")
-		seam.Elements(content, func(block []byte) bool {
-			if t, _ := seam.LookupString(block, "type"); t == "tool-call" {
-				if id, ok := seam.LookupString(block, "id"); ok {
-					if cs := find(id); cs != nil {
-						cs.requested = true
-					}
-				}
+		for _, call := range f.calls {
+			if cs := find(call.id); cs != nil {
+				cs.requested = true
 			}
-			return !b.overflow
-		})
+		}
 	case typeToolCall:
-		id, ok := seam.LookupString(e.Data, "callId")
-		if !ok {
+		if f.callID == "" {
 			return
 		}
-		cs := find(id)
-		if cs == nil {
-			return
+		if cs := find(f.callID); cs != nil {
+			if cs.called {
+				irregular("tool-pairing", "second tool/call for call %q", f.callID)
+			}
+			cs.called = true
 		}
-		if cs.called {
-			irregular("tool-pairing", "second tool/call for call %q", id)
-		}
-		cs.called = true
 	case typeToolResult:
-		id, ok := resultCallID(e.Data)
-		if !ok {
+		if f.callID == "" {
 			return
 		}
-		cs := find(id)
-		if cs == nil {
-			return
-		}
+		cs := find(f.callID)
 		switch {
+		case cs == nil:
+			return
 		case cs.settled:
-			irregular("tool-pairing", "second tool/result for call %q", id)
+			irregular("tool-pairing", "second tool/result for call %q", f.callID)
 		case !cs.requested && !cs.called:
-			irregular("tool-pairing", "tool/result for call %q, which no assistant/message or tool/call of turn %d made", id, b.turn)
+			irregular("tool-pairing", "tool/result for call %q, which no assistant/message or tool/call of turn %d made", f.callID, b.turn)
 		}
 		cs.settled = true
 	}
-}
-
-// resultCallID returns the call a tool/result settles: its message's
-// source.callId, or the v4 tool message's toolCallId.
-func resultCallID(data []byte) (string, bool) {
-	msg, _ := seam.Lookup(data, "message")
-	if src, ok := seam.Lookup(msg, "source"); ok {
-		if id, ok := seam.LookupString(src, "callId"); ok && id != "" {
-			return id, true
-		}
-	}
-	return seam.LookupString(msg, "toolCallId")
 }
 
 // recordCode names the rule a record broke, from the cause seam's decoder
