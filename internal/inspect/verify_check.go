@@ -264,33 +264,64 @@ func (c *LogCheck) Record(r *seam.Record, p seam.Pos) {
 	}
 	c.frameRecord(p)
 	st.next = r.NextSeq()
-	events := r.Events()
-	for _, e := range events {
-		p.Seq = e.Seq
-		if err := seam.CheckVocabulary(&e, c.ver); err != nil {
-			c.unknown(&e, p)
-			c.salv.stopped = true
-		}
-		st.marker.Observe(&e)
-		if e.Type == typeTurnStart {
-			st.turnStart = e.Seq
-		}
-		readFacts(&e, &c.facts)
-		c.semantic(&e, p, &c.facts)
-		st.open.observe(&e, &c.facts)
-		st.events++
-		st.lastSeq = e.Seq
+	if pr := r.Packed; pr != nil {
+		// A packed row is a run of assistant/chunk events, which no rule
+		// here interprets: account for them without expanding it.
+		c.packed(pr, p)
+		c.salvaged(first, r.NextSeq()-first)
+		return
 	}
-	if c.unit != nil && !c.salv.stopped {
-		if c.salv.records == 0 {
-			c.salv.from = first
-		}
-		c.salv.records++
-		c.salv.events += int64(len(events))
+	e := &r.Event
+	if err := seam.CheckVocabulary(e, c.ver); err != nil {
+		c.unknown(e, p)
+		c.salv.stopped = true
 	}
-	if r.Packed == nil && r.Event.Type == typeTurnEnd && st.spec != nil {
+	st.marker.Observe(e)
+	if e.Type == typeTurnStart {
+		st.turnStart = e.Seq
+	}
+	readFacts(e, &c.facts)
+	c.semantic(e, p, &c.facts)
+	st.open.observe(e, &c.facts)
+	st.events++
+	st.lastSeq = e.Seq
+	c.salvaged(first, 1)
+	if e.Type == typeTurnEnd && st.spec != nil {
 		c.commit(p)
 	}
+}
+
+// salvaged counts a record of n events from seq first toward the salvage
+// of a torn unit.
+func (c *LogCheck) salvaged(first, n int64) {
+	if c.unit == nil || c.salv.stopped {
+		return
+	}
+	if c.salv.records == 0 {
+		c.salv.from = first
+	}
+	c.salv.records++
+	c.salv.events += n
+}
+
+// packed accounts for the events of a packed row (v0/v1, where
+// assistant/chunk is known).
+func (c *LogCheck) packed(p *seam.PackedRow, pos seam.Pos) {
+	st := &c.st
+	n := int64(len(p.Parts))
+	t := p.Time0
+	for _, dt := range p.DT {
+		t += dt
+	}
+	last := seam.Event{Type: "assistant/chunk", Seq: p.Seq0 + n - 1, Time: t}
+	if err := seam.CheckVocabulary(&last, c.ver); err != nil {
+		c.unknown(&last, pos)
+		c.salv.stopped = true
+	}
+	c.facts = turnFacts{calls: c.facts.calls[:0]}
+	st.open.observe(&last, &c.facts)
+	st.events += n
+	st.lastSeq = last.Seq
 }
 
 // unknown reports an event type the version does not know and that is not

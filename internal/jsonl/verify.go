@@ -177,7 +177,7 @@ func (w *logWalk) headerless(p seam.Pos, why string) {
 
 // record checks one complete body line (with its '\n').
 func (w *logWalk) record(line []byte, p seam.Pos) {
-	rec, err := seam.DecodeRecord(line[:len(line)-1], w.ver)
+	rec, err := seam.DecodeRecordAlias(line[:len(line)-1], w.ver)
 	if err != nil {
 		w.v.BadRecord(p, err, isTurnEnd(line))
 		return

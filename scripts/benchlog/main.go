@@ -8,7 +8,9 @@
 //	go run ./scripts/benchlog -fixtures ../shared/fixtures -out ROOT -size 1GiB
 //
 // writes ROOT/--bench--/bench/session.jsonl.zstd (or session.jsonl with
-// -compression none): a v0 session "bench" that verifies clean.
+// -compression none): a v0 session "bench" that verifies clean. -plain
+// PLAINROOT also writes the same log plain there, the zstd log's
+// decoded text.
 package main
 
 import (
@@ -43,13 +45,14 @@ func main() {
 	out := flag.String("out", "", "the store root to write (required)")
 	size := flag.String("size", "256MiB", "the log's size: bytes, or with KiB, MiB or GiB")
 	compression := flag.String("compression", "zstd", "zstd or none")
+	plain := flag.String("plain", "", "also write the log plain under this store root")
 	flag.Parse()
 	n, err := parseSize(*size)
 	if err != nil || *out == "" || (*compression != "zstd" && *compression != "none") {
 		fmt.Fprintln(os.Stderr, "usage: benchlog -out ROOT [-size 1GiB] [-compression zstd|none] [-fixtures DIR]")
 		os.Exit(2)
 	}
-	if err := run(*fixtures, *out, n, *compression == "zstd"); err != nil {
+	if err := run(*fixtures, *out, *plain, n, *compression == "zstd"); err != nil {
 		fmt.Fprintln(os.Stderr, "benchlog:", err)
 		os.Exit(1)
 	}
@@ -75,7 +78,7 @@ type session struct {
 	events  int64
 }
 
-func run(fixtures, out string, size int64, zstd bool) error {
+func run(fixtures, out, plainOut string, size int64, zstd bool) error {
 	var tmpl []session
 	for _, id := range sessions {
 		s, err := load(filepath.Join(fixtures, "dsh-0.1.0", "jsonl-zstd"), id)
@@ -84,26 +87,32 @@ func run(fixtures, out string, size int64, zstd bool) error {
 		}
 		tmpl = append(tmpl, s)
 	}
-	dir := filepath.Join(out, "--bench--", "bench")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	name := "session.jsonl"
 	if zstd {
 		name += ".zstd"
 	}
-	f, err := os.Create(filepath.Join(dir, name))
+	lw, err := create(out, name)
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
+	var pw *logWriter
+	if plainOut != "" {
+		if pw, err = create(plainOut, "session.jsonl"); err != nil {
+			return err
+		}
+	}
 	var written int64
 	emit := func(content []byte) error {
+		if pw != nil {
+			if _, err := pw.w.Write(content); err != nil {
+				return err
+			}
+		}
 		if zstd {
 			content = zstdframe.AppendFrame(nil, content)
 		}
 		written += int64(len(content))
-		_, err := w.Write(content)
+		_, err := lw.w.Write(content)
 		return err
 	}
 	header := `{"type":"session","version":0,"id":"bench","createdAt":1785331619000,"cwd":"/bench","delegationDepth":0}` + "\n"
@@ -129,14 +138,37 @@ func run(fixtures, out string, size int64, zstd bool) error {
 			base += s.events
 		}
 	}
-	if err := w.Flush(); err != nil {
-		return err
+	for _, l := range []*logWriter{lw, pw} {
+		if l == nil {
+			continue
+		}
+		if err := l.w.Flush(); err != nil {
+			return err
+		}
+		if err := l.f.Close(); err != nil {
+			return err
+		}
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	fmt.Printf("%s: %d bytes, %d events\n", filepath.Join(dir, name), written, base)
+	fmt.Printf("%s: %d bytes, %d events\n", lw.f.Name(), written, base)
 	return nil
+}
+
+type logWriter struct {
+	f *os.File
+	w *bufio.Writer
+}
+
+// create makes the log file name of the session "bench" under root.
+func create(root, name string) (*logWriter, error) {
+	dir := filepath.Join(root, "--bench--", "bench")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return nil, err
+	}
+	return &logWriter{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
 // load reads the batches of a fixture session of the store root: one per
