@@ -5,12 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/inspect"
-	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -18,6 +17,7 @@ type verifyOptions struct {
 	mode                    string
 	repair, salvage, dryRun bool
 	jobs                    int
+	backupDir               string
 }
 
 func newVerifyCmd(e *env, g *globals) *cobra.Command {
@@ -70,10 +70,10 @@ or repaired.`,
 			case o.jobs < 0:
 				return usagef("--jobs must not be negative")
 			}
-			if cmd.Flags().Changed("backup-dir") && g.backupDir == "" {
+			if cmd.Flags().Changed("backup-dir") && o.backupDir == "" {
 				return usagef("--backup-dir must not be empty")
 			}
-			return runVerify(cmd.Context(), e, g, args, format, inspect.Options{Mode: mode,
+			return runVerify(cmd.Context(), e, g, args, format, o.backupDir, inspect.Options{Mode: mode,
 				Repair: o.repair, Salvage: o.salvage, DryRun: o.dryRun, Jobs: o.jobs})
 		},
 	}
@@ -82,7 +82,7 @@ or repaired.`,
 	f.BoolVar(&o.repair, "repair", false, "remove torn and uncommitted tails, saving the bytes to a backup first")
 	f.BoolVar(&o.salvage, "salvage", false, "with --repair: re-append the complete records of a torn final zstd frame")
 	f.BoolVar(&o.dryRun, "dry-run", false, "with --repair: print what would be removed, change nothing")
-	f.StringVar(&g.backupDir, "backup-dir", "", "where repairs save removed bytes (default $XDG_STATE_HOME/dshctl/backups)")
+	f.StringVar(&o.backupDir, "backup-dir", "", "where repairs save removed bytes (default $XDG_STATE_HOME/dshctl/backups)")
 	f.IntVar(&o.jobs, "jobs", 0, "sessions checked at once (default: the number of CPUs)")
 	return cmd
 }
@@ -93,8 +93,8 @@ type verifyGroup struct {
 	ids []string // nil: the whole store
 }
 
-func runVerify(ctx context.Context, e *env, g *globals, args []string, format string, o inspect.Options) error {
-	groups, err := verifyGroups(ctx, e, g, args)
+func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o inspect.Options) error {
+	groups, err := verifyGroups(ctx, e, g, args, store.Options{BackupDir: backupDir})
 	defer func() {
 		for _, gr := range groups {
 			gr.svc.Close()
@@ -105,7 +105,7 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format st
 	}
 	out := bufio.NewWriter(e.stdout)
 	defer out.Flush()
-	p := &verifyPrinter{e: e, w: out, format: format, backupDir: g.backupDir}
+	p := &verifyPrinter{e: e, w: out, format: format, backupDir: backupDir}
 	var bar *progress
 	o.Total = func(n int) {
 		bar = newProgress(e, format, "verify", n)
@@ -144,9 +144,9 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format st
 
 // verifyGroups resolves the arguments: sessions of one or more stores (a
 // path names its own), or the whole store.
-func verifyGroups(ctx context.Context, e *env, g *globals, args []string) ([]verifyGroup, error) {
+func verifyGroups(ctx context.Context, e *env, g *globals, args []string, so store.Options) ([]verifyGroup, error) {
 	if len(args) == 0 {
-		svc, err := g.openStore(e)
+		svc, err := g.openStore(e, so)
 		if err != nil {
 			return nil, err
 		}
@@ -155,21 +155,20 @@ func verifyGroups(ctx context.Context, e *env, g *globals, args []string) ([]ver
 	var groups []verifyGroup
 	byRoot := map[string]int{}
 	for _, arg := range args {
-		s, err := g.resolveSession(ctx, e, arg)
+		s, err := g.openSession(ctx, e, arg, so)
 		if err != nil {
 			return groups, err
 		}
-		root := ""
-		if js, ok := s.svc.(*jsonl.Store); ok {
-			root = js.Root()
+		// Sessions of one store are checked in one run, in parallel.
+		if r, ok := s.Service.(interface{ Root() string }); ok {
+			if i, ok := byRoot[r.Root()]; ok {
+				s.Close()
+				groups[i].ids = append(groups[i].ids, s.ID)
+				continue
+			}
+			byRoot[r.Root()] = len(groups)
 		}
-		if i, ok := byRoot[root]; ok && root != "" {
-			s.close()
-			groups[i].ids = append(groups[i].ids, s.id)
-			continue
-		}
-		byRoot[root] = len(groups)
-		groups = append(groups, verifyGroup{svc: s.svc, ids: []string{s.id}})
+		groups = append(groups, verifyGroup{svc: s.Service, ids: []string{s.ID}})
 	}
 	return groups, nil
 }
@@ -230,7 +229,7 @@ func (p *verifyPrinter) report(r *inspect.SessionReport) error {
 		}
 	}
 	if rp := r.Repair; rp != nil {
-		for _, line := range p.repairLines(rp, r.ID) {
+		for _, line := range p.repairLines(rp) {
 			if _, err := fmt.Fprintf(p.w, "%s: %s\n", name, line); err != nil {
 				return err
 			}
@@ -257,7 +256,7 @@ func colourSeverity(s inspect.Severity, text string) string {
 }
 
 // repairLines says what a repair did or would do.
-func (p *verifyPrinter) repairLines(rp *inspect.RepairReport, id string) []string {
+func (p *verifyPrinter) repairLines(rp *inspect.RepairReport) []string {
 	if rp.Skipped != "" {
 		return []string{"not repaired: " + rp.Skipped}
 	}
@@ -272,7 +271,7 @@ func (p *verifyPrinter) repairLines(rp *inspect.RepairReport, id string) []strin
 		case rm.Backup != "":
 			s += ", saved to " + rm.Backup
 		case rp.DryRun:
-			s += ", saving them first under " + p.backupFolder(id)
+			s += ", saving them first under " + p.backupFolder()
 		}
 		out = append(out, s)
 	}
@@ -297,17 +296,16 @@ func (p *verifyPrinter) repairLines(rp *inspect.RepairReport, id string) []strin
 	return out
 }
 
-// backupFolder is where the backups of session id go.
-func (p *verifyPrinter) backupFolder(id string) string {
-	dir := p.backupDir
-	if dir == "" {
-		d, err := jsonl.DefaultBackupDir(p.e.getenv)
-		if err != nil {
-			return "the backup directory"
-		}
-		dir = d
+// backupFolder is where repairs save what they remove.
+func (p *verifyPrinter) backupFolder() string {
+	if p.backupDir != "" {
+		return p.backupDir
 	}
-	return filepath.Join(dir, jsonl.SafeName(id)) + string(filepath.Separator)
+	d, err := store.DefaultBackupDir(p.e.getenv)
+	if err != nil {
+		return "the backup folder"
+	}
+	return d
 }
 
 func stateText(s *inspect.LogState) string {
