@@ -321,6 +321,14 @@ func CheckSession(ctx context.Context, svc seam.Service, id string, o Options) *
 		return &SessionReport{ID: id, Location: sum.Location, Status: StatusFailed, Err: err, State: LogState{LastSeq: -1}}
 	}
 	r := judge(id, &res, sum, o.Mode, o.Repair)
+	if lp, ok := svc.(seam.LockProber); ok && (res.Torn != nil || res.Uncommitted != nil || res.OpenTurn != nil) {
+		// A tail or an open turn is what a writer at work leaves too.
+		if active, err := lp.WriterActive(ctx, id); err == nil && active {
+			r.Findings = append(r.Findings, Finding{Severity: SeverityNote, Finding: seam.Finding{Class: seam.ClassNote, Code: "writer-active",
+				Pos: seam.Pos{Path: sum.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+				Message: "another process holds the session's write lock: the tail or open turn may be an append in progress; verify again once it is done"}})
+		}
+	}
 	switch {
 	case !o.Repair:
 	case damaged(&res):

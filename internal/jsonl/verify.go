@@ -70,7 +70,7 @@ func (s *Store) VerifyLog(ctx context.Context, id string, v seam.LogVisitor) (se
 		return sum, seam.Wrap(l.ioError(err, -1), seam.ErrIO, "verify", id)
 	}
 	sum.Size = st.Size()
-	w := &logWalk{s: s, l: l, d: d, v: v, size: sum.Size, ver: l.gen, max: verifyMaxRecord}
+	w := &logWalk{ctx: ctx, s: s, l: l, d: d, v: v, size: sum.Size, ver: l.gen, max: verifyMaxRecord}
 	if l.enc == Zstd {
 		err = w.zstd(ctx)
 	} else {
@@ -100,6 +100,7 @@ func (s *Store) sessionProjects(seg string) ([]string, error) {
 
 // logWalk is one front-to-back check of a log.
 type logWalk struct {
+	ctx  context.Context
 	s    *Store
 	l    *logFile
 	d    *sessionDir
@@ -443,7 +444,12 @@ func (w *logWalk) frameFailed(err error, f zstdframe.Frame, frame int) error {
 // is the cut, not a problem). The error is rd's.
 func (w *logWalk) lines(rd io.Reader, off int64, frame int, complete bool) error {
 	lr := newBoundedLines(rd, w.max, false)
-	for {
+	for n := 0; ; n++ {
+		if n%1024 == 0 {
+			if err := w.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		line, skipped, err := lr.next()
 		if err != nil && err != io.EOF {
 			return err
