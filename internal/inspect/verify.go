@@ -325,7 +325,7 @@ func CheckSession(ctx context.Context, svc seam.Service, id string, o Options) *
 		// A tail or an open turn is what a writer at work leaves too.
 		if active, err := lp.WriterActive(ctx, id); err == nil && active {
 			r.Findings = append(r.Findings, Finding{Severity: SeverityNote, Finding: seam.Finding{Class: seam.ClassNote, Code: "writer-active",
-				Pos: seam.Pos{Path: sum.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+				Pos:     seam.Pos{Path: sum.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
 				Message: "another process holds the session's write lock: the tail or open turn may be an append in progress; verify again once it is done"}})
 		}
 	}
