@@ -233,3 +233,60 @@ func TestSalvage(t *testing.T) {
 		t.Fatalf("a complete frame: %v", err)
 	}
 }
+
+// FuzzScanner holds the Scanner to Walk: the same complete frames, and the
+// same problem, at the same offset, where Walk stops.
+func FuzzScanner(f *testing.F) {
+	a, b := AppendFrame(nil, jsonl(300)), AppendFrame(nil, jsonl(5000))
+	f.Add(cat(a, b))
+	f.Add(cat(a, b)[:len(a)+7])
+	f.Add(cat(a, []byte{0x50, 0x2A, 0x4D, 0x18, 2, 0, 0, 0, 'x', 'y'}, b))
+	f.Add(cat(a, []byte("junk"), b))
+	f.Add(rawFrame([]byte("x\n")))
+	d := newTestDecoder(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		size := int64(len(data))
+		walked, torn, werr := Walk(bytes.NewReader(data), size)
+		s := NewScanner(bytes.NewReader(data), 0, size, d)
+		defer s.Close()
+		var frames []Frame
+		for {
+			fr, err := s.Next()
+			if err == io.EOF {
+				if werr != nil || torn.Size != 0 {
+					t.Fatalf("Scanner ends cleanly; Walk: %v, torn %+v", werr, torn)
+				}
+				break
+			}
+			if err != nil {
+				var fe *Error
+				switch {
+				case errors.Is(err, ErrTorn):
+					if werr != nil || torn != (Torn{Offset: fr.Offset, Size: fr.Size}) {
+						t.Fatalf("torn at %d+%d; Walk: %v, torn %+v", fr.Offset, fr.Size, werr, torn)
+					}
+				case !errors.As(err, &fe):
+					t.Fatalf("Next: %v", err)
+				default:
+					var we *Error
+					if !errors.As(werr, &we) || we.Offset != fe.Offset {
+						t.Fatalf("Next: %v; Walk: %v", err, werr)
+					}
+				}
+				break
+			}
+			frames = append(frames, fr)
+			if _, rd, err := s.Content(); err == nil && rd != nil {
+				io.Copy(io.Discard, rd)
+			}
+		}
+		if len(frames) != len(walked) {
+			t.Fatalf("%d frames; Walk finds %d", len(frames), len(walked))
+		}
+		for i := range frames {
+			if frames[i] != walked[i] {
+				t.Fatalf("frame %d: %+v; Walk: %+v", i, frames[i], walked[i])
+			}
+		}
+	})
+}
