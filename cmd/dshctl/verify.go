@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -83,7 +84,7 @@ or repaired.`,
 	f.BoolVar(&o.salvage, "salvage", false, "with --repair: re-append the complete records of a torn final zstd frame")
 	f.BoolVar(&o.dryRun, "dry-run", false, "with --repair: print what would be removed, change nothing")
 	f.StringVar(&o.backupDir, "backup-dir", "", "where repairs save removed bytes (default $XDG_STATE_HOME/dshctl/backups)")
-	f.IntVar(&o.jobs, "jobs", 0, "sessions checked at once (default: the number of CPUs)")
+	f.IntVar(&o.jobs, "jobs", 0, "sessions checked at once (default: the number of CPUs, at most 8)")
 	return cmd
 }
 
@@ -103,7 +104,12 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 	if err != nil {
 		return err
 	}
+	// With a progress bar on the terminal, the reports wait in a large
+	// buffer, so that they do not cut through the bar.
 	out := bufio.NewWriter(e.stdout)
+	if e.stderrTTY && e.stdoutTTY && format == formatTable {
+		out = bufio.NewWriterSize(e.stdout, 1<<20)
+	}
 	defer out.Flush()
 	p := &verifyPrinter{e: e, w: out, format: format, backupDir: backupDir}
 	var bar *progress
@@ -183,7 +189,7 @@ type verifyPrinter struct {
 }
 
 func (p *verifyPrinter) report(r *inspect.SessionReport) error {
-	if r.Err != nil {
+	if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
 		fmt.Fprintf(p.e.stderr, "dshctl: verify %s: %s\n", r.ID, strings.ReplaceAll(r.Err.Error(), "\n", " "))
 	}
 	switch p.format {

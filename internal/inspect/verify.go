@@ -128,6 +128,11 @@ type Summary struct {
 	Sessions, Clean, Warnings, Errors, Failed int
 }
 
+// DefaultJobs caps the sessions checked at once by default: each check
+// holds a read buffer and a decoder window (about 10 MiB), and a few
+// saturate a disk.
+const DefaultJobs = 8
+
 // Options configure Verify.
 type Options struct {
 	Mode Mode
@@ -135,7 +140,8 @@ type Options struct {
 	// Salvage also re-appends the complete records of a torn final frame;
 	// DryRun only plans.
 	Repair, Salvage, DryRun bool
-	// Jobs is how many sessions are checked at once; 0 means GOMAXPROCS.
+	// Jobs is how many sessions are checked at once; 0 means GOMAXPROCS,
+	// at most DefaultJobs.
 	Jobs int
 	// Total, if set, is called once with the number of reports to come.
 	Total func(n int)
@@ -192,7 +198,7 @@ func Verify(ctx context.Context, svc seam.Service, ids []string, o Options) (Sum
 	mu.Unlock()
 	jobs := o.Jobs
 	if jobs <= 0 {
-		jobs = runtime.GOMAXPROCS(0)
+		jobs = min(runtime.GOMAXPROCS(0), DefaultJobs)
 	}
 	work := make(chan int)
 	var wg sync.WaitGroup
