@@ -185,12 +185,14 @@ func (s *Scanner) Content() (content []byte, rd io.Reader, err error) {
 // Resync looks, from offset from on, for the next frame that is complete
 // and whose checksum matches, and moves the Scanner there: the bytes in
 // between belong to no frame. When it finds none before the end of the
-// file (or after maxResync candidates), found is false and the Scanner is
-// at the end. The error is a read failure.
+// file (or after maxResync candidates, or after checking candidate frames
+// of twice the bytes searched, so that the time stays linear), found is
+// false and the Scanner is at the end. The error is a read failure.
 func (s *Scanner) Resync(from int64) (at int64, found bool, err error) {
 	s.cur, s.inBuf, s.off = Frame{}, false, s.size
 	tried := 0
-	for pos := from; s.size-pos >= 4 && tried < maxResync; {
+	budget := 2*(s.size-from) + scanBuffer
+	for pos := from; s.size-pos >= 4 && tried < maxResync && budget > 0; {
 		if pos < s.bufOff || pos+4 > s.bufEnd() {
 			if err := s.fill(pos); err != nil {
 				return 0, false, err
@@ -206,6 +208,7 @@ func (s *Scanner) Resync(from int64) (at int64, found bool, err error) {
 		tried++
 		f, err := ParseFrame(s.r, p, s.size)
 		if err == nil && f.HasChecksum {
+			budget -= f.Size
 			err = s.dec.Verify(s.r, f)
 			if err == nil {
 				s.off = p
