@@ -70,12 +70,14 @@ func (s *Store) VerifyLog(ctx context.Context, id string, v seam.LogVisitor) (se
 		return sum, seam.Wrap(l.ioError(err, -1), seam.ErrIO, "verify", id)
 	}
 	sum.Size = st.Size()
-	w := &logWalk{ctx: ctx, s: s, l: l, d: d, v: v, size: sum.Size, ver: l.gen, max: verifyMaxRecord}
+	out := newAsyncOut(v)
+	w := &logWalk{ctx: ctx, s: s, l: l, d: d, v: out, size: sum.Size, ver: l.gen, max: verifyMaxRecord}
 	if l.enc == Zstd {
 		err = w.zstd(ctx)
 	} else {
 		err = w.plain(ctx)
 	}
+	out.close()
 	sum.Frames, sum.Lines = w.frames, int64(w.lineNo)
 	return sum, seam.Wrap(err, seam.ErrIO, "verify", id)
 }
@@ -104,7 +106,7 @@ type logWalk struct {
 	s    *Store
 	l    *logFile
 	d    *sessionDir
-	v    seam.LogVisitor
+	v    walkOut
 	size int64
 	// ver is the format the body is read as: the header's, or the
 	// file's generation when the header is not valid.
@@ -178,12 +180,7 @@ func (w *logWalk) headerless(p seam.Pos, why string) {
 
 // record checks one complete body line (with its '\n').
 func (w *logWalk) record(line []byte, p seam.Pos) {
-	rec, err := seam.DecodeRecordAlias(line[:len(line)-1], w.ver)
-	if err != nil {
-		w.v.BadRecord(p, err, isTurnEnd(line))
-		return
-	}
-	w.v.Record(&rec, p)
+	w.v.record(line, p, w.ver)
 }
 
 // tooLong reports a line verify skips.
