@@ -151,6 +151,7 @@ or the path of its folder or log file.`,
 		newCatCmd(e, g),
 		newAppendCmd(e, g),
 		newVerifyCmd(e, g),
+		newExportCmd(e, g),
 		newReplayCmd(e, g),
 	)
 	// Unknown subcommands and bad positional arguments are usage errors.

@@ -84,7 +84,7 @@ or repaired.`,
 	f.BoolVar(&o.salvage, "salvage", false, "with --repair: re-append the complete records of a torn final zstd frame")
 	f.BoolVar(&o.dryRun, "dry-run", false, "with --repair: print what would be removed, change nothing")
 	f.StringVar(&o.backupDir, "backup-dir", "", "where repairs save removed bytes (default $XDG_STATE_HOME/dshctl/backups)")
-	f.IntVar(&o.jobs, "jobs", 0, "sessions checked at once (default: the number of CPUs, at most 8)")
+	f.IntVarP(&o.jobs, "jobs", "j", 0, "check `N` sessions at a time (default: one per CPU, at most 8)")
 	return cmd
 }
 
