@@ -11,7 +11,7 @@ import (
 
 // BenchmarkVerifyLog checks one log with verify's rules: the fixture's main
 // session, or the session "bench" of the root $DSHCTL_BENCH_ROOT (see
-// scripts/benchlog).
+// scripts/genlog -batches dsh).
 func BenchmarkVerifyLog(b *testing.B) {
 	root, id := filepath.Join(fixturesDir(b), "dsh-0.1.0", "jsonl-zstd"), mainID
 	if r := os.Getenv("DSHCTL_BENCH_ROOT"); r != "" {
