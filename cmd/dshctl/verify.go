@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/inspect"
@@ -165,11 +166,14 @@ func verifyGroups(ctx context.Context, e *env, g *globals, args []string, so sto
 		if err != nil {
 			return groups, err
 		}
-		// Sessions of one store are checked in one run, in parallel.
+		// Sessions of one store are checked in one run, in parallel, each
+		// once however often it is named.
 		if r, ok := s.Service.(interface{ Root() string }); ok {
 			if i, ok := byRoot[r.Root()]; ok {
 				s.Close()
-				groups[i].ids = append(groups[i].ids, s.ID)
+				if !slices.Contains(groups[i].ids, s.ID) {
+					groups[i].ids = append(groups[i].ids, s.ID)
+				}
 				continue
 			}
 			byRoot[r.Root()] = len(groups)
