@@ -48,6 +48,7 @@ type LogCheck struct {
 	order int
 
 	facts turnFacts // of the event at hand
+	path  string    // the log's, from the positions the backend gave
 
 	unit  *unitMark // the open provisional unit
 	salv  salvageCount
@@ -244,6 +245,7 @@ func (c *LogCheck) frameRecord(p seam.Pos) {
 
 // Record implements seam.LogVisitor.
 func (c *LogCheck) Record(r *seam.Record, p seam.Pos) {
+	c.path = p.Path
 	st := &c.st
 	first := r.FirstSeq()
 	p.Seq = first
@@ -345,6 +347,7 @@ func (c *LogCheck) unknown(e *seam.Event, p seam.Pos) {
 
 // BadRecord implements seam.LogVisitor.
 func (c *LogCheck) BadRecord(p seam.Pos, cause error, turnEnd bool) {
+	c.path = p.Path
 	c.bad(p, recordCode(cause), causeText(cause), turnEnd)
 }
 
@@ -477,7 +480,7 @@ func (c *LogCheck) Result() CheckResult {
 		if _, err := st.marker.Result(&c.hdr); err != nil {
 			c.order++
 			c.found = append(c.found, checkFinding{Finding: seam.Finding{Class: seam.ClassDamage, Code: "seed-marker",
-				Pos: seam.Pos{Offset: -1, Frame: -1, Line: 1, Seq: -1}, Message: causeText(err)}, order: c.order, events: st.events, bytes: -1})
+				Pos: seam.Pos{Path: c.path, Offset: -1, Frame: -1, Line: 1, Seq: -1}, Message: causeText(err)}, order: c.order, events: st.events, bytes: -1})
 		}
 	}
 	ot := st.open.OpenTurn()
@@ -487,7 +490,7 @@ func (c *LogCheck) Result() CheckResult {
 	if ot != nil {
 		c.order++
 		c.found = append(c.found, checkFinding{Finding: seam.Finding{Class: seam.ClassNote, Code: "open-turn",
-			Pos: seam.Pos{Offset: -1, Frame: -1, Line: -1, Seq: st.turnStart}, Message: openTurnText(ot)}, order: c.order, body: true, events: st.events, bytes: -1})
+			Pos: seam.Pos{Path: c.path, Offset: -1, Frame: -1, Line: -1, Seq: st.turnStart}, Message: openTurnText(ot)}, order: c.order, body: true, events: st.events, bytes: -1})
 	}
 	if n := st.dropped; n > 0 {
 		c.order++
