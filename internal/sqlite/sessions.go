@@ -1,0 +1,341 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// sessionCols are the columns of a sessions row that sessionRow scans.
+const sessionCols = "version, created_at, cwd, parent_session, seed_length, origin, delegation_depth, agent_preset, incarnation, revision"
+
+// sessionRow is a sessions row: the header in columns and the revision.
+type sessionRow struct {
+	id                          string
+	version                     int64
+	createdAt                   int64
+	cwd, parent, origin, preset sql.NullString
+	seedLength, depth           sql.NullInt64
+	incarnation                 string
+	revision                    int64
+}
+
+func (r *sessionRow) dest() []any {
+	return []any{&r.version, &r.createdAt, &r.cwd, &r.parent, &r.seedLength, &r.origin, &r.depth, &r.preset, &r.incarnation, &r.revision}
+}
+
+// revisionToken is the session's revision: its incarnation, set at
+// creation, and its revision, bumped by every append.
+func (r *sessionRow) revisionToken() string {
+	return r.incarnation + ":" + strconv.FormatInt(r.revision, 10)
+}
+
+// header returns the header the row holds. The columns map to header
+// fields one to one, but for two rules: a NULL delegation_depth is 0 (the
+// value dsh's writers emit; its live path left the column NULL), and from
+// v2 on a header is seeded exactly when seed_length is set, which then
+// holds the inherited event count. The header is then checked as a header
+// line would be.
+func (r *sessionRow) header() (seam.Header, error) {
+	h := seam.Header{ID: r.id, Version: int(r.version), CreatedAt: r.createdAt, DelegationDepth: r.depth.Int64}
+	if r.version < 0 || r.version > seam.MaxVersion {
+		// ParseHeader says why: newer (unsupported) or invalid.
+		_, err := seam.ParseHeader(fmt.Appendf(nil, `{"type":"session","version":%d}`, r.version))
+		return h, err
+	}
+	for _, f := range []struct {
+		col sql.NullString
+		dst *string
+		key string
+	}{{r.cwd, &h.Cwd, "cwd"}, {r.parent, &h.ParentSession, "parent_session"}, {r.origin, &h.Origin, "origin"}, {r.preset, &h.AgentPreset, "agent_preset"}} {
+		if f.col.Valid && f.col.String == "" {
+			return h, corruptf("header: empty %s (NULL when absent)", f.key)
+		}
+		*f.dst = f.col.String
+	}
+	if r.seedLength.Valid && r.seedLength.Int64 < 0 {
+		return h, corruptf("header: negative seed_length %d", r.seedLength.Int64)
+	}
+	if h.Version < 2 {
+		if r.seedLength.Valid {
+			n := r.seedLength.Int64
+			h.SeedLength = &n
+		}
+	} else {
+		seeded := r.seedLength.Valid
+		h.IsSeeded = &seeded
+	}
+	parsed, err := seam.ParseHeader(h.AppendJSON(nil))
+	if err != nil {
+		return h, err
+	}
+	if parsed.ID != r.id {
+		return h, corruptf("header id %q does not match session %q", parsed.ID, r.id)
+	}
+	return parsed, nil
+}
+
+// loadSession reads the sessions row of id; found is false when there is
+// none.
+func loadSession(ctx context.Context, q querier, id string) (sessionRow, bool, error) {
+	r := sessionRow{id: id}
+	err := q.QueryRowContext(ctx, "SELECT "+sessionCols+" FROM sessions WHERE id = ?", id).Scan(r.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, nil
+	}
+	return r, err == nil, err
+}
+
+// querier is what *sql.DB, *sql.Conn and *sql.Tx share.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// tail is what the last rows of a session say: the next seq, and the final
+// row when it does not decode (a torn row, which readers skip and the next
+// append removes).
+type tail struct {
+	next      int64
+	lastFirst int64 // seq of the last committed row; -1 when none
+	torn      *storedRow
+	tornErr   error
+	last      seam.Record // the last committed record, when there is one
+}
+
+// events returns the events of the last committed record.
+func (t *tail) events() []seam.Event {
+	if t.lastFirst < 0 {
+		return nil
+	}
+	return t.last.Events()
+}
+
+// readTail reads the last two rows of session id (by seq, through the
+// primary key) and returns its tail. Only the final row may be torn.
+func (s *Store) readTail(ctx context.Context, q querier, id string, v int) (tail, error) {
+	t := tail{lastFirst: -1}
+	rows, err := q.QueryContext(ctx, "SELECT "+s.rowCols()+" FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 2", id)
+	if err != nil {
+		return t, err
+	}
+	defer rows.Close()
+	var sc rowScanner
+	for i := 0; rows.Next(); i++ {
+		r, err := sc.scan(rows)
+		if err != nil {
+			return t, err
+		}
+		rec, err := decodeRow(r, s.schema, v)
+		if err != nil {
+			if i > 0 || !errors.Is(err, seam.ErrCorrupt) {
+				return t, s.rowErr("stat", id, r.Seq, err)
+			}
+			c := r.clone()
+			t.torn, t.tornErr = &c, err
+			continue
+		}
+		t.next, t.lastFirst, t.last = rec.NextSeq(), rec.FirstSeq(), rec
+		return t, nil
+	}
+	return t, rows.Err()
+}
+
+// rowErr places a row's error in the database at seq.
+func (s *Store) rowErr(op, id string, seq int64, err error) error {
+	var e *seam.Error
+	if errors.As(err, &e) && e.Pos.Path == "" {
+		c := *e
+		c.Op, c.ID = op, id
+		c.Pos = seam.Pos{Path: s.path, Offset: -1, Frame: -1, Line: -1, Seq: seq}
+		return &c
+	}
+	return s.sqlErr(op, id, err)
+}
+
+// snapshot builds a Snapshot from a sessions row and its tail.
+func (s *Store) snapshot(r *sessionRow, h seam.Header, t *tail) seam.Snapshot {
+	snap := seam.Snapshot{Header: h, Revision: r.revisionToken(), EventCount: t.next, SizeBytes: s.size(),
+		Location: s.location(h.Version)}
+	if t.torn != nil {
+		snap.Location.TornBytes = t.torn.size()
+	}
+	return snap
+}
+
+// Stat returns the metadata of a session from its sessions row and its
+// last row, in one read transaction.
+func (s *Store) Stat(ctx context.Context, id string) (seam.Snapshot, error) {
+	if err := s.check(ctx, "stat"); err != nil {
+		return seam.Snapshot{}, err
+	}
+	if h := s.pending(id); h != nil {
+		return h.pendingSnapshot(), nil
+	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return seam.Snapshot{}, s.sqlErr("stat", id, err)
+	}
+	defer tx.Rollback()
+	r, found, err := loadSession(ctx, tx, id)
+	if err != nil {
+		return seam.Snapshot{}, s.sqlErr("stat", id, err)
+	}
+	if !found {
+		return seam.Snapshot{}, seam.NotFound("stat", id)
+	}
+	snap := seam.Snapshot{Header: seam.Header{ID: id}, Location: s.location(int(r.version))}
+	h, err := r.header()
+	if err != nil {
+		return snap, s.rowErr("stat", id, -1, err)
+	}
+	t, err := s.readTail(ctx, tx, id, h.Version)
+	if err != nil {
+		return snap, s.sqlErr("stat", id, err)
+	}
+	return s.snapshot(&r, h, &t), nil
+}
+
+// List returns every session of the store, sorted by id, with the pending
+// creates of this store. One statement reads every sessions row with its
+// last events row (found through the primary key); a session whose last
+// row is torn costs one more lookup.
+func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
+	var out []seam.Entry
+	err := s.list(ctx, "list", func(e seam.Entry, _ *sessionRow) { out = append(out, e) })
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, e := range out {
+		seen[e.Snapshot.Header.ID] = true
+	}
+	for _, h := range s.pendingHandles() {
+		if !seen[h.id] {
+			out = append(out, seam.Entry{Snapshot: h.pendingSnapshot()})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Snapshot.Header.ID < out[j].Snapshot.Header.ID })
+	return out, nil
+}
+
+// list visits every stored session in one read transaction.
+func (s *Store) list(ctx context.Context, op string, visit func(seam.Entry, *sessionRow)) error {
+	if err := s.check(ctx, op); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return s.sqlErr(op, "", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT s.id, `+prefixed("s.", sessionCols)+`, e.seq IS NOT NULL, `+s.rowColsOf("e.")+`
+		FROM sessions s LEFT JOIN events e ON e.session_id = s.id AND e.seq = (SELECT max(seq) FROM events WHERE session_id = s.id)
+		ORDER BY s.id`)
+	if err != nil {
+		return s.sqlErr(op, "", err)
+	}
+	defer rows.Close()
+	size := s.size()
+	var sc rowScanner
+	type tornEntry struct {
+		entry seam.Entry
+		row   sessionRow
+	}
+	var torn []tornEntry
+	for rows.Next() {
+		var r sessionRow
+		var hasRow bool
+		dest := append(append([]any{&r.id}, r.dest()...), &hasRow)
+		er, err := sc.scanWith(rows, dest, true)
+		if err != nil {
+			return s.sqlErr(op, "", err)
+		}
+		snap := seam.Snapshot{Header: seam.Header{ID: r.id}, Revision: r.revisionToken(), SizeBytes: size, Location: s.location(int(r.version))}
+		h, err := r.header()
+		if err != nil {
+			visit(seam.Entry{Snapshot: snap, Err: s.rowErr(op, r.id, -1, err)}, &r)
+			continue
+		}
+		snap.Header = h
+		if hasRow {
+			rec, err := decodeRow(er, s.schema, h.Version)
+			if err != nil {
+				// A torn final row: its predecessor gives the count.
+				torn = append(torn, tornEntry{seam.Entry{Snapshot: snap}, r})
+				continue
+			}
+			snap.EventCount = rec.NextSeq()
+		}
+		visit(seam.Entry{Snapshot: snap}, &r)
+	}
+	if err := rows.Err(); err != nil {
+		return s.sqlErr(op, "", err)
+	}
+	for _, te := range torn {
+		t, err := s.readTail(ctx, tx, te.row.id, te.entry.Snapshot.Header.Version)
+		if err != nil {
+			te.entry.Err = s.sqlErr(op, te.row.id, err)
+		} else {
+			te.entry.Snapshot = s.snapshot(&te.row, te.entry.Snapshot.Header, &t)
+		}
+		visit(te.entry, &te.row)
+	}
+	return nil
+}
+
+// ListOpen visits every session List returns with a read handle made from
+// the row the listing read, without another query per session.
+func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(e seam.Entry, h seam.Handle, err error)) error {
+	var entries []seam.Entry
+	var rows []sessionRow
+	err := s.list(ctx, "list", func(e seam.Entry, r *sessionRow) {
+		entries = append(entries, e)
+		rows = append(rows, *r)
+	})
+	if err != nil {
+		return err
+	}
+	pending := s.pendingHandles()
+	if found != nil {
+		found(len(entries) + len(pending))
+	}
+	for i, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if e.Err != nil {
+			visit(e, nil, nil)
+			continue
+		}
+		h, err := s.readHandle(ctx, &rows[i], e.Snapshot.Header)
+		if err != nil {
+			visit(e, nil, err)
+			continue
+		}
+		visit(e, h, nil)
+		h.Close()
+	}
+	for _, p := range pending {
+		e := seam.Entry{Snapshot: p.pendingSnapshot()}
+		h := &handle{s: s, id: p.id, access: seam.Read, hdr: p.hdr, inherited: p.inherited}
+		s.ref()
+		visit(e, h, nil)
+		h.Close()
+	}
+	return nil
+}
+
+func prefixed(prefix, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = prefix + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
