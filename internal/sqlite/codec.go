@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/klauspost/compress/zstd"
@@ -52,8 +53,8 @@ func (r *storedRow) size() int64 {
 // position; vocabulary and contiguity are the caller's.
 func decodeRow(r *storedRow, schema, v int) (seam.Record, error) {
 	var rec seam.Record
-	if r.Type == "" {
-		return rec, corruptf("row seq %d: empty type", r.Seq)
+	if r.Type == "" || !utf8.ValidString(r.Type) {
+		return rec, corruptf("row seq %d: type %q is empty or not UTF-8", r.Seq, r.Type)
 	}
 	if schema == Schema17 && r.Ignorable == 0 {
 		return decodePackedRow(r, v)
