@@ -29,29 +29,36 @@ const (
 	maxSafeInteger = 1<<53 - 1
 )
 
-// storedRow is one row of the events table as read, before decoding. Data
-// and Seqs alias buffers the caller may reuse.
-type storedRow struct {
+// RawRow is one row of the events table as stored, before decoding: what
+// `cat --raw` and verify show of a SQLite session. Rows yielded by a scan
+// alias buffers that the next row reuses; RawRows yields copies.
+type RawRow struct {
 	Seq, Time int64
 	Type      string
-	Data      []byte
-	DataBlob  bool   // data is a BLOB: a zstd frame of the JSON
-	Seqs      []byte // source_event_seqs; nil when NULL
-	SeqsBlob  bool   // a varint BLOB (schema 17) rather than JSON text
-	SurfaceOp []byte // nil when NULL
-	// Ignorable is the schema-17 column: -1 when NULL, else its value.
+	// Data is the data column: JSON text, or with DataBlob a zstd frame
+	// of it (schema 17).
+	Data     []byte
+	DataBlob bool
+	// Seqs is source_event_seqs, nil when NULL: JSON text (schema 14) or,
+	// with SeqsBlob, the varint list (schema 17).
+	Seqs     []byte
+	SeqsBlob bool
+	// SurfaceOp is surface_op, nil when NULL.
+	SurfaceOp []byte
+	// Ignorable is the schema-17 column: -1 when NULL (and in schema 14),
+	// else its value; 0 marks a packed row.
 	Ignorable int64
 }
 
 // size is the row's physical size, for scan budgets and repairs.
-func (r *storedRow) size() int64 {
+func (r *RawRow) size() int64 {
 	return int64(len(r.Data) + len(r.Seqs) + len(r.SurfaceOp) + len(r.Type) + 24)
 }
 
 // decodeRow decodes and validates one row of a session of log format v in
 // a database of the given schema. It returns ErrCorrupt errors without a
 // position; vocabulary and contiguity are the caller's.
-func decodeRow(r *storedRow, schema, v int) (seam.Record, error) {
+func decodeRow(r *RawRow, schema, v int) (seam.Record, error) {
 	var rec seam.Record
 	if r.Type == "" || !utf8.ValidString(r.Type) {
 		return rec, corruptf("row seq %d: type %q is empty or not UTF-8", r.Seq, r.Type)
@@ -101,7 +108,7 @@ func decodeRow(r *storedRow, schema, v int) (seam.Record, error) {
 }
 
 // decodePackedRow decodes a schema-17 packed row (ignorable = 0).
-func decodePackedRow(r *storedRow, v int) (seam.Record, error) {
+func decodePackedRow(r *RawRow, v int) (seam.Record, error) {
 	var rec seam.Record
 	if v >= 2 {
 		return rec, corruptf("packed row %q at seq %d in a v%d session", r.Type, r.Seq, v)

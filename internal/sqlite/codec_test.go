@@ -247,7 +247,7 @@ func FuzzDecodeRow(f *testing.F) {
 			schema = Schema17
 		}
 		v = min(max(v, 0), seam.MaxVersion)
-		r := storedRow{Seq: seq, Time: 1785331619000, Type: typ, Data: data, DataBlob: dataBlob, Seqs: seqs, SeqsBlob: seqsBlob, SurfaceOp: sop, Ignorable: ign}
+		r := RawRow{Seq: seq, Time: 1785331619000, Type: typ, Data: data, DataBlob: dataBlob, Seqs: seqs, SeqsBlob: seqsBlob, SurfaceOp: sop, Ignorable: ign}
 		rec, err := decodeRow(&r, schema, v)
 		if err != nil {
 			if !errors.Is(err, seam.ErrCorrupt) && !errors.Is(err, seam.ErrUnsupportedFormat) {

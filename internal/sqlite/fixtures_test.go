@@ -303,3 +303,41 @@ func TestFixtureAppend14(t *testing.T) {
 		}
 	}
 }
+
+// TestRawRows reads the rows of a fixture session as stored and decodes
+// them one by one, as verify does.
+func TestRawRows(t *testing.T) {
+	s, err := Open(fixtureCopy(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const id = "session-2c3d4e5f-6071-4829-9abc-def012345678"
+	var cur seam.Cursor
+	n := 0
+	for r, err := range s.RawRows(context.Background(), id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.DataBlob || r.Ignorable != -1 {
+			t.Fatalf("schema-14 row %+v", r)
+		}
+		rec, err := s.DecodeRow(&r, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cur.Advance(&rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Event.Seq == 42 && string(r.Seqs) != "[40,41,1,18,22,37]" {
+			t.Fatalf("raw source_event_seqs %q", r.Seqs)
+		}
+		n++
+	}
+	if n != 61 {
+		t.Fatalf("%d rows, want 61", n)
+	}
+	for _, err := range s.RawRows(context.Background(), "absent") {
+		wantKind(t, err, seam.ErrNotFound, "RawRows of an absent session")
+	}
+}

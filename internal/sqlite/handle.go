@@ -185,7 +185,7 @@ type scanEnd struct {
 	complete  bool  // it read the session from seq 0 to its end
 	next      int64 // the next seq after the last committed row
 	lastFirst int64 // seq of the last committed row; -1 when none
-	torn      *storedRow
+	torn      *RawRow
 	tornErr   error
 	marker    seam.SeedMarker
 }
@@ -206,7 +206,7 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 	var cur seam.Cursor
 	started := false
 	var read int64
-	var bad *storedRow
+	var bad *RawRow
 	var badErr error
 	for rows.Next() {
 		r, err := sc.scan(rows)

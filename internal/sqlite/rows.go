@@ -2,8 +2,12 @@ package sqlite
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
+	"iter"
+
+	"github.com/dshctl/dshctl/internal/seam"
 )
 
 // rowCols are the columns of an events row that rowScanner scans: flags
@@ -28,10 +32,10 @@ const (
 	flagSurfaceNull
 )
 
-// rowScanner scans events rows into a storedRow whose byte fields alias
+// rowScanner scans events rows into a RawRow whose byte fields alias
 // the driver's buffers until the next scan.
 type rowScanner struct {
-	r                storedRow
+	r                RawRow
 	seq, time, flags sql.NullInt64
 	typ              sql.NullString
 	data, seqs, sop  sql.RawBytes
@@ -43,14 +47,14 @@ type rowScanner struct {
 	dest     []any
 }
 
-func (sc *rowScanner) scan(rows *sql.Rows) (*storedRow, error) {
+func (sc *rowScanner) scan(rows *sql.Rows) (*RawRow, error) {
 	return sc.scanWith(rows, nil, false)
 }
 
 // scanWith scans a row whose first columns go to prefix and the rest are
 // rowCols; with nullable the events columns may all be NULL (an outer
 // join without a row), which is not an error.
-func (sc *rowScanner) scanWith(rows *sql.Rows, prefix []any, nullable bool) (*storedRow, error) {
+func (sc *rowScanner) scanWith(rows *sql.Rows, prefix []any, nullable bool) (*RawRow, error) {
 	sc.dest = append(append(sc.dest[:0], prefix...), &sc.seq, &sc.typ, &sc.time, &sc.flags, &sc.data, &sc.seqs, &sc.sop, &sc.ign)
 	if sc.withLast {
 		sc.dest = append(sc.dest, &sc.last)
@@ -65,7 +69,7 @@ func (sc *rowScanner) scanWith(rows *sql.Rows, prefix []any, nullable bool) (*st
 		return nil, errors.New("events row without seq")
 	}
 	r := &sc.r
-	*r = storedRow{Seq: sc.seq.Int64, Time: sc.time.Int64, Type: sc.typ.String, Ignorable: -1}
+	*r = RawRow{Seq: sc.seq.Int64, Time: sc.time.Int64, Type: sc.typ.String, Ignorable: -1}
 	f := sc.flags.Int64
 	r.Data, r.DataBlob = nonNil(sc.data), f&flagDataBlob != 0
 	if f&flagSeqsNull == 0 {
@@ -88,7 +92,7 @@ func nonNil(b []byte) []byte {
 }
 
 // clone returns a copy of r that owns its bytes.
-func (r *storedRow) clone() storedRow {
+func (r *RawRow) clone() RawRow {
 	c := *r
 	c.Data = bytes.Clone(r.Data)
 	if r.Seqs != nil {
@@ -98,4 +102,54 @@ func (r *storedRow) clone() storedRow {
 		c.SurfaceOp = append([]byte{}, r.SurfaceOp...)
 	}
 	return c
+}
+
+// RawRows streams the rows of session id as stored, in seq order, for
+// `cat --raw` and verify: nothing is decoded or validated.
+func (s *Store) RawRows(ctx context.Context, id string) iter.Seq2[RawRow, error] {
+	return func(yield func(RawRow, error) bool) {
+		if err := s.check(ctx, "raw"); err != nil {
+			yield(RawRow{}, err)
+			return
+		}
+		if _, found, err := loadSession(ctx, s.db, id); err != nil || !found {
+			if err == nil {
+				err = seam.NotFound("raw", id)
+			}
+			yield(RawRow{}, s.sqlErr("raw", id, err))
+			return
+		}
+		rows, err := s.db.QueryContext(ctx, "SELECT "+s.rowCols()+" FROM events WHERE session_id = ? ORDER BY seq", id)
+		if err != nil {
+			yield(RawRow{}, s.sqlErr("raw", id, err))
+			return
+		}
+		defer rows.Close()
+		var sc rowScanner
+		for rows.Next() {
+			r, err := sc.scan(rows)
+			if err != nil {
+				yield(RawRow{}, s.sqlErr("raw", id, err))
+				return
+			}
+			if !yield(r.clone(), nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(RawRow{}, s.sqlErr("raw", id, err))
+		}
+	}
+}
+
+// DecodeRow decodes and validates one raw row of a session of log format
+// version, as reads do: the record, or an ErrCorrupt error naming the
+// database and seq. Vocabulary and contiguity are the caller's, as with
+// seam.DecodeRecord.
+func (s *Store) DecodeRow(r *RawRow, version int) (seam.Record, error) {
+	rec, err := decodeRow(r, s.schema, version)
+	if err != nil {
+		return rec, s.rowErr("verify", "", r.Seq, err)
+	}
+	return rec, nil
 }

@@ -104,7 +104,7 @@ type querier interface {
 type tail struct {
 	next      int64
 	lastFirst int64 // seq of the last committed row; -1 when none
-	torn      *storedRow
+	torn      *RawRow
 	tornErr   error
 	last      seam.Record // the last committed record, when there is one
 }

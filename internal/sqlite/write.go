@@ -29,7 +29,7 @@ type writer struct {
 	revision    int64
 	// torn is the final row that does not decode; the next append removes
 	// it, after saving it to the backup directory.
-	torn    *storedRow
+	torn    *RawRow
 	repairs []seam.Repair
 }
 
@@ -461,7 +461,7 @@ type backedUpRow struct {
 
 // backup saves row r of session id to <BackupDir>/<safe id>/<time>-seq<N>.json
 // and fsyncs it and its directory.
-func (s *Store) backup(id string, r *storedRow) (string, error) {
+func (s *Store) backup(id string, r *RawRow) (string, error) {
 	fail := func(err error) error {
 		return &seam.Error{Kind: seam.ErrIO, Op: "append", ID: id, Pos: seam.Pos{Path: s.path, Offset: -1, Frame: -1, Line: -1, Seq: r.Seq},
 			Err: fmt.Errorf("saving the torn row before removing it: %w", err)}
