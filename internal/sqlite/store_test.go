@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -306,5 +307,30 @@ func TestLockOtherStoreSameProcess(t *testing.T) {
 	w.Close()
 	if busy, err := other.WriterActive(ctx, "a"); err != nil || busy {
 		t.Fatalf("WriterActive after: %v %v", busy, err)
+	}
+}
+
+// TestStatListReadOnlyLastRow proves that Stat and List read no row but
+// each session's last: every other row is made undecodable, and both still
+// report every session, with the counts from the last rows.
+func TestStatListReadOnlyLastRow(t *testing.T) {
+	for _, schema := range []int{Schema14, Schema17} {
+		s := newStore(t, schema, Options{})
+		for i := range 50 {
+			stored(t, s, fmt.Sprintf("s%02d", i), int64(i+1))
+		}
+		if _, err := s.db.Exec(`UPDATE events SET data = 'not json' WHERE seq < (SELECT max(seq) FROM events e WHERE e.session_id = events.session_id)`); err != nil {
+			t.Fatal(err)
+		}
+		entries, err := s.List(ctx)
+		if err != nil || len(entries) != 50 {
+			t.Fatalf("List: %d entries, %v", len(entries), err)
+		}
+		for i, e := range entries {
+			snap, err := s.Stat(ctx, e.Snapshot.Header.ID)
+			if e.Err != nil || err != nil || e.Snapshot.EventCount != int64(i+1) || snap.EventCount != int64(i+1) {
+				t.Fatalf("%s: List %d %v, Stat %d %v", e.Snapshot.Header.ID, e.Snapshot.EventCount, e.Err, snap.EventCount, err)
+			}
+		}
 	}
 }
