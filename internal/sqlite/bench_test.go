@@ -234,6 +234,10 @@ func BenchmarkStat(b *testing.B) {
 // events.
 func bigSession(b *testing.B, schema int) *Store {
 	const target = 100 << 20
+	path := filepath.Join(benchDir(b), fmt.Sprintf("cat-100mb-%d.sqlite", schema))
+	if _, err := os.Stat(path); err == nil {
+		return bulkStore(b, path, schema, nil)
+	}
 	all := fixtureSessions(b)
 	perCycle := 0
 	n := 0
@@ -244,7 +248,7 @@ func bigSession(b *testing.B, schema int) *Store {
 		}
 	}
 	events := realLog(b, all, n*(target/perCycle+1), false)
-	return bulkStore(b, filepath.Join(benchDir(b), fmt.Sprintf("cat-100mb-%d.sqlite", schema)), schema, map[string][]seam.Event{"big": events})
+	return bulkStore(b, path, schema, map[string][]seam.Event{"big": events})
 }
 
 // BenchmarkCat streams a 100 MB session as canonical JSONL, as `dshctl
