@@ -170,7 +170,12 @@ func manySessions(tb testing.TB, n int) map[string][]seam.Event {
 // ListOpen, the bounded head and tail scans of inspect.ReadMeta.
 func BenchmarkList(b *testing.B) {
 	for _, schema := range []int{Schema14, Schema17} {
-		s := bulkStore(b, filepath.Join(benchDir(b), fmt.Sprintf("list-10k-%d.sqlite", schema)), schema, manySessions(b, 10000))
+		path := filepath.Join(benchDir(b), fmt.Sprintf("list-10k-%d.sqlite", schema))
+		var sessions map[string][]seam.Event
+		if _, err := os.Stat(path); err != nil {
+			sessions = manySessions(b, 10000)
+		}
+		s := bulkStore(b, path, schema, sessions)
 		b.Run(fmt.Sprintf("schema%d/List", schema), func(b *testing.B) {
 			for b.Loop() {
 				entries, err := s.List(context.Background())

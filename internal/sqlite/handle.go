@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"iter"
 	"math"
@@ -45,7 +46,7 @@ func (s *Store) Open(ctx context.Context, id string, access seam.Access) (seam.H
 		s.ref()
 		return &handle{s: s, id: id, access: seam.Read, hdr: p.hdr, inherited: p.inherited}, nil
 	}
-	r, found, err := loadSession(ctx, s.db, id)
+	r, found, err := s.loadSession(ctx, nil, id)
 	if err != nil {
 		return nil, s.sqlErr("open", id, err)
 	}
@@ -56,18 +57,22 @@ func (s *Store) Open(ctx context.Context, id string, access seam.Access) (seam.H
 	if err != nil {
 		return nil, s.rowErr("open", id, -1, err)
 	}
-	return s.readHandle(ctx, &r, h)
+	return s.readHandle(ctx, &r, h, nil)
 }
 
 // readHandle makes a read handle of the session whose row r and header h
-// were read.
-func (s *Store) readHandle(ctx context.Context, r *sessionRow, h seam.Header) (*handle, error) {
+// were read. last holds the events of its last committed row when the
+// caller read them already.
+func (s *Store) readHandle(ctx context.Context, r *sessionRow, h seam.Header, last []seam.Event) (*handle, error) {
 	if !s.opts.AllowUnknownTypes {
-		t, err := s.readTail(ctx, s.db, r.id, h.Version)
-		if err != nil {
-			return nil, s.sqlErr("open", r.id, err)
+		if last == nil {
+			t, err := s.readTail(ctx, nil, r.id, h.Version)
+			if err != nil {
+				return nil, s.sqlErr("open", r.id, err)
+			}
+			last = t.events()
 		}
-		for _, e := range t.events() {
+		for _, e := range last {
 			if err := seam.CheckVocabulary(&e, h.Version); err != nil {
 				return nil, s.rowErr("open", r.id, e.Seq, err)
 			}
@@ -153,7 +158,7 @@ func (h *handle) Scan(ctx context.Context, opts seam.ScanOptions) iter.Seq2[seam
 			err = h.s.reverse(ctx, h, opts.From, opts.MaxBytes, emit)
 		} else {
 			var end scanEnd
-			end, err = h.s.forward(ctx, h.s.db, h, opts.From, opts.MaxBytes, h.s.opts.AllowUnknownTypes, emit)
+			end, err = h.s.forward(ctx, nil, h, opts.From, opts.MaxBytes, h.s.opts.AllowUnknownTypes, emit)
 			if err == nil && end.complete {
 				err = h.checkMarker(&end)
 			}
@@ -193,10 +198,10 @@ type scanEnd struct {
 // forward streams the events of h's session from seq from on. A row that
 // does not decode ends the committed log when it is the final row (a torn
 // row: skipped, recorded in the end) and is an error anywhere else.
-func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget int64, lenient bool, emit func(*seam.Event) bool) (scanEnd, error) {
+func (s *Store) forward(ctx context.Context, tx *sql.Tx, h *handle, from, budget int64, lenient bool, emit func(*seam.Event) bool) (scanEnd, error) {
 	end := scanEnd{complete: from == 0, lastFirst: -1}
 	v := h.hdr.Version
-	rows, err := q.QueryContext(ctx, `SELECT `+s.rowCols()+` FROM events WHERE session_id = ?1
+	rows, err := s.query(ctx, tx, `SELECT `+s.rowCols()+` FROM events WHERE session_id = ?1
 		AND seq >= coalesce((SELECT max(seq) FROM events WHERE session_id = ?1 AND seq <= ?2), 0) ORDER BY seq`, h.id, from)
 	if err != nil {
 		return end, err
@@ -268,7 +273,7 @@ func (s *Store) reverse(ctx context.Context, h *handle, from, budget int64, emit
 	if upper == 0 {
 		upper = math.MaxInt64
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+s.rowCols()+`, seq = (SELECT max(seq) FROM events WHERE session_id = ?1)
+	rows, err := s.query(ctx, nil, `SELECT `+s.rowCols()+`, seq = (SELECT max(seq) FROM events WHERE session_id = ?1)
 		FROM events WHERE session_id = ?1 AND seq < ?2 ORDER BY seq DESC`, h.id, upper)
 	if err != nil {
 		return err

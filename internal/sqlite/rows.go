@@ -112,14 +112,14 @@ func (s *Store) RawRows(ctx context.Context, id string) iter.Seq2[RawRow, error]
 			yield(RawRow{}, err)
 			return
 		}
-		if _, found, err := loadSession(ctx, s.db, id); err != nil || !found {
+		if _, found, err := s.loadSession(ctx, nil, id); err != nil || !found {
 			if err == nil {
 				err = seam.NotFound("raw", id)
 			}
 			yield(RawRow{}, s.sqlErr("raw", id, err))
 			return
 		}
-		rows, err := s.db.QueryContext(ctx, "SELECT "+s.rowCols()+" FROM events WHERE session_id = ? ORDER BY seq", id)
+		rows, err := s.query(ctx, nil, "SELECT "+s.rowCols()+" FROM events WHERE session_id = ? ORDER BY seq", id)
 		if err != nil {
 			yield(RawRow{}, s.sqlErr("raw", id, err))
 			return

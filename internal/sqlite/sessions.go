@@ -83,19 +83,20 @@ func (r *sessionRow) header() (seam.Header, error) {
 
 // loadSession reads the sessions row of id; found is false when there is
 // none.
-func loadSession(ctx context.Context, q querier, id string) (sessionRow, bool, error) {
+func (s *Store) loadSession(ctx context.Context, tx *sql.Tx, id string) (sessionRow, bool, error) {
 	r := sessionRow{id: id}
-	err := q.QueryRowContext(ctx, "SELECT "+sessionCols+" FROM sessions WHERE id = ?", id).Scan(r.dest()...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, false, nil
+	rows, err := s.query(ctx, tx, "SELECT "+sessionCols+" FROM sessions WHERE id = ?", id)
+	if err != nil {
+		return r, false, err
 	}
-	return r, err == nil, err
-}
-
-// querier is what *sql.DB, *sql.Conn and *sql.Tx share.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	defer rows.Close()
+	if !rows.Next() {
+		return r, false, rows.Err()
+	}
+	if err := rows.Scan(r.dest()...); err != nil {
+		return r, false, err
+	}
+	return r, true, rows.Close()
 }
 
 // tail is what the last rows of a session say: the next seq, and the final
@@ -119,9 +120,9 @@ func (t *tail) events() []seam.Event {
 
 // readTail reads the last two rows of session id (by seq, through the
 // primary key) and returns its tail. Only the final row may be torn.
-func (s *Store) readTail(ctx context.Context, q querier, id string, v int) (tail, error) {
+func (s *Store) readTail(ctx context.Context, tx *sql.Tx, id string, v int) (tail, error) {
 	t := tail{lastFirst: -1}
-	rows, err := q.QueryContext(ctx, "SELECT "+s.rowCols()+" FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 2", id)
+	rows, err := s.query(ctx, tx, "SELECT "+s.rowCols()+" FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 2", id)
 	if err != nil {
 		return t, err
 	}
@@ -183,7 +184,7 @@ func (s *Store) Stat(ctx context.Context, id string) (seam.Snapshot, error) {
 		return seam.Snapshot{}, s.sqlErr("stat", id, err)
 	}
 	defer tx.Rollback()
-	r, found, err := loadSession(ctx, tx, id)
+	r, found, err := s.loadSession(ctx, tx, id)
 	if err != nil {
 		return seam.Snapshot{}, s.sqlErr("stat", id, err)
 	}
@@ -208,7 +209,7 @@ func (s *Store) Stat(ctx context.Context, id string) (seam.Snapshot, error) {
 // row is torn costs one more lookup.
 func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 	var out []seam.Entry
-	err := s.list(ctx, "list", func(e seam.Entry, _ *sessionRow) { out = append(out, e) })
+	err := s.list(ctx, "list", func(e seam.Entry, _ *sessionRow, _ []seam.Event) { out = append(out, e) })
 	if err != nil {
 		return nil, err
 	}
@@ -225,8 +226,10 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 	return out, nil
 }
 
-// list visits every stored session in one read transaction.
-func (s *Store) list(ctx context.Context, op string, visit func(seam.Entry, *sessionRow)) error {
+// list visits every stored session in one read transaction, with its row
+// and the events of its last committed row ([]seam.Event{} when it has
+// none).
+func (s *Store) list(ctx context.Context, op string, visit func(seam.Entry, *sessionRow, []seam.Event)) error {
 	if err := s.check(ctx, op); err != nil {
 		return err
 	}
@@ -235,7 +238,7 @@ func (s *Store) list(ctx context.Context, op string, visit func(seam.Entry, *ses
 		return s.sqlErr(op, "", err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT s.id, `+prefixed("s.", sessionCols)+`, e.seq IS NOT NULL, `+s.rowColsOf("e.")+`
+	rows, err := s.query(ctx, tx, `SELECT s.id, `+prefixed("s.", sessionCols)+`, e.seq IS NOT NULL, `+s.rowColsOf("e.")+`
 		FROM sessions s LEFT JOIN events e ON e.session_id = s.id AND e.seq = (SELECT max(seq) FROM events WHERE session_id = s.id)
 		ORDER BY s.id`)
 	if err != nil {
@@ -260,10 +263,11 @@ func (s *Store) list(ctx context.Context, op string, visit func(seam.Entry, *ses
 		snap := seam.Snapshot{Header: seam.Header{ID: r.id}, Revision: r.revisionToken(), SizeBytes: size, Location: s.location(int(r.version))}
 		h, err := r.header()
 		if err != nil {
-			visit(seam.Entry{Snapshot: snap, Err: s.rowErr(op, r.id, -1, err)}, &r)
+			visit(seam.Entry{Snapshot: snap, Err: s.rowErr(op, r.id, -1, err)}, &r, nil)
 			continue
 		}
 		snap.Header = h
+		last := []seam.Event{}
 		if hasRow {
 			rec, err := decodeRow(er, s.schema, h.Version)
 			if err != nil {
@@ -272,8 +276,9 @@ func (s *Store) list(ctx context.Context, op string, visit func(seam.Entry, *ses
 				continue
 			}
 			snap.EventCount = rec.NextSeq()
+			last = rec.Events()
 		}
-		visit(seam.Entry{Snapshot: snap}, &r)
+		visit(seam.Entry{Snapshot: snap}, &r, last)
 	}
 	if err := rows.Err(); err != nil {
 		return s.sqlErr(op, "", err)
@@ -285,48 +290,51 @@ func (s *Store) list(ctx context.Context, op string, visit func(seam.Entry, *ses
 		} else {
 			te.entry.Snapshot = s.snapshot(&te.row, te.entry.Snapshot.Header, &t)
 		}
-		visit(te.entry, &te.row)
+		visit(te.entry, &te.row, append([]seam.Event{}, t.events()...))
 	}
 	return nil
 }
 
 // ListOpen visits every session List returns with a read handle made from
-// the row the listing read, without another query per session.
+// the rows the listing read, without another query per session.
 func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(e seam.Entry, h seam.Handle, err error)) error {
-	var entries []seam.Entry
-	var rows []sessionRow
-	err := s.list(ctx, "list", func(e seam.Entry, r *sessionRow) {
-		entries = append(entries, e)
-		rows = append(rows, *r)
+	type item struct {
+		entry seam.Entry
+		row   sessionRow
+		last  []seam.Event
+	}
+	var items []item
+	err := s.list(ctx, "list", func(e seam.Entry, r *sessionRow, last []seam.Event) {
+		items = append(items, item{e, *r, last})
 	})
 	if err != nil {
 		return err
 	}
 	pending := s.pendingHandles()
 	if found != nil {
-		found(len(entries) + len(pending))
+		found(len(items) + len(pending))
 	}
-	for i, e := range entries {
+	for i := range items {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if e.Err != nil {
-			visit(e, nil, nil)
+		it := &items[i]
+		if it.entry.Err != nil {
+			visit(it.entry, nil, nil)
 			continue
 		}
-		h, err := s.readHandle(ctx, &rows[i], e.Snapshot.Header)
+		h, err := s.readHandle(ctx, &it.row, it.entry.Snapshot.Header, it.last)
 		if err != nil {
-			visit(e, nil, err)
+			visit(it.entry, nil, err)
 			continue
 		}
-		visit(e, h, nil)
+		visit(it.entry, h, nil)
 		h.Close()
 	}
 	for _, p := range pending {
-		e := seam.Entry{Snapshot: p.pendingSnapshot()}
 		h := &handle{s: s, id: p.id, access: seam.Read, hdr: p.hdr, inherited: p.inherited}
 		s.ref()
-		visit(e, h, nil)
+		visit(seam.Entry{Snapshot: p.pendingSnapshot()}, h, nil)
 		h.Close()
 	}
 	return nil

@@ -72,6 +72,9 @@ type Store struct {
 	writers map[string]*handle // ids this store owns for writing, pending creates included
 	closed  bool
 	refs    int // open handles; the database closes with the last one after Close
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt // prepared statements by query text
 }
 
 var (
@@ -111,7 +114,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, storeErr(seam.ErrIO, abs, err)
 	}
 	db.SetMaxIdleConns(max(2, runtime.GOMAXPROCS(0)))
-	s := &Store{path: abs, opts: opts, db: db, writers: map[string]*handle{}}
+	s := &Store{path: abs, opts: opts, db: db, writers: map[string]*handle{}, stmts: map[string]*sql.Stmt{}}
 	if err := s.init(created || opts.Create); err != nil {
 		db.Close()
 		return nil, err
@@ -290,8 +293,19 @@ func (s *Store) unref() {
 	last := s.closed && s.refs == 0
 	s.mu.Unlock()
 	if last {
-		s.db.Close()
+		s.closeDB()
 	}
+}
+
+// closeDB closes the prepared statements and the database.
+func (s *Store) closeDB() error {
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = map[string]*sql.Stmt{}
+	s.stmtMu.Unlock()
+	return s.db.Close()
 }
 
 // Close marks the store closed; later calls on it fail. Open handles stay
@@ -306,7 +320,7 @@ func (s *Store) Close() error {
 	last := s.refs == 0
 	s.mu.Unlock()
 	if last {
-		return s.sqlErr("close store", "", s.db.Close())
+		return s.sqlErr("close store", "", s.closeDB())
 	}
 	return nil
 }
@@ -376,4 +390,32 @@ func (s *Store) sqlErr(op, id string, err error) error {
 		}
 	}
 	return &seam.Error{Kind: kind, Op: op, ID: id, Pos: pathPos(s.path), Err: err}
+}
+
+// query runs a prepared statement of the store, in tx when it is not nil.
+// Statements are prepared once per store (and per connection by
+// database/sql), which saves parsing them for every session a listing
+// visits.
+func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	s.stmtMu.Lock()
+	st := s.stmts[query]
+	s.stmtMu.Unlock()
+	if st == nil {
+		var err error
+		if st, err = s.db.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		s.stmtMu.Lock()
+		if prev := s.stmts[query]; prev != nil {
+			st.Close()
+			st = prev
+		} else {
+			s.stmts[query] = st
+		}
+		s.stmtMu.Unlock()
+	}
+	if tx != nil {
+		st = tx.StmtContext(ctx, st)
+	}
+	return st.QueryContext(ctx, args...)
 }

@@ -59,7 +59,7 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	if err := s.claim(h.ID, hd, seam.ErrAlreadyExists, "create"); err != nil {
 		return nil, err
 	}
-	_, found, err := loadSession(ctx, s.db, h.ID)
+	_, found, err := s.loadSession(ctx, nil, h.ID)
 	if err != nil || found {
 		s.release(h.ID, hd)
 		if err != nil {
@@ -163,7 +163,7 @@ func (s *Store) openWrite(ctx context.Context, id string) (seam.Handle, error) {
 }
 
 func (s *Store) loadWriter(ctx context.Context, h *handle) error {
-	r, found, err := loadSession(ctx, s.db, h.id)
+	r, found, err := s.loadSession(ctx, nil, h.id)
 	if err != nil {
 		return s.sqlErr("open", h.id, err)
 	}
@@ -180,7 +180,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 		return s.sqlErr("open", h.id, err)
 	}
 	defer tx.Rollback()
-	if r, found, err = loadSession(ctx, tx, h.id); err != nil || !found {
+	if r, found, err = s.loadSession(ctx, tx, h.id); err != nil || !found {
 		if err == nil {
 			return seam.NotFound("open", h.id)
 		}
@@ -330,7 +330,7 @@ func (h *handle) materialize(ctx context.Context, rows []row, n int64) error {
 	}
 	exists := false
 	err = s.inTx(ctx, "create", h.id, func(tx *sql.Tx) error {
-		if _, found, err := loadSession(ctx, tx, h.id); err != nil || found {
+		if _, found, err := s.loadSession(ctx, tx, h.id); err != nil || found {
 			exists = found
 			return err
 		}
@@ -377,7 +377,7 @@ func (h *handle) appendRows(ctx context.Context, rows []row, n int64) error {
 		}
 	}
 	err := s.inTx(ctx, "append", h.id, func(tx *sql.Tx) error {
-		r, found, err := loadSession(ctx, tx, h.id)
+		r, found, err := s.loadSession(ctx, tx, h.id)
 		if err != nil {
 			return err
 		}
