@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"iter"
 	"math"
@@ -22,6 +21,20 @@ type handle struct {
 	mu     sync.Mutex
 	closed bool
 	w      *writer // write state; nil for read handles
+
+	// pin, when set, is the connection and read transaction of a listing
+	// that the handle's reads use while the store has committed no write
+	// since pinWrites (see ListOpen).
+	pin       *pinned
+	pinWrites int64
+}
+
+// reader returns where h's reads run: nil for the store's pool.
+func (h *handle) reader() querier {
+	if h.pin != nil && h.s.writes.Load() == h.pinWrites {
+		return h.pin
+	}
+	return nil
 }
 
 var _ seam.Handle = (*handle)(nil)
@@ -155,10 +168,10 @@ func (h *handle) Scan(ctx context.Context, opts seam.ScanOptions) iter.Seq2[seam
 		emit := func(e *seam.Event) bool { return yield(*e, nil) }
 		var err error
 		if opts.Reverse {
-			err = h.s.reverse(ctx, h, opts.From, opts.MaxBytes, emit)
+			err = h.s.reverse(ctx, h.reader(), h, opts.From, opts.MaxBytes, emit)
 		} else {
 			var end scanEnd
-			end, err = h.s.forward(ctx, nil, h, opts.From, opts.MaxBytes, h.s.opts.AllowUnknownTypes, emit)
+			end, err = h.s.forward(ctx, h.reader(), h, opts.From, opts.MaxBytes, h.s.opts.AllowUnknownTypes, emit)
 			if err == nil && end.complete {
 				err = h.checkMarker(&end)
 			}
@@ -198,10 +211,10 @@ type scanEnd struct {
 // forward streams the events of h's session from seq from on. A row that
 // does not decode ends the committed log when it is the final row (a torn
 // row: skipped, recorded in the end) and is an error anywhere else.
-func (s *Store) forward(ctx context.Context, tx *sql.Tx, h *handle, from, budget int64, lenient bool, emit func(*seam.Event) bool) (scanEnd, error) {
+func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget int64, lenient bool, emit func(*seam.Event) bool) (scanEnd, error) {
 	end := scanEnd{complete: from == 0, lastFirst: -1}
 	v := h.hdr.Version
-	rows, err := s.query(ctx, tx, `SELECT `+s.rowCols()+` FROM events WHERE session_id = ?1
+	rows, err := s.query(ctx, q, `SELECT `+s.rowCols()+` FROM events WHERE session_id = ?1
 		AND seq >= coalesce((SELECT max(seq) FROM events WHERE session_id = ?1 AND seq <= ?2), 0) ORDER BY seq`, h.id, from)
 	if err != nil {
 		return end, err
@@ -267,13 +280,13 @@ func (s *Store) forward(ctx context.Context, tx *sql.Tx, h *handle, from, budget
 
 // reverse streams the events of h's session below seq from (all when from
 // is 0), newest first. Only the session's final row may be torn.
-func (s *Store) reverse(ctx context.Context, h *handle, from, budget int64, emit func(*seam.Event) bool) error {
+func (s *Store) reverse(ctx context.Context, q querier, h *handle, from, budget int64, emit func(*seam.Event) bool) error {
 	v := h.hdr.Version
 	upper := from
 	if upper == 0 {
 		upper = math.MaxInt64
 	}
-	rows, err := s.query(ctx, nil, `SELECT `+s.rowCols()+`, seq = (SELECT max(seq) FROM events WHERE session_id = ?1)
+	rows, err := s.query(ctx, q, `SELECT `+s.rowCols()+`, seq = (SELECT max(seq) FROM events WHERE session_id = ?1)
 		FROM events WHERE session_id = ?1 AND seq < ?2 ORDER BY seq DESC`, h.id, upper)
 	if err != nil {
 		return err

@@ -83,9 +83,9 @@ func (r *sessionRow) header() (seam.Header, error) {
 
 // loadSession reads the sessions row of id; found is false when there is
 // none.
-func (s *Store) loadSession(ctx context.Context, tx *sql.Tx, id string) (sessionRow, bool, error) {
+func (s *Store) loadSession(ctx context.Context, q querier, id string) (sessionRow, bool, error) {
 	r := sessionRow{id: id}
-	rows, err := s.query(ctx, tx, "SELECT "+sessionCols+" FROM sessions WHERE id = ?", id)
+	rows, err := s.query(ctx, q, "SELECT "+sessionCols+" FROM sessions WHERE id = ?", id)
 	if err != nil {
 		return r, false, err
 	}
@@ -120,9 +120,9 @@ func (t *tail) events() []seam.Event {
 
 // readTail reads the last two rows of session id (by seq, through the
 // primary key) and returns its tail. Only the final row may be torn.
-func (s *Store) readTail(ctx context.Context, tx *sql.Tx, id string, v int) (tail, error) {
+func (s *Store) readTail(ctx context.Context, q querier, id string, v int) (tail, error) {
 	t := tail{lastFirst: -1}
-	rows, err := s.query(ctx, tx, "SELECT "+s.rowCols()+" FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 2", id)
+	rows, err := s.query(ctx, q, "SELECT "+s.rowCols()+" FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 2", id)
 	if err != nil {
 		return t, err
 	}
@@ -238,7 +238,12 @@ func (s *Store) list(ctx context.Context, op string, visit func(seam.Entry, *ses
 		return s.sqlErr(op, "", err)
 	}
 	defer tx.Rollback()
-	rows, err := s.query(ctx, tx, `SELECT s.id, `+prefixed("s.", sessionCols)+`, e.seq IS NOT NULL, `+s.rowColsOf("e.")+`
+	return s.listIn(ctx, tx, op, visit)
+}
+
+// listIn is list in the read transaction tx.
+func (s *Store) listIn(ctx context.Context, q querier, op string, visit func(seam.Entry, *sessionRow, []seam.Event)) error {
+	rows, err := s.query(ctx, q, `SELECT s.id, `+prefixed("s.", sessionCols)+`, e.seq IS NOT NULL, `+s.rowColsOf("e.")+`
 		FROM sessions s LEFT JOIN events e ON e.session_id = s.id AND e.seq = (SELECT max(seq) FROM events WHERE session_id = s.id)
 		ORDER BY s.id`)
 	if err != nil {
@@ -284,7 +289,7 @@ func (s *Store) list(ctx context.Context, op string, visit func(seam.Entry, *ses
 		return s.sqlErr(op, "", err)
 	}
 	for _, te := range torn {
-		t, err := s.readTail(ctx, tx, te.row.id, te.entry.Snapshot.Header.Version)
+		t, err := s.readTail(ctx, q, te.row.id, te.entry.Snapshot.Header.Version)
 		if err != nil {
 			te.entry.Err = s.sqlErr(op, te.row.id, err)
 		} else {
@@ -296,15 +301,28 @@ func (s *Store) list(ctx context.Context, op string, visit func(seam.Entry, *ses
 }
 
 // ListOpen visits every session List returns with a read handle made from
-// the rows the listing read, without another query per session.
+// the rows the listing read, without another query per session. The
+// listing and the handles' reads share one read transaction, which costs
+// far less than a transaction per statement; a handle leaves it for a
+// fresh one as soon as this store commits a write, so that a read started
+// after an Append returns sees it.
 func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(e seam.Entry, h seam.Handle, err error)) error {
+	if err := s.check(ctx, "list"); err != nil {
+		return err
+	}
+	pin, err := s.pin(ctx)
+	if err != nil {
+		return s.sqlErr("list", "", err)
+	}
+	defer pin.close()
+	writes := s.writes.Load()
 	type item struct {
 		entry seam.Entry
 		row   sessionRow
 		last  []seam.Event
 	}
 	var items []item
-	err := s.list(ctx, "list", func(e seam.Entry, r *sessionRow, last []seam.Event) {
+	err = s.listIn(ctx, pin, "list", func(e seam.Entry, r *sessionRow, last []seam.Event) {
 		items = append(items, item{e, *r, last})
 	})
 	if err != nil {
@@ -328,6 +346,7 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(e se
 			visit(it.entry, nil, err)
 			continue
 		}
+		h.pin, h.pinWrites = pin, writes
 		visit(it.entry, h, nil)
 		h.Close()
 	}

@@ -26,6 +26,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -75,6 +76,9 @@ type Store struct {
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt // prepared statements by query text
+
+	// writes counts the write transactions this store committed.
+	writes atomic.Int64
 }
 
 var (
@@ -396,7 +400,10 @@ func (s *Store) sqlErr(op, id string, err error) error {
 // Statements are prepared once per store (and per connection by
 // database/sql), which saves parsing them for every session a listing
 // visits.
-func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+func (s *Store) query(ctx context.Context, q querier, query string, args ...any) (*sql.Rows, error) {
+	if q != nil {
+		return q.QueryContext(ctx, query, args...)
+	}
 	s.stmtMu.Lock()
 	st := s.stmts[query]
 	s.stmtMu.Unlock()
@@ -414,8 +421,54 @@ func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any
 		}
 		s.stmtMu.Unlock()
 	}
-	if tx != nil {
-		st = tx.StmtContext(ctx, st)
+	return st.QueryContext(ctx, args...)
+}
+
+// querier runs read statements somewhere else than on the store's pool:
+// in a write transaction (*sql.Tx) or on a pinned connection.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// pinned is one connection of the store held in one read transaction,
+// with its statements prepared once: a listing runs thousands of small
+// statements, and each would otherwise begin a transaction of its own.
+// It is used by one goroutine at a time.
+type pinned struct {
+	conn  *sql.Conn
+	stmts map[string]*sql.Stmt
+}
+
+// pin takes a connection of the pool and begins a read transaction on it.
+func (s *Store) pin(ctx context.Context) (*pinned, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return &pinned{conn: conn, stmts: map[string]*sql.Stmt{}}, nil
+}
+
+func (p *pinned) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st := p.stmts[query]
+	if st == nil {
+		var err error
+		if st, err = p.conn.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		p.stmts[query] = st
 	}
 	return st.QueryContext(ctx, args...)
+}
+
+// close ends the transaction and returns the connection to the pool.
+func (p *pinned) close() {
+	for _, st := range p.stmts {
+		st.Close()
+	}
+	p.conn.ExecContext(context.Background(), "ROLLBACK")
+	p.conn.Close()
 }

@@ -272,7 +272,9 @@ func (s *Store) inTx(ctx context.Context, op, id string, fn func(tx *sql.Tx) err
 		tx.Rollback()
 		return s.sqlErr(op, id, err)
 	}
-	return s.sqlErr(op, id, tx.Commit())
+	err = tx.Commit()
+	s.writes.Add(1) // even a failed commit may have committed
+	return s.sqlErr(op, id, err)
 }
 
 const insertRow = `INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op%s) VALUES (?, ?, ?, ?, ?, ?, ?%s)`
