@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -280,6 +281,26 @@ func BenchmarkCat(b *testing.B) {
 					n += int64(len(buf))
 				}
 				b.SetBytes(n)
+			}
+		})
+		b.Run(fmt.Sprintf("schema%d/modernc-bare-select", schema), func(b *testing.B) {
+			// The floor of any reader on modernc.org/sqlite: the sqlite3
+			// shell's query through database/sql, nothing decoded.
+			for b.Loop() {
+				rows, err := s.db.Query("select data from events where session_id = 'big' order by seq")
+				if err != nil {
+					b.Fatal(err)
+				}
+				var data sql.RawBytes
+				for rows.Next() {
+					if err := rows.Scan(&data); err != nil {
+						b.Fatal(err)
+					}
+					io.Discard.Write(data)
+				}
+				if err := rows.Close(); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 		b.Run(fmt.Sprintf("schema%d/sqlite3-shell", schema), func(b *testing.B) {

@@ -256,17 +256,22 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 			return end, s.rowErr("read", h.id, rec.FirstSeq(), err)
 		}
 		end.next, end.lastFirst = cur.Next, rec.FirstSeq()
-		for _, e := range rec.Events() {
+		events := []seam.Event{rec.Event}
+		if rec.Packed != nil {
+			events = rec.Packed.Expand()
+		}
+		for i := range events {
+			e := &events[i]
 			if e.Seq < from {
 				continue
 			}
 			if !lenient {
-				if err := seam.CheckVocabulary(&e, v); err != nil {
+				if err := seam.CheckVocabulary(e, v); err != nil {
 					return end, s.rowErr("read", h.id, e.Seq, err)
 				}
 			}
-			end.marker.Observe(&e)
-			if !emit(&e) {
+			end.marker.Observe(e)
+			if !emit(e) {
 				return end, errStop
 			}
 		}
