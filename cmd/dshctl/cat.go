@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -48,12 +48,11 @@ transcript. A torn tail is never printed.`,
 			if err := o.check(cmd, format); err != nil {
 				return err
 			}
-			g.allowUnknown = true
-			s, err := g.resolveSession(cmd.Context(), e, args[0])
+			s, err := g.openSession(cmd.Context(), e, args[0], store.Options{AllowUnknownTypes: true})
 			if err != nil {
 				return err
 			}
-			defer s.close()
+			defer s.Close()
 			w := bufio.NewWriterSize(e.stdout, 64<<10)
 			err = runCat(cmd.Context(), e, s, format, &o, w)
 			if ferr := w.Flush(); err == nil {
@@ -100,252 +99,40 @@ func (o *catOptions) check(cmd *cobra.Command, format string) error {
 	return nil
 }
 
-func runCat(ctx context.Context, e *env, s *session, format string, o *catOptions, w *bufio.Writer) error {
-	h, err := s.svc.Open(ctx, s.id, seam.Read)
+func runCat(ctx context.Context, e *env, s *store.Session, format string, o *catOptions, w *bufio.Writer) error {
+	h, err := s.Service.Open(ctx, s.ID, seam.Read)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
 	if o.raw {
-		return catRaw(ctx, h, o.frames, w)
+		rr, ok := h.(seam.RawReader)
+		if !ok {
+			return errors.New("this store has no physical records to print: --raw needs a JSONL store")
+		}
+		return export.WriteRaw(ctx, w, rr, o.frames)
 	}
-	fo := inspect.FilterOptions{From: o.from, Types: o.types, Turn: o.turn}
+	so := inspect.StreamOptions{Filter: inspect.FilterOptions{From: o.from, Types: o.types, Turn: o.turn},
+		Closers: o.closers, Follow: o.follow, Poll: o.poll}
 	if o.to >= 0 {
-		fo.To, fo.HasTo = o.to, true
+		so.Filter.To, so.Filter.HasTo = o.to, true
 	}
-	filter, err := inspect.NewFilter(fo)
-	if err != nil {
-		return usageError{err}
-	}
-	p := newEventPrinter(e, format, o, w)
-	hdr := h.Header()
-	if err := p.header(&hdr); err != nil {
-		return err
-	}
-	next, err := catEvents(ctx, h, filter.ScanFrom(), filter, p)
-	if err != nil {
-		return err
-	}
-	if o.closers {
-		closers, err := inspect.Closers(ctx, h)
-		if err != nil {
-			return err
-		}
-		if err := p.closers(closers, filter); err != nil {
-			return err
-		}
-		if len(closers) > 0 && format != formatJSON {
-			fmt.Fprintf(e.stderr, "dshctl: %s for the interrupted turn printed, not stored\n", count(len(closers), "synthetic closer"))
-		}
-	}
-	if err := p.finish(); err != nil {
-		return err
-	}
-	if o.follow {
-		if err := w.Flush(); err != nil {
-			return err
-		}
-		if err := follow(ctx, h, next, filter, p, w, o.poll); err != nil {
-			return err
-		}
-	}
-	return p.unknownTypes(ctx, s)
-}
-
-// catEvents prints the events of h from seq next on that filter matches
-// and returns the seq after the last event read.
-func catEvents(ctx context.Context, h seam.Handle, next int64, filter *inspect.Filter, p *eventPrinter) (int64, error) {
-	for ev, err := range h.Scan(ctx, seam.ScanOptions{From: next}) {
-		if err != nil {
-			return next, err
-		}
-		next = ev.Seq + 1
-		if filter.Match(&ev) {
-			if err := p.event(&ev); err != nil {
-				return next, err
-			}
-		}
-		if filter.Done() {
-			break
-		}
-	}
-	return next, nil
-}
-
-// follow prints what is appended to h, polling like tail -f, until ctx ends
-// or the filter wants nothing more. A read handle sees every append that
-// returned before a scan starts, so polling is a scan from the next seq.
-func follow(ctx context.Context, h seam.Handle, next int64, filter *inspect.Filter, p *eventPrinter, w *bufio.Writer, poll time.Duration) error {
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
-	for !filter.Done() {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		var err error
-		if next, err = catEvents(ctx, h, next, filter, p); err != nil {
-			if ctx.Err() != nil {
-				return w.Flush() // interrupted mid-scan: the way follow ends
-			}
-			return err
-		}
-		if err := w.Flush(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// catRaw prints the physical records as stored.
-func catRaw(ctx context.Context, h seam.Handle, frames bool, w io.Writer) error {
-	rr, ok := h.(seam.RawReader)
-	if !ok {
-		return errors.New("this store has no physical records to print: --raw needs a JSONL store")
-	}
-	lastFrame := -1
-	for rec, err := range rr.Raw(ctx) {
-		if err != nil {
-			return err
-		}
-		if frames && rec.Frame >= 0 && rec.Frame != lastFrame {
-			lastFrame = rec.Frame
-			if _, err := fmt.Fprintf(w, "# frame %d at byte %d, %d bytes\n", rec.Frame, rec.FrameOffset, rec.FrameSize); err != nil {
-				return err
-			}
-		}
-		if _, err := w.Write(rec.Line); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// eventPrinter writes events in one output format.
-type eventPrinter struct {
-	e       *env
-	format  string
-	w       *bufio.Writer
-	buf     []byte
-	text    *inspect.Transcript
-	first   bool
-	unknown map[string]int64
-	// firstUnknown is the seq of the first event of an unknown type.
-	firstUnknown int64
-	version      int
-}
-
-func newEventPrinter(e *env, format string, o *catOptions, w *bufio.Writer) *eventPrinter {
-	p := &eventPrinter{e: e, format: format, w: w, first: true, unknown: map[string]int64{}}
-	if format == formatText {
+	var sink inspect.Sink
+	switch format {
+	case formatJSON:
+		sink = export.NewDocument(w)
+	case formatText:
 		width := o.width
 		if width == 0 {
 			width = -1
 		}
-		p.text = inspect.NewTranscript(w, inspect.TranscriptOptions{Width: width, Color: e.colour()})
-	}
-	return p
-}
-
-func (p *eventPrinter) header(h *seam.Header) error {
-	p.version = h.Version
-	switch p.format {
-	case formatJSONL:
-		p.buf = append(h.AppendJSON(p.buf[:0]), '\n')
-	case formatJSON:
-		p.buf = append(p.buf[:0], `{"header":`...)
-		p.buf = h.AppendJSON(p.buf)
-		p.buf = append(p.buf, ",\n\"events\":["...)
-	case formatText:
-		p.buf = fmt.Appendf(p.buf[:0], "session %s  v%d  created %s\n", h.ID, h.Version,
-			time.UnixMilli(h.CreatedAt).UTC().Format(time.RFC3339))
-		if h.Cwd != "" {
-			p.buf = fmt.Appendf(p.buf, "project %s\n", h.Cwd)
-		}
-		if h.ParentSession != "" {
-			p.buf = fmt.Appendf(p.buf, "parent  %s\n", h.ParentSession)
-		}
-	}
-	_, err := p.w.Write(p.buf)
-	return err
-}
-
-func (p *eventPrinter) event(ev *seam.Event) error {
-	if !ev.Ignorable && !seam.KnownType(p.version, ev.Type) {
-		if len(p.unknown) == 0 {
-			p.firstUnknown = ev.Seq
-		}
-		p.unknown[ev.Type]++
-	}
-	switch p.format {
-	case formatText:
-		return p.text.Render(ev)
-	case formatJSON:
-		p.buf = p.buf[:0]
-		if !p.first {
-			p.buf = append(p.buf, ',')
-		}
-		p.buf = append(p.buf, "\n  "...)
-		p.first = false
+		sink = inspect.NewTranscript(w, inspect.TranscriptOptions{Width: width, Color: e.colour()})
 	default:
-		p.buf = p.buf[:0]
+		sink = export.NewCanonical(w)
 	}
-	p.buf = ev.AppendJSON(p.buf)
-	if p.format == formatJSONL {
-		p.buf = append(p.buf, '\n')
+	res, err := inspect.Stream(ctx, h, so, sink)
+	if res.Closers > 0 && format != formatJSON {
+		fmt.Fprintf(e.stderr, "dshctl: %s for the interrupted turn printed, not stored\n", count(res.Closers, "synthetic closer"))
 	}
-	_, err := p.w.Write(p.buf)
-	return err
-}
-
-func (p *eventPrinter) closers(closers []seam.Event, filter *inspect.Filter) error {
-	if p.format == formatJSON {
-		p.buf = append(p.buf[:0], "\n],\n\"closers\":["...)
-		p.first = true
-		if _, err := p.w.Write(p.buf); err != nil {
-			return err
-		}
-	} else if p.format == formatText && len(closers) > 0 {
-		if _, err := io.WriteString(p.w, "\n[synthetic closers: what dsh's resume would append; not stored]\n"); err != nil {
-			return err
-		}
-	}
-	for i := range closers {
-		if filter.Match(&closers[i]) {
-			if err := p.event(&closers[i]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (p *eventPrinter) finish() error {
-	if p.format != formatJSON {
-		return nil
-	}
-	_, err := io.WriteString(p.w, "\n]}\n")
-	return err
-}
-
-// unknownTypes reports event types the log's version does not know and that
-// are not ignorable: cat has shown them, but dsh refuses such a log, so the
-// command fails the way dsh's reader would, naming the raw log.
-func (p *eventPrinter) unknownTypes(ctx context.Context, s *session) error {
-	if len(p.unknown) == 0 {
-		return nil
-	}
-	var parts []string
-	for _, t := range sortedKeys(p.unknown) {
-		parts = append(parts, fmt.Sprintf("%q (%d)", t, p.unknown[t]))
-	}
-	pos := seam.NoPos
-	pos.Seq = p.firstUnknown
-	if snap, err := s.svc.Stat(ctx, s.id); err == nil {
-		pos.Path = snap.Location.Path
-	}
-	return &seam.Error{Kind: seam.ErrUnsupportedFormat, Op: "cat", ID: s.id, Pos: pos, Err: fmt.Errorf(
-		"every event was printed, but types %s are unknown to format v%d and not ignorable; dsh refuses this log unless a plugin registers them",
-		strings.Join(parts, ", "), p.version)}
+	return explain(err)
 }

@@ -15,10 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/store"
 )
+
+// appendResult is what `append -o json` prints.
+type appendResult = store.AppendResult
 
 // TestCrashAppend kills `dshctl append` processes at random points across
 // many appends and checks after each one that every acknowledged event is
@@ -177,16 +180,16 @@ func appendToLog(t *testing.T, path string, b []byte) {
 func checkAfterCrash(t *testing.T, root, id string, acked map[int64]string, run int) (seam.Location, int64) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := jsonl.Open(root, jsonl.Options{})
+	svc, err := store.Open(store.Spec{Path: root}, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	snap, err := store.Stat(ctx, id)
+	defer svc.Close()
+	snap, err := svc.Stat(ctx, id)
 	if err != nil {
 		t.Fatalf("run %d: stat after crash: %v", run, err)
 	}
-	h, err := store.Open(ctx, id, seam.Read)
+	h, err := svc.Open(ctx, id, seam.Read)
 	if err != nil {
 		t.Fatalf("run %d: open after crash: %v", run, err)
 	}

@@ -1,6 +1,6 @@
 // Command dshctl inspects and repairs the session logs of the DeepSeek
-// Harness (dsh): list and stat sessions, read, check and repair logs, append
-// events, export sessions, and replay web-client event traces.
+// Harness (dsh): list and stat sessions, print a log, append events (which
+// repairs a torn tail first), and replay web-client event traces.
 package main
 
 import "os"

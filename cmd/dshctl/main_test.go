@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
@@ -30,22 +31,20 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// sharedFixtures is ../shared/fixtures seen from the repository root.
-func sharedFixtures(t *testing.T) string {
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("shared fixtures not found at %s: %v", dir, err)
-	}
-	return dir
-}
+// sharedFixtures is the shared fixture tree (see package fixture).
+func sharedFixtures(t *testing.T) string { return fixture.Dir(t) }
 
 func TestScripts(t *testing.T) {
-	fixtures := sharedFixtures(t)
+	// Scripts that need the fixtures start with [!fixtures] skip.
+	fixtures, found := fixture.Lookup(t)
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("..", "..", "testdata", "scripts"),
+		Condition: func(cond string) (bool, error) {
+			if cond == "fixtures" {
+				return found, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("FIXTURES", fixtures)
 			e.Setenv("HOME", filepath.Join(e.WorkDir, "home"))

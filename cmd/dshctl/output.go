@@ -45,16 +45,6 @@ func writeJSON(w io.Writer, format string, v any) error {
 	return enc.Encode(v)
 }
 
-// timeJSON is a timestamp as JSON wants it: RFC 3339 plus the raw epoch ms.
-type timeJSON struct {
-	Time string `json:"time"`
-	Ms   int64  `json:"ms"`
-}
-
-func msTime(ms int64) *timeJSON {
-	return &timeJSON{Time: time.UnixMilli(ms).UTC().Format(time.RFC3339Nano), Ms: ms}
-}
-
 // relTime renders an epoch-ms timestamp for people: "3h ago".
 func relTime(ms int64, now time.Time) string {
 	d := now.Sub(time.UnixMilli(ms))

@@ -55,15 +55,6 @@ func (e *env) colour() bool {
 type globals struct {
 	store  string
 	output string
-	// allowUnknown is set by commands that show events of types unknown
-	// to the log's version instead of refusing the log.
-	allowUnknown bool
-	// createRoot is set by commands that may create the first session of
-	// a store that does not exist yet.
-	createRoot bool
-	// compression is the encoding of sessions created in a new or empty
-	// store: "zstd", "none", or "" for the store's own.
-	compression string
 }
 
 // usageError marks an error as the user's misuse of the command line.

@@ -1,41 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/inspect"
-	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/store"
 	"github.com/spf13/cobra"
 )
-
-// statJSON is the stable JSON shape of `stat`.
-type statJSON struct {
-	ID           string            `json:"id"`
-	Header       json.RawMessage   `json:"header"`
-	Location     seam.Location     `json:"location"`
-	SizeBytes    int64             `json:"sizeBytes"`
-	EventCount   int64             `json:"eventCount"`
-	Revision     string            `json:"revision"`
-	CreatedAt    *timeJSON         `json:"createdAt"`
-	UpdatedAt    *timeJSON         `json:"updatedAt"`
-	LastPromptAt *timeJSON         `json:"lastPromptAt"`
-	Blank        bool              `json:"blank"`
-	OpenTurn     *inspect.OpenTurn `json:"openTurn"`
-	Approximate  bool              `json:"approximate"`
-	LockHeld     bool              `json:"lockHeld"`
-	Inherited    int64             `json:"inheritedEventCount"`
-	Exact        *exactJSON        `json:"exact,omitempty"`
-}
-
-type exactJSON struct {
-	ByType    map[string]int64 `json:"byType"`
-	Turns     int64            `json:"turns"`
-	TurnEnds  map[string]int64 `json:"turnEnds"`
-	FirstTime *timeJSON        `json:"firstTime"`
-	LastTime  *timeJSON        `json:"lastTime"`
-}
 
 func newStatCmd(e *env, g *globals) *cobra.Command {
 	var exact bool
@@ -55,73 +27,27 @@ whether another process holds its write lock. Only the header and the tail of th
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := g.resolveSession(ctx, e, args[0])
+			s, err := g.openSession(ctx, e, args[0], store.Options{})
 			if err != nil {
 				return err
 			}
-			defer s.close()
-			snap, err := s.svc.Stat(ctx, s.id)
+			defer s.Close()
+			r, err := inspect.Stat(ctx, s.Service, s.ID, inspect.StatOptions{Exact: exact})
 			if err != nil {
 				return err
-			}
-			h, err := s.svc.Open(ctx, s.id, seam.Read)
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			var meta inspect.Meta
-			var st inspect.Stats
-			if exact {
-				// The full scan settles what the budgeted scans may leave
-				// approximate.
-				if st, err = inspect.ExactStats(ctx, h); err != nil {
-					return err
-				}
-				meta = inspect.Meta{Blank: st.Turns == 0, LastPromptAt: st.LastPromptAt,
-					UpdatedAt: max(snap.Header.CreatedAt, st.LastPromptAt), OpenTurn: st.OpenTurn}
-			} else if meta, err = inspect.ReadMeta(ctx, h, inspect.MetaOptions{}); err != nil {
-				return err
-			}
-			out := statJSON{
-				ID:          snap.Header.ID,
-				Header:      snap.Header.AppendJSON(nil),
-				Location:    snap.Location,
-				SizeBytes:   snap.SizeBytes,
-				EventCount:  snap.EventCount,
-				Revision:    snap.Revision,
-				CreatedAt:   msTime(snap.Header.CreatedAt),
-				UpdatedAt:   msTime(meta.UpdatedAt),
-				Blank:       meta.Blank,
-				OpenTurn:    meta.OpenTurn,
-				Inherited:   h.InheritedEventCount(),
-				Approximate: meta.Approximate,
-			}
-			if meta.LastPromptAt > 0 {
-				out.LastPromptAt = msTime(meta.LastPromptAt)
-			}
-			if p, ok := s.svc.(seam.LockProber); ok {
-				if out.LockHeld, err = p.WriterActive(ctx, s.id); err != nil {
-					return err
-				}
-			}
-			if exact {
-				out.Exact = &exactJSON{ByType: st.ByType, Turns: st.Turns, TurnEnds: st.TurnEnds}
-				if st.Events > 0 {
-					out.Exact.FirstTime, out.Exact.LastTime = msTime(st.FirstTime), msTime(st.LastTime)
-				}
 			}
 			if format != formatTable {
-				return writeJSON(e.stdout, format, out)
+				return writeJSON(e.stdout, format, r)
 			}
-			return printStat(e, &out, snap.Header)
+			return printStat(e, r)
 		},
 	}
 	cmd.Flags().BoolVar(&exact, "exact", false, "also scan the whole log: counts by type, turns, first and last time")
 	return cmd
 }
 
-func printStat(e *env, s *statJSON, h seam.Header) error {
-	now := e.now()
+func printStat(e *env, s *inspect.StatReport) error {
+	h, now := s.Header, e.now()
 	k := newKV(e.stdout)
 	k.add("id", "%s", s.ID)
 	k.add("version", "v%d", h.Version)
@@ -150,7 +76,7 @@ func printStat(e *env, s *statJSON, h seam.Header) error {
 	if s.Inherited > 0 {
 		k.add("inherited", "%d", s.Inherited)
 	}
-	k.add("state", "%s", stateWord(s.Blank, s.OpenTurn))
+	k.add("state", "%s", inspect.State(s.Blank, s.OpenTurn))
 	if t := s.OpenTurn; t != nil {
 		desc := fmt.Sprintf("turn %d", t.Turn)
 		if t.StepOpen {
@@ -198,17 +124,6 @@ func printStat(e *env, s *statJSON, h seam.Header) error {
 		}
 	}
 	return k.flush()
-}
-
-// stateWord names a session's state as list and stat show it.
-func stateWord(blank bool, open *inspect.OpenTurn) string {
-	switch {
-	case blank:
-		return "blank"
-	case open != nil:
-		return "open turn"
-	}
-	return "done"
 }
 
 func orDash(s string) string {

@@ -1,221 +1,121 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
-	"github.com/dshctl/dshctl/internal/jsonl"
+	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/store"
 )
 
-// storeSpec is where a store lives and how it was chosen, for messages.
-type storeSpec struct {
-	path string
-	from string // "--store", "DSHCTL_STORE", "DSH_HOME", "default"
-	// allowUnknown serves events of types the log's version does not know,
-	// for commands that show logs rather than judge them.
-	allowUnknown bool
-	// create makes a missing root, for commands that create sessions.
-	create bool
-	// compression is the encoding of new sessions in an empty root.
-	compression string
+// request is what the store package finds the store with.
+func (g *globals) request(e *env) store.Request {
+	return store.Request{Flag: g.store, Getenv: e.getenv}
 }
-
-// storeSpec resolves the store the user asked for.
-func (g *globals) storeSpec(e *env) (storeSpec, error) {
-	if g.store != "" {
-		return g.spec(g.store, "--store"), nil
-	}
-	if s := e.getenv("DSHCTL_STORE"); s != "" {
-		return g.spec(s, "DSHCTL_STORE"), nil
-	}
-	root, err := jsonl.DefaultRoot(e.getenv)
-	if err != nil {
-		return storeSpec{}, withHint(err, "choose a store with --store DIR or DSHCTL_STORE")
-	}
-	from := "default"
-	if strings.TrimSpace(e.getenv("DSH_HOME")) != "" {
-		from = "DSH_HOME"
-	}
-	return g.spec(root, from), nil
-}
-
-func (g *globals) spec(path, from string) storeSpec {
-	return storeSpec{path: path, from: from, allowUnknown: g.allowUnknown, create: g.createRoot, compression: g.compression}
-}
-
-var sqliteMagic = []byte("SQLite format 3\x00")
 
 // openStore opens the store the user asked for.
-func (g *globals) openStore(e *env) (seam.Service, error) {
-	spec, err := g.storeSpec(e)
-	if err != nil {
-		return nil, err
-	}
-	return openStoreAt(spec)
+func (g *globals) openStore(e *env, o store.Options) (seam.Service, error) {
+	svc, err := g.request(e).Open(o)
+	return svc, explain(err)
 }
 
-func openStoreAt(spec storeSpec) (seam.Service, error) {
-	path := spec.path
-	if rest, ok := strings.CutPrefix(path, "sqlite:"); ok {
-		return nil, sqliteUnsupported(rest)
+// openSession opens the session an argument names and its store.
+func (g *globals) openSession(ctx context.Context, e *env, arg string, o store.Options) (*store.Session, error) {
+	s, err := store.OpenSession(ctx, g.request(e), arg, o)
+	if errors.Is(err, seam.ErrNotFound) {
+		return nil, withHint(err, "run 'dshctl list --all' to see the sessions of the store")
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) && spec.create {
-			return jsonl.Open(path, jsonl.Options{CreateRoot: true, Compression: jsonl.Encoding(spec.compression)})
-		}
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, withHint(fmt.Errorf("store %s (from %s) does not exist", path, spec.from),
-				"choose a store with --store DIR or DSHCTL_STORE, or set DSH_HOME")
-		}
-		return nil, fmt.Errorf("store %s: %w", path, err)
-	}
-	if !fi.IsDir() {
-		if isSQLite(path) {
-			return nil, sqliteUnsupported(path)
-		}
-		return nil, withHint(fmt.Errorf("store %s is not a directory", path),
-			"--store takes a JSONL root directory")
-	}
-	opts := jsonl.Options{AllowUnknownTypes: spec.allowUnknown}
-	if spec.compression != "" {
-		if empty, err := isEmptyDir(path); err != nil {
-			return nil, err
-		} else if !empty {
-			return nil, withHint(fmt.Errorf("store %s already holds sessions: --compression applies only to a new or empty store", path),
-				"drop --compression: new sessions take the store's encoding")
-		}
-		opts.Compression = jsonl.Encoding(spec.compression)
-	}
-	return jsonl.Open(path, opts)
+	return s, explain(err)
 }
 
-func isEmptyDir(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(1)
-	if errors.Is(err, io.EOF) {
-		return true, nil
-	}
-	return len(names) == 0, err
+// sources names where a store's location came from, in messages.
+var sources = map[store.Source]string{
+	store.FromFlag: "--store", store.FromEnv: "DSHCTL_STORE", store.FromDSHHome: "DSH_HOME",
+	store.FromDefault: "default", store.FromPath: "path",
 }
 
-func isSQLite(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, len(sqliteMagic))
-	_, err = io.ReadFull(f, head)
-	return err == nil && bytes.Equal(head, sqliteMagic)
-}
-
-func sqliteUnsupported(path string) error {
-	return withHint(fmt.Errorf("store %s: SQLite stores are not supported by this build", path),
-		"export the sessions with dsh to a JSONL root, or use a JSONL store")
-}
-
-// session is a resolved SESSION argument.
-type session struct {
-	svc seam.Service
-	id  string
-}
-
-func (s *session) close() { s.svc.Close() }
-
-// resolveSession finds the session an argument names: a path of a session
-// folder or log file (the store is inferred), an exact id, or a unique id
-// prefix.
-func (g *globals) resolveSession(ctx context.Context, e *env, arg string) (*session, error) {
-	if arg == "" {
-		return nil, usagef("empty session argument")
-	}
-	if looksLikePath(arg) {
-		root, id, err := jsonl.SessionFromPath(arg)
-		if err != nil {
-			return nil, err
+// explain words the typed errors of the internal packages for the command
+// line: the message, and a hint where the next step is clear. Other errors
+// pass as they are.
+func explain(err error) error {
+	var (
+		se  *store.Error
+		amb *store.AmbiguousError
+		sh  *store.ShadowError
+		in  *store.InputError
+		fe  *inspect.FilterError
+		ut  *inspect.UnknownTypesError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNoHome):
+		return withHint(errors.New("cannot locate the dsh store: HOME and DSH_HOME are unset; set DSH_HOME or pass --store"),
+			"choose a store with --store DIR or DSHCTL_STORE")
+	case errors.Is(err, store.ErrEmptyArg):
+		return usagef("empty session argument")
+	case errors.Is(err, store.ErrNoBackupDir):
+		return withHint(err, "set XDG_STATE_HOME or HOME: repairs keep what they remove under $XDG_STATE_HOME/dshctl/backups")
+	case errors.As(err, &se):
+		return explainStore(se)
+	case errors.As(err, &amb):
+		const show = 10
+		msg := fmt.Sprintf("session prefix %q is ambiguous: %d sessions match: %s", amb.Prefix, len(amb.Matches),
+			strings.Join(amb.Matches[:min(len(amb.Matches), show)], ", "))
+		if len(amb.Matches) > show {
+			msg += ", …"
 		}
-		svc, err := openStoreAt(g.spec(root, "path"))
-		if err != nil {
-			return nil, err
+		return withHint(errors.New(msg), "give more of the id")
+	case errors.As(err, &sh):
+		return withHint(err, "give the full id to append to that session, or another id to create a new one")
+	case errors.As(err, &in):
+		return explainInput(in)
+	case errors.As(err, &fe) && fe.Field == "Types":
+		return usagef("--type %q: %v", fe.Pattern, fe.Err)
+	case errors.As(err, &fe):
+		return usagef("--from/--to: %v", fe.Err)
+	case errors.As(err, &ut):
+		pos := seam.NoPos
+		pos.Seq, pos.Path = ut.First, ut.Path
+		parts := make([]string, 0, len(ut.Types))
+		for _, t := range sortedKeys(ut.Types) {
+			parts = append(parts, fmt.Sprintf("%q (%d)", t, ut.Types[t]))
 		}
-		return &session{svc, id}, nil
+		return &seam.Error{Kind: seam.ErrUnsupportedFormat, Op: "cat", ID: ut.ID, Pos: pos, Err: fmt.Errorf(
+			"every event was printed, but types %s are unknown to format v%d and not ignorable; dsh refuses this log unless a plugin registers them",
+			strings.Join(parts, ", "), ut.Version)}
 	}
-	svc, err := g.openStore(e)
-	if err != nil {
-		return nil, err
-	}
-	id, err := matchID(ctx, svc, arg)
-	if err != nil {
-		svc.Close()
-		return nil, err
-	}
-	return &session{svc, id}, nil
+	return err
 }
 
-// looksLikePath tells a path argument from an id: ids may hold "/" too (an
-// id is encoded into one folder name), so only an existing path counts.
-func looksLikePath(arg string) bool {
-	if !strings.ContainsRune(arg, filepath.Separator) && arg != "." {
-		return false
+func explainStore(se *store.Error) error {
+	switch se.Kind {
+	case store.ErrNotExist:
+		return withHint(fmt.Errorf("store %s (from %s) does not exist", se.Path, sources[se.Spec.From]),
+			"choose a store with --store DIR or DSHCTL_STORE, or set DSH_HOME")
+	case store.ErrNotDir:
+		return withHint(fmt.Errorf("store %s is not a directory", se.Path), "--store takes a JSONL root directory")
+	case store.ErrUnsupported:
+		return withHint(fmt.Errorf("store %s: SQLite stores are not supported by this build", se.Path),
+			"export the sessions with dsh to a JSONL root, or use a JSONL store")
+	case store.ErrNotEmpty:
+		return withHint(fmt.Errorf("store %s already holds sessions: --compression applies only to a new or empty store", se.Path),
+			"drop --compression: new sessions take the store's encoding")
 	}
-	_, err := os.Stat(arg)
-	return err == nil
+	return se
 }
 
-// matchID returns arg when it is an id, else the one id it is a prefix of.
-func matchID(ctx context.Context, svc seam.Service, arg string) (string, error) {
-	_, err := svc.Stat(ctx, arg)
-	if err == nil || !errors.Is(err, seam.ErrNotFound) {
-		// A stored id, or one that exists but cannot be read: let the
-		// command report the real problem.
-		return arg, nil
+func explainInput(in *store.InputError) error {
+	if in.Line == 0 {
+		return in
 	}
-	entries, lerr := svc.List(ctx)
-	if lerr != nil {
-		return "", lerr
+	var seq *store.SeqError
+	if errors.As(in.Err, &seq) {
+		return fmt.Errorf("%s line %d: invalid event: seq %d, expected %d (the stored next seq; --assign-seq numbers events for you); nothing was written",
+			in.Name, in.Line, seq.Got, seq.Want)
 	}
-	var matches []string
-	var matchErr error
-	for _, en := range entries {
-		if id := en.Snapshot.Header.ID; strings.HasPrefix(id, arg) {
-			matches = append(matches, id)
-			matchErr = en.Err
-		}
-	}
-	slices.Sort(matches)
-	matches = slices.Compact(matches)
-	switch len(matches) {
-	case 0:
-		return "", withHint(err, "run 'dshctl list --all' to see the sessions of the store")
-	case 1:
-		// An entry that is not a readable session (a stray log file, say)
-		// is reported for what it is, not as "not found".
-		if matchErr != nil {
-			return "", matchErr
-		}
-		return matches[0], nil
-	}
-	const show = 10
-	list := matches
-	if len(list) > show {
-		list = list[:show]
-	}
-	msg := fmt.Sprintf("session prefix %q is ambiguous: %d sessions match: %s", arg, len(matches), strings.Join(list, ", "))
-	if len(matches) > show {
-		msg += ", …"
-	}
-	return "", withHint(errors.New(msg), "give more of the id")
+	return fmt.Errorf("%s line %d: invalid event: %w; nothing was written", in.Name, in.Line, in.Err)
 }

@@ -26,7 +26,7 @@ func track(version int, events []seam.Event) *OpenTurnTracker {
 // handle.
 func TestClosersMatchDsh(t *testing.T) {
 	events := fixtureEvents(t, openTailID)
-	raw, err := os.ReadFile(expectedPath(openTailID + ".closers.jsonl"))
+	raw, err := os.ReadFile(expectedPath(t, openTailID+".closers.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,14 +41,32 @@ type Filter struct {
 	done   bool
 }
 
+// FilterError rejects a field of FilterOptions.
+type FilterError struct {
+	// Field is the field at fault: "From" (negative, or after To) or
+	// "Types" (Pattern is not a valid pattern).
+	Field   string
+	Pattern string
+	Err     error
+}
+
+func (e *FilterError) Error() string {
+	if e.Field == "Types" {
+		return fmt.Sprintf("type pattern %q: %v", e.Pattern, e.Err)
+	}
+	return fmt.Sprintf("filter %s: %v", e.Field, e.Err)
+}
+
+func (e *FilterError) Unwrap() error { return e.Err }
+
 // NewFilter checks o (patterns must be valid, From must not exceed To) and
-// returns its Filter.
+// returns its Filter; a bad field is a *FilterError.
 func NewFilter(o FilterOptions) (*Filter, error) {
 	if o.From < 0 {
-		return nil, fmt.Errorf("--from %d: a seq is never negative", o.From)
+		return nil, &FilterError{Field: "From", Err: fmt.Errorf("seq %d: a seq is never negative", o.From)}
 	}
 	if o.HasTo && o.From > o.To {
-		return nil, fmt.Errorf("--from %d is after --to %d", o.From, o.To)
+		return nil, &FilterError{Field: "From", Err: fmt.Errorf("seq %d is after the last seq %d", o.From, o.To)}
 	}
 	f := &Filter{o: o}
 	if len(o.Types) > 0 {
@@ -56,7 +74,7 @@ func NewFilter(o FilterOptions) (*Filter, error) {
 	}
 	for _, p := range o.Types {
 		if _, err := path.Match(p, ""); err != nil {
-			return nil, fmt.Errorf("--type %q: %w", p, err)
+			return nil, &FilterError{Field: "Types", Pattern: p, Err: err}
 		}
 		if strings.ContainsAny(p, `*?[\`) {
 			f.globs = append(f.globs, p)

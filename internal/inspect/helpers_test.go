@@ -8,17 +8,15 @@ import (
 	"errors"
 	"iter"
 	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
-// fixtures is /work/shared/fixtures seen from this package's folder.
-const fixtures = "../../../shared/fixtures"
-
-func expectedPath(name string) string {
-	return filepath.Join(fixtures, "dsh-0.1.0", "expected", "jsonl-none", name)
+// expectedPath is a file of what dsh's reader returned for the plain store.
+func expectedPath(t testing.TB, name string) string {
+	return fixture.Path(t, "dsh-0.1.0", "expected", "jsonl-none", name)
 }
 
 // readLines decodes a file of event lines of format version v. A header
@@ -59,7 +57,7 @@ func readLines(t testing.TB, path string, v int) (*seam.Header, []seam.Event) {
 // fixtureEvents returns the logical events of a dsh-0.1.0 expected session.
 func fixtureEvents(t testing.TB, id string) []seam.Event {
 	t.Helper()
-	_, events := readLines(t, expectedPath(id+".events.jsonl"), 0)
+	_, events := readLines(t, expectedPath(t, id+".events.jsonl"), 0)
 	return events
 }
 
@@ -100,6 +98,10 @@ func (f *fakeHandle) ID() string                 { return f.header.ID }
 func (f *fakeHandle) Header() seam.Header        { return f.header }
 func (f *fakeHandle) InheritedEventCount() int64 { return 0 }
 func (f *fakeHandle) Access() seam.Access        { return seam.Read }
+
+func (f *fakeHandle) Snapshot(context.Context) (seam.Snapshot, error) {
+	return seam.Snapshot{Header: f.header, Revision: "fake", EventCount: int64(len(f.events))}, nil
+}
 
 func (f *fakeHandle) Read(_ context.Context, offset, length int64) ([]seam.Event, error) {
 	if offset < 0 {

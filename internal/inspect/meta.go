@@ -76,12 +76,18 @@ func ReadMeta(ctx context.Context, h seam.Handle, opts MetaOptions) (Meta, error
 	if err == nil && !m.Blank {
 		err = m.scanTail(ctx, h, budget)
 	}
+	m.settle()
+	return m, err
+}
+
+// settle derives UpdatedAt and Approximate from the other fields: the one
+// place that says what "updated" means.
+func (m *Meta) settle() {
 	m.UpdatedAt = m.CreatedAt
 	if m.LastPromptKnown {
 		m.UpdatedAt = max(m.CreatedAt, m.LastPromptAt)
 	}
 	m.Approximate = !(m.BlankKnown && m.LastPromptKnown && m.OpenTurnKnown)
-	return m, err
 }
 
 // scanHead reads forward until the first turn/start.

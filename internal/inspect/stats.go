@@ -69,6 +69,15 @@ func (c *statsCollector) Stats() Stats {
 	return s
 }
 
+// Meta returns the Meta of a session created at createdAt whose full scan
+// gave s: every field known, nothing approximate.
+func (s *Stats) Meta(createdAt int64) Meta {
+	m := Meta{CreatedAt: createdAt, Blank: s.Turns == 0, BlankKnown: true,
+		LastPromptAt: s.LastPromptAt, LastPromptKnown: true, OpenTurn: s.OpenTurn, OpenTurnKnown: true}
+	m.settle()
+	return m
+}
+
 // ExactStats reads the whole of h once and returns its Stats.
 func ExactStats(ctx context.Context, h seam.Handle) (Stats, error) {
 	c := newStatsCollector(h.Header().Version)

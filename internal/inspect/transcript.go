@@ -3,6 +3,7 @@ package inspect
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -42,11 +43,11 @@ const (
 	sgrCyan   = "\x1b[36m"
 )
 
-// Transcript renders events as a readable conversation for `cat -o text`:
-// turn headers, prompts, assistant text, tool calls and results, errors,
-// titles, compactions, and one line for each event of a plugin's type. The
-// other dsh events (chunks, steps, requests) are passed over. Its state is
-// bounded by one turn.
+// Transcript is a Sink that renders a session as a readable conversation
+// for `cat -o text`: a heading, turn headers, prompts, assistant text, tool
+// calls and results, errors, titles, compactions, and one line for each
+// event of a plugin's type. The other dsh events (chunks, steps, requests)
+// are passed over. Its state is bounded by one turn.
 type Transcript struct {
 	w     io.Writer
 	o     TranscriptOptions
@@ -75,6 +76,44 @@ func NewTranscript(w io.Writer, o TranscriptOptions) *Transcript {
 		t.o.Location = time.UTC
 	}
 	return t
+}
+
+// Header writes the heading of the transcript of the session h heads:
+// its id, format and creation time, then its project and parent, if any.
+func (t *Transcript) Header(h *seam.Header) error {
+	b := fmt.Appendf(nil, "session %s  v%d  created %s\n", h.ID, h.Version,
+		time.UnixMilli(h.CreatedAt).UTC().Format(time.RFC3339))
+	if h.Cwd != "" {
+		b = fmt.Appendf(b, "project %s\n", h.Cwd)
+	}
+	if h.ParentSession != "" {
+		b = fmt.Appendf(b, "parent  %s\n", h.ParentSession)
+	}
+	_, err := t.w.Write(b)
+	return err
+}
+
+// Event renders e (Sink).
+func (t *Transcript) Event(e *seam.Event) error { return t.Render(e) }
+
+// Closers marks where n synthetic closers start, when there are any.
+func (t *Transcript) Closers(n int) error {
+	if n == 0 {
+		return nil
+	}
+	_, err := io.WriteString(t.w, "\n[synthetic closers: what dsh's resume would append; not stored]\n")
+	return err
+}
+
+// End does nothing: a transcript has no closing lines.
+func (t *Transcript) End() error { return nil }
+
+// Flush flushes the writer, if it buffers.
+func (t *Transcript) Flush() error {
+	if f, ok := t.w.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
 }
 
 // Render writes the lines for e, if any, with a single Write.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -50,7 +51,7 @@ func golden(t *testing.T, name, got string) {
 
 // TestTranscriptGolden renders real logs of every format version.
 func TestTranscriptGolden(t *testing.T) {
-	v2v4 := filepath.Join(fixtures, "dsh-v2-v4")
+	v2v4 := fixture.Path(t, "dsh-v2-v4")
 	open := fixtureEvents(t, openTailID)
 	cases := []struct {
 		name   string

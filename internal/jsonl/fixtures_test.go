@@ -133,15 +133,16 @@ func checkFixtureSession(t *testing.T, s *Store, ms manifestSession, expected st
 			t.Fatalf("raw record at %d has Offset %d", raw.Len(), r.Offset)
 		}
 		raw.Write(r.Line)
-		if r.Frame < 0 {
+		g := r.Group
+		if g == nil {
 			continue
 		}
-		if r.Frame == len(frames) {
+		if g.Index == len(frames) {
 			var head struct{ Type string }
 			json.Unmarshal(r.Line, &head)
-			frames = append(frames, manifestFrame{Start: r.FrameOffset, End: r.FrameOffset + r.FrameSize, FirstType: head.Type})
+			frames = append(frames, manifestFrame{Start: g.Offset, End: g.Offset + g.Size, FirstType: head.Type})
 		}
-		frames[r.Frame].Records++
+		frames[g.Index].Records++
 	}
 	wantRaw, err := os.ReadFile(filepath.Join(expected, SafeName(ms.ID)+".raw.jsonl"))
 	if err != nil {

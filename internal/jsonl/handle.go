@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"iter"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 
@@ -15,6 +16,27 @@ import (
 )
 
 // handle is an open session of a Store.
+//
+// Besides the open log it keeps caches that make repeated reads cheap, each
+// owned by the handle, bounded, and dropped as soon as it no longer
+// describes the log:
+//   - win, the head and tail bytes read at open (at most headWindow +
+//     tailWindow bytes, or smallLog for a small log), serves scans only
+//     while the log's revision is the one it was read at, and is released
+//     when that changes or the handle closes;
+//   - tail, the decoded last frame found at open (at most tailFrameLimit
+//     bytes), serves the first reverse scan under the same rule;
+//   - snap, the Snapshot of the last head and tail read, is replaced when
+//     the revision changes;
+//   - cps, resumable positions, one per checkpointEvery bytes of validated
+//     log: O(log size / 1 MiB) small values, reset when the log is replaced;
+//   - stale, the logs the handle replaced (a read handle following a log a
+//     writer renamed over its path, a writer's replaceTail) that a scan
+//     still reads: each is closed when its last scan ends, so a long-lived
+//     handle (cat -f) holds at most one log per scan in flight, never one
+//     per replacement.
+//
+// Everything is released by Close.
 type handle struct {
 	s         *Store
 	id        string
@@ -44,9 +66,14 @@ type handle struct {
 	tail    *lastFrame
 	tailRev string
 
-	// stale holds logs the handle replaced (a read handle's reopenLocked,
-	// a writer's replaceTail); they are closed with the handle.
-	stale []*logFile
+	// snap is the Snapshot of the log at revision snapRev.
+	snap    seam.Snapshot
+	snapRev string
+
+	// readers counts the scans in flight on each log; stale holds the
+	// replaced logs that some of them still read (see retireLocked).
+	readers map[*logFile]int
+	stale   []*logFile
 }
 
 var (
@@ -97,6 +124,7 @@ func (s *Store) openRead(ctx context.Context, l *logFile, d *sessionDir) (*handl
 	h, err := s.openReadWith(ctx, l, d, &ht.hi, ht.size, tailVocabulary(l, &ht.tail, ht.hi.hdr.Version))
 	if err == nil {
 		h.tail, h.tailRev = ht.tail.frame, ht.rev
+		h.snap, h.snapRev = s.snapshotOf(d, &ht), ht.rev
 	}
 	return h, err
 }
@@ -183,13 +211,23 @@ func (h *handle) use(op string) (*logFile, int64, error) {
 
 // useScan is use for a scan: the log it returns reads from the handle's
 // window while the log is unchanged; done must be called after the scan.
+// The log stays open until done, even if the handle replaces it meanwhile.
 func (h *handle) useScan(op string) (l *logFile, size int64, done func(), err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	done = func() {}
 	l, fi, size, err := h.useLocked(op)
-	if err != nil || l == nil || (h.win == nil && h.tail == nil) {
+	if err != nil || l == nil {
 		return l, size, done, err
+	}
+	h.acquireLocked(l)
+	done = func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.releaseLocked(l)
+	}
+	if h.win == nil && h.tail == nil {
+		return l, size, done, nil
 	}
 	rev := ""
 	if fi != nil {
@@ -217,7 +255,40 @@ func (h *handle) useScan(op string) (l *logFile, size int64, done func(), err er
 		if h.winRefs == 0 {
 			w.release()
 		}
+		h.releaseLocked(l)
 	}, nil
+}
+
+// acquireLocked counts a scan of l.
+func (h *handle) acquireLocked(l *logFile) {
+	if h.readers == nil {
+		h.readers = map[*logFile]int{}
+	}
+	h.readers[l]++
+}
+
+// releaseLocked ends a scan of l; a replaced log is closed with its last
+// scan.
+func (h *handle) releaseLocked(l *logFile) {
+	if h.readers[l]--; h.readers[l] > 0 {
+		return
+	}
+	delete(h.readers, l)
+	if i := slices.Index(h.stale, l); i >= 0 {
+		h.stale = slices.Delete(h.stale, i, i+1)
+		l.f.Close()
+	}
+}
+
+// retireLocked disposes of l, a log the handle no longer reads: closed now
+// when no scan reads it, else kept until the last one ends. A closed handle
+// closes its stale logs itself.
+func (h *handle) retireLocked(l *logFile) {
+	if h.readers[l] == 0 {
+		l.f.Close()
+		return
+	}
+	h.stale = append(h.stale, l)
 }
 
 // tailFor returns the decoded last frame for a scan of a log of size
@@ -294,7 +365,7 @@ func (h *handle) reopenLocked(op string) (fs.FileInfo, bool) {
 		l.f.Close()
 		return nil, false
 	}
-	h.stale = append(h.stale, h.log)
+	h.retireLocked(h.log)
 	h.log = l
 	h.body = position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}
 	h.cps = nil
@@ -412,13 +483,14 @@ func (h *handle) Scan(ctx context.Context, opts seam.ScanOptions) iter.Seq2[seam
 func (h *handle) Raw(ctx context.Context) iter.Seq2[seam.RawRecord, error] {
 	return func(yield func(seam.RawRecord, error) bool) {
 		fail := func(err error) { yield(seam.RawRecord{}, seam.Wrap(err, seam.ErrIO, "raw", h.id)) }
-		l, size, err := h.use("raw")
+		l, size, release, err := h.useScan("raw")
 		if err != nil || l == nil {
 			if err != nil {
 				fail(err)
 			}
 			return
 		}
+		defer release()
 		br, err := l.newBodyReader(position{}, size, 0)
 		if err != nil {
 			fail(err)
@@ -438,15 +510,59 @@ func (h *handle) Raw(ctx context.Context) iter.Seq2[seam.RawRecord, error] {
 				fail(err)
 				return
 			}
-			raw := seam.RawRecord{Line: bytes.Clone(rec.line), Offset: rec.off, Frame: rec.frame}
+			raw := seam.RawRecord{Line: bytes.Clone(rec.line), Offset: rec.off}
 			if rec.frame >= 0 {
-				raw.FrameOffset, raw.FrameSize = rec.frameOff, rec.frameSize
+				raw.Group = &seam.RecordGroup{Index: rec.frame, Offset: rec.frameOff, Size: rec.frameSize}
 			}
 			if !yield(raw, nil) {
 				return
 			}
 		}
 	}
+}
+
+// Snapshot returns the metadata of the log as h reads it now
+// (seam.Handle): a read handle's from the head and the tail of the log it
+// reads, read again only when the log's revision changed since the last
+// time; a write handle's from the state its appends left.
+func (h *handle) Snapshot(ctx context.Context) (seam.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return seam.Snapshot{}, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l, fi, _, err := h.useLocked("stat")
+	switch {
+	case err != nil:
+		return seam.Snapshot{}, err
+	case l == nil:
+		return h.pendingSnapshot(), nil
+	case h.w != nil:
+		return h.writerSnapshot(l)
+	}
+	if rev := revision(fi); rev == h.snapRev {
+		return h.snap, nil
+	}
+	ht, err := h.s.readHeadTail(l, h.dir)
+	if err != nil {
+		return seam.Snapshot{}, seam.Wrap(err, seam.ErrIO, "stat", h.id)
+	}
+	h.snap, h.snapRev = h.s.snapshotOf(h.dir, &ht), ht.rev
+	return h.snap, nil
+}
+
+// writerSnapshot is Snapshot for a write handle, whose state is known
+// without reading: the lock keeps every other writer out.
+func (h *handle) writerSnapshot(l *logFile) (seam.Snapshot, error) {
+	fi, err := l.f.Stat()
+	if err != nil {
+		return seam.Snapshot{}, seam.Wrap(l.ioError(err, -1), seam.ErrIO, "stat", h.id)
+	}
+	w := h.w
+	snap := seam.Snapshot{Header: h.hdr, Revision: revision(fi), EventCount: w.next, SizeBytes: fi.Size(), Location: h.s.location(h.dir)}
+	snap.Location.UncommittedBytes = max(w.physEnd-w.cut, 0)
+	snap.Location.TornBytes = max(fi.Size()-max(w.physEnd, w.cut), 0)
+	return snap, nil
 }
 
 // Close releases the handle; a write handle releases ownership and, for a

@@ -14,32 +14,14 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
-// fixturesDir returns shared/fixtures: $DSHCTL_FIXTURES/.. when set (it
-// names dsh-0.1.0), else the nearest ancestor of the working directory
-// that has it.
+// fixturesDir returns the shared fixture tree.
 func fixturesDir(tb testing.TB) string {
 	tb.Helper()
-	if d := os.Getenv("DSHCTL_FIXTURES"); d != "" {
-		return filepath.Dir(d)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for dir := wd; ; {
-		p := filepath.Join(dir, "shared", "fixtures")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatalf("shared/fixtures not found above %s; set DSHCTL_FIXTURES", wd)
-		}
-		dir = parent
-	}
+	return fixture.Dir(tb)
 }
 
 // copyTree copies the directory src into a new temp dir and returns it;
@@ -217,11 +199,15 @@ func (f *testFile) Truncate(size int64) error {
 	return f.file.Truncate(size)
 }
 
-// openStore opens root with opts and the test file system.
+// openStore opens root with opts and the test file system; repairs keep
+// their bytes in a temp dir unless opts names one.
 func openStore(tb testing.TB, root string, opts Options) (*Store, *testFS) {
 	tb.Helper()
 	tfs := &testFS{}
 	opts.fs = tfs
+	if opts.BackupDir == "" {
+		opts.BackupDir = tb.TempDir()
+	}
 	s, err := Open(root, opts)
 	if err != nil {
 		tb.Fatalf("Open(%s): %v", root, err)

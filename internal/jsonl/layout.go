@@ -234,32 +234,6 @@ func ParseLogName(name string) (gen int, enc Encoding, ok bool) {
 	return n, enc, true
 }
 
-// DefaultRoot returns the store root dsh uses: $DSH_HOME/sessions, or
-// ~/.dsh/sessions when DSH_HOME is unset or blank.
-func DefaultRoot(getenv func(string) string) (string, error) {
-	if home := getenv("DSH_HOME"); strings.TrimSpace(home) != "" {
-		return filepath.Join(home, "sessions"), nil
-	}
-	home := getenv("HOME")
-	if strings.TrimSpace(home) == "" {
-		return "", errors.New("cannot locate the dsh store: HOME and DSH_HOME are unset; set DSH_HOME or pass --store")
-	}
-	return filepath.Join(home, ".dsh", "sessions"), nil
-}
-
-// DefaultBackupDir returns where repairs keep the bytes they remove:
-// $XDG_STATE_HOME/dshctl/backups, or ~/.local/state/dshctl/backups.
-func DefaultBackupDir(getenv func(string) string) (string, error) {
-	if state := getenv("XDG_STATE_HOME"); strings.TrimSpace(state) != "" && filepath.IsAbs(state) {
-		return filepath.Join(state, "dshctl", "backups"), nil
-	}
-	home := getenv("HOME")
-	if strings.TrimSpace(home) == "" {
-		return "", errors.New("cannot locate a backup directory: HOME and XDG_STATE_HOME are unset")
-	}
-	return filepath.Join(home, ".local", "state", "dshctl", "backups"), nil
-}
-
 // SafeName returns id with every UTF-16 unit outside [A-Za-z0-9_-]
 // replaced by '_', for file names outside the store; see seam.SafeName.
 func SafeName(id string) string { return seam.SafeName(id) }
@@ -267,7 +241,7 @@ func SafeName(id string) string { return seam.SafeName(id) }
 // SessionFromPath locates the session that path names: a session folder
 // (<root>/<project folder>/<encoded id>) or a log file in one. The root is
 // inferred from the path, so a user can name a session by its files
-// without --store.
+// without naming the store.
 func SessionFromPath(path string) (root, id string, err error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {

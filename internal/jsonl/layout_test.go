@@ -99,34 +99,6 @@ func TestLogNames(t *testing.T) {
 	}
 }
 
-func TestDefaultRoot(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	for _, c := range []struct {
-		env  map[string]string
-		want string
-	}{
-		{map[string]string{"DSH_HOME": "/d", "HOME": "/h"}, "/d/sessions"},
-		{map[string]string{"DSH_HOME": "  ", "HOME": "/h"}, "/h/.dsh/sessions"},
-		{map[string]string{"HOME": "/h"}, "/h/.dsh/sessions"},
-	} {
-		got, err := DefaultRoot(env(c.env))
-		if err != nil || got != c.want {
-			t.Errorf("DefaultRoot(%v) = %q, %v", c.env, got, err)
-		}
-	}
-	if _, err := DefaultRoot(env(nil)); err == nil {
-		t.Error("DefaultRoot without HOME succeeded")
-	}
-	got, err := DefaultBackupDir(env(map[string]string{"XDG_STATE_HOME": "/s", "HOME": "/h"}))
-	if err != nil || got != "/s/dshctl/backups" {
-		t.Errorf("DefaultBackupDir = %q, %v", got, err)
-	}
-	got, err = DefaultBackupDir(env(map[string]string{"HOME": "/h"}))
-	if err != nil || got != "/h/.local/state/dshctl/backups" {
-		t.Errorf("DefaultBackupDir = %q, %v", got, err)
-	}
-}
-
 func TestSafeName(t *testing.T) {
 	for in, want := range map[string]string{
 		"task:review/01 ü~x": "task_review_01___x",

@@ -164,10 +164,7 @@ func (s *Store) snapshotOpen(ctx context.Context, d *sessionDir) (snap seam.Snap
 		l.f.Close()
 		return snap, nil, seam.Wrap(err, seam.ErrIO, "list", d.id), nil
 	}
-	snap.Header = ht.hi.hdr
-	snap.EventCount = ht.tail.next
-	snap.Location.TornBytes = ht.size - ht.tail.physEnd
-	snap.Location.UncommittedBytes = max(ht.tail.physEnd-ht.tail.commitEnd, 0)
+	snap = s.snapshotOf(d, &ht)
 	h, err = s.openReadWith(ctx, l, d, &ht.hi, ht.size, tailVocabulary(l, &ht.tail, ht.hi.hdr.Version))
 	if err != nil {
 		w.release()
@@ -176,6 +173,7 @@ func (s *Store) snapshotOpen(ctx context.Context, d *sessionDir) (snap seam.Snap
 	}
 	h.win, h.winRev, h.winRefs = w, ht.rev, 1
 	h.tail, h.tailRev = ht.tail.frame, ht.rev
+	h.snap, h.snapRev = snap, ht.rev
 	return snap, h, nil, nil
 }
 

@@ -32,7 +32,9 @@ type Options struct {
 	// Logs of the other encoding are reported as encoding mismatches.
 	Compression Encoding
 	// BackupDir receives the bytes that removing a torn or uncommitted
-	// tail cuts from a log; empty means DefaultBackupDir.
+	// tail cuts from a log, in a folder per session. The caller chooses
+	// it (dshctl: under $XDG_STATE_HOME); when it is empty, an append that
+	// must remove a tail fails with ErrNoBackupDir and changes nothing.
 	BackupDir string
 	// AllowUnknownTypes makes reads serve events whose type the log's
 	// version does not know and that are not ignorable, instead of failing
@@ -97,7 +99,7 @@ func Open(root string, opts Options) (*Store, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, &seam.Error{Kind: seam.ErrNotFound, Op: "open store", Pos: seam.Pos{Path: abs, Offset: -1, Frame: -1, Line: -1, Seq: -1},
-			Err: fmt.Errorf("no session store at %s (choose one with --store or DSH_HOME)", abs)}
+			Err: fmt.Errorf("no session store at %s", abs)}
 	case err != nil:
 		return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
 	case !fi.IsDir():
@@ -398,6 +400,15 @@ func (s *Store) readHeadTailWindow(l *logFile, d *sessionDir) (headTail, *window
 	return ht, w, err
 }
 
+// snapshotOf is the Snapshot of the session in d whose log's head and tail
+// are ht.
+func (s *Store) snapshotOf(d *sessionDir, ht *headTail) seam.Snapshot {
+	snap := seam.Snapshot{Header: ht.hi.hdr, Revision: ht.rev, EventCount: ht.tail.next, SizeBytes: ht.size, Location: s.location(d)}
+	snap.Location.TornBytes = ht.size - ht.tail.physEnd
+	snap.Location.UncommittedBytes = max(ht.tail.physEnd-ht.tail.commitEnd, 0)
+	return snap
+}
+
 // snapshot reads the metadata of the session in d.
 func (s *Store) snapshot(op string, d *sessionDir) (seam.Snapshot, error) {
 	snap := seam.Snapshot{Header: seam.Header{ID: d.id}, Location: s.location(d)}
@@ -411,11 +422,7 @@ func (s *Store) snapshot(op string, d *sessionDir) (seam.Snapshot, error) {
 	if err != nil {
 		return snap, seam.Wrap(err, seam.ErrIO, op, d.id)
 	}
-	snap.Header = ht.hi.hdr
-	snap.EventCount = ht.tail.next
-	snap.Location.TornBytes = ht.size - ht.tail.physEnd
-	snap.Location.UncommittedBytes = max(ht.tail.physEnd-ht.tail.commitEnd, 0)
-	return snap, nil
+	return s.snapshotOf(d, &ht), nil
 }
 
 // Stat returns the metadata of a session from the head and the tail of its

@@ -509,7 +509,7 @@ func (h *handle) replaceTail(content []byte, n int64) error {
 	// one keep it until the handle closes.
 	nl := *l
 	nl.f = f
-	h.stale = append(h.stale, l)
+	h.retireLocked(l)
 	h.log = &nl
 	h.noteRepairs(backup)
 	w.size = w.cut + int64(len(content))
@@ -542,17 +542,18 @@ func (h *handle) Repairs() []seam.Repair {
 	return slices.Clone(h.w.repairs)
 }
 
+// ErrNoBackupDir fails a repair of a store opened without
+// Options.BackupDir: removed bytes are always kept, so without a place for
+// them nothing is removed.
+var ErrNoBackupDir = errors.New("no backup directory for the bytes a repair removes")
+
 // backup copies [from, to) of l to <backup dir>/<safe id>/<time>-<from>.bin
 // and fsyncs it and its directory.
 func (s *Store) backup(id string, l *logFile, from, to int64) (string, error) {
-	dir := s.opts.BackupDir
-	if dir == "" {
-		var err error
-		if dir, err = DefaultBackupDir(os.Getenv); err != nil {
-			return "", l.ioError(err, from)
-		}
+	if s.opts.BackupDir == "" {
+		return "", l.ioError(ErrNoBackupDir, from)
 	}
-	dir = filepath.Join(dir, SafeName(id))
+	dir := filepath.Join(s.opts.BackupDir, SafeName(id))
 	if err := mkdirAll(s.fs, dir); err != nil {
 		return "", l.ioError(fmt.Errorf("backup directory: %w", err), from)
 	}

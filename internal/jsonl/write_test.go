@@ -176,7 +176,9 @@ func rawText(t *testing.T, s *Store, id string) rawLog {
 			t.Fatal(err)
 		}
 		b.Write(rec.Line)
-		r.frames = max(r.frames, rec.Frame+1)
+		if rec.Group != nil {
+			r.frames = max(r.frames, rec.Group.Index+1)
+		}
 	}
 	r.text = b.String()
 	return r

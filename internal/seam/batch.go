@@ -15,33 +15,45 @@ import (
 func PrepareBatch(id string, v int, next int64, events []Event) ([]Event, error) {
 	out := make([]Event, len(events))
 	for i := range events {
-		e := events[i]
-		if e.Seq != next+int64(i) {
-			return nil, seqMismatch(id, next+int64(i), i, e.Seq)
+		if seq := events[i].Seq; seq != next+int64(i) {
+			return nil, seqMismatch(id, next+int64(i), i, seq)
 		}
-		valid, compact := scanJSON(e.Data)
-		if !valid || !isObject(e.Data) {
-			return nil, batchErr(id, i, e.Seq, fmt.Errorf("data of %s is not a JSON object", e.Type))
-		}
-		e.Data = compactValid(e.Data, compact)
-		if e.SurfaceOp != nil {
-			valid, compact := scanJSON(e.SurfaceOp)
-			if !valid {
-				return nil, batchErr(id, i, e.Seq, fmt.Errorf("surfaceOp is not valid JSON"))
-			}
-			e.SurfaceOp = compactValid(e.SurfaceOp, compact)
-		}
-		// Clone keeps an empty list empty, not absent.
-		e.SourceEventSeqs = slices.Clone(e.SourceEventSeqs)
-		if err := ValidateEvent(&e, v); err != nil {
-			return nil, batchErr(id, i, e.Seq, err)
-		}
-		if err := CheckVocabulary(&e, v); err != nil {
-			return nil, batchErr(id, i, e.Seq, err)
+		e, err := PrepareEvent(events[i], v)
+		if err != nil {
+			return nil, batchErr(id, i, events[i].Seq, err)
 		}
 		out[i] = e
 	}
 	return out, nil
+}
+
+// PrepareEvent is PrepareBatch for one event of a version-v log, without the
+// seq check: it returns e in canonical form, or why it cannot be appended (a
+// payload that is not a JSON object, a broken envelope, a type dsh would
+// refuse). The error is the bare reason, for callers that say where the
+// event came from (a line of an input file).
+func PrepareEvent(e Event, v int) (Event, error) {
+	valid, compact := scanJSON(e.Data)
+	if !valid || !isObject(e.Data) {
+		return e, fmt.Errorf("data of %s is not a JSON object", e.Type)
+	}
+	e.Data = compactValid(e.Data, compact)
+	if e.SurfaceOp != nil {
+		valid, compact := scanJSON(e.SurfaceOp)
+		if !valid {
+			return e, fmt.Errorf("surfaceOp is not valid JSON")
+		}
+		e.SurfaceOp = compactValid(e.SurfaceOp, compact)
+	}
+	// Clone keeps an empty list empty, not absent.
+	e.SourceEventSeqs = slices.Clone(e.SourceEventSeqs)
+	if err := ValidateEvent(&e, v); err != nil {
+		return e, err
+	}
+	if err := CheckVocabulary(&e, v); err != nil {
+		return e, err
+	}
+	return e, nil
 }
 
 func batchErr(id string, index int, seq int64, err error) error {

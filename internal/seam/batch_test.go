@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -92,5 +93,35 @@ func TestPrepareBatchKeepsEmptySourceSeqs(t *testing.T) {
 	})
 	if err != nil || out[0].SourceEventSeqs == nil || out[1].SourceEventSeqs != nil {
 		t.Fatalf("PrepareBatch: %v, %v %v", err, out[0].SourceEventSeqs, out[1].SourceEventSeqs)
+	}
+}
+
+// TestPrepareEvent: the bare reason of each refusal, with no seq check, and
+// the canonical form of an accepted event.
+func TestPrepareEvent(t *testing.T) {
+	for _, c := range []struct {
+		e    Event
+		want string // "" when accepted
+	}{
+		{Event{Type: "session/title", Seq: 9, Data: json.RawMessage(`{ "title" : "t" }`)}, ""},
+		{Event{Type: "session/title", Data: json.RawMessage(`[1]`)}, "data of session/title is not a JSON object"},
+		{Event{Type: "user/message", Data: json.RawMessage(`{}`)}, "user/message without surfaceOp"},
+		{Event{Type: "user/message", Data: json.RawMessage(`{}`), SurfaceOp: json.RawMessage(`{"op":`)}, "surfaceOp is not valid JSON"},
+		{Event{Type: "mystery/event", Data: json.RawMessage(`{}`)}, `event type "mystery/event" unknown to format v4`},
+		{Event{Type: "mystery/event", Data: json.RawMessage(`{}`), Ignorable: true}, ""},
+	} {
+		got, err := PrepareEvent(c.e, 4)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("PrepareEvent(%s): %v", c.e.Type, err)
+		case c.want == "" && got.Seq != c.e.Seq && !json.Valid(got.Data):
+			t.Errorf("PrepareEvent(%s) = %+v", c.e.Type, got)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("PrepareEvent(%s %s): %v, want %q", c.e.Type, c.e.Data, err, c.want)
+		}
+	}
+	got, _ := PrepareEvent(Event{Type: "session/title", Data: json.RawMessage(`{ "title" : "t" }`)}, 4)
+	if string(got.Data) != `{"title":"t"}` {
+		t.Errorf("not canonical: %s", got.Data)
 	}
 }

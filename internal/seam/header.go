@@ -245,3 +245,19 @@ func corruptf(format string, args ...any) *Error {
 func invalidf(format string, args ...any) *Error {
 	return &Error{Kind: ErrInvalid, Pos: NoPos, Err: fmt.Errorf(format, args...)}
 }
+
+// NewHeader completes h as the header of a new session the way dsh writes
+// one, so that every backend and command creates the same header from the
+// same request: from v2 on an unset isSeeded is false, and a subagent
+// without a delegation depth is one level deep. Fields already set are
+// kept; Create still validates the result.
+func NewHeader(h Header) Header {
+	if h.Version >= 2 && h.IsSeeded == nil {
+		seeded := false
+		h.IsSeeded = &seeded
+	}
+	if h.Origin == "subagent" && h.DelegationDepth == 0 {
+		h.DelegationDepth = 1
+	}
+	return h
+}

@@ -9,10 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// fixtures is the shared fixture tree, at ../shared from the project root.
-const fixtures = "../../../shared/fixtures"
+	"github.com/dshctl/dshctl/internal/fixture"
+)
 
 func TestParseHeader(t *testing.T) {
 	const v0 = `"type":"session","version":0,"id":"s1","createdAt":1785331618000,"delegationDepth":0`
@@ -119,6 +118,7 @@ func TestParseHeaderUnsupportedMessage(t *testing.T) {
 // TestHeaderAppendJSONMatchesDsh re-encodes every header dsh wrote in the
 // fixtures and expects dsh's own bytes: same keys, same order.
 func TestHeaderAppendJSONMatchesDsh(t *testing.T) {
+	fixtures := fixture.Dir(t)
 	files, _ := filepath.Glob(filepath.Join(fixtures, "dsh-0.1.0/expected/jsonl-none/*.raw.jsonl"))
 	more, _ := filepath.Glob(filepath.Join(fixtures, "dsh-v2-v4/*/*/session.v*.jsonl"))
 	files = append(files, more...)
@@ -229,4 +229,28 @@ func FuzzParseHeader(f *testing.F) {
 			t.Fatalf("ValidateHeader of a parsed header %s: %v", enc, err)
 		}
 	})
+}
+
+func TestNewHeader(t *testing.T) {
+	yes := true
+	for _, c := range []struct {
+		in     Header
+		seeded *bool
+		depth  int64
+	}{
+		{Header{Version: 4}, new(bool), 0},
+		{Header{Version: 2, IsSeeded: &yes}, &yes, 0},
+		{Header{Version: 0}, nil, 0},
+		{Header{Version: 4, Origin: "subagent"}, new(bool), 1},
+		{Header{Version: 0, Origin: "subagent", DelegationDepth: 3}, nil, 3},
+	} {
+		c.in.ID, c.in.CreatedAt = "a", 1
+		got := NewHeader(c.in)
+		if (got.IsSeeded == nil) != (c.seeded == nil) || got.IsSeeded != nil && *got.IsSeeded != *c.seeded || got.DelegationDepth != c.depth {
+			t.Errorf("NewHeader(%+v) = %+v", c.in, got)
+		}
+		if err := ValidateHeader(got, "a"); err != nil {
+			t.Errorf("NewHeader(%+v) does not validate: %v", c.in, err)
+		}
+	}
 }

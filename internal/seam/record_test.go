@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/dshctl/dshctl/internal/fixture"
 )
 
 func TestDecodeRecordEnvelope(t *testing.T) {
@@ -319,6 +321,7 @@ func TestPackedRows(t *testing.T) {
 type fixtureLog struct{ raw, events string }
 
 func fixtureLogs(t *testing.T) []fixtureLog {
+	fixtures := fixture.Dir(t)
 	raws, _ := filepath.Glob(filepath.Join(fixtures, "dsh-0.1.0/expected/jsonl-none/*.raw.jsonl"))
 	if len(raws) != 10 {
 		t.Fatalf("found %d raw logs in %s, want 10", len(raws), fixtures)
@@ -405,6 +408,7 @@ func TestDecodeFixtures(t *testing.T) {
 
 // TestDecodeFixturesV2V4 reads the v2-v4 logs from public dsh repositories.
 func TestDecodeFixturesV2V4(t *testing.T) {
+	fixtures := fixture.Dir(t)
 	files, _ := filepath.Glob(filepath.Join(fixtures, "dsh-v2-v4/*/*/session.v*.jsonl"))
 	if len(files) != 7 {
 		t.Fatalf("found %d logs, want 7", len(files))

@@ -64,6 +64,15 @@ type Handle interface {
 	// session (a fork or a seeded subagent); 0 when not seeded.
 	InheritedEventCount() int64
 	Access() Access
+	// Snapshot returns the metadata of the log as this handle reads it now,
+	// with the same meaning as Service.Stat but from the handle's own view:
+	// a read handle reports the log it reads (following it when a writer
+	// replaced it), a write handle the state its appends left, a pending
+	// create the empty session. A consumer that needs metadata and events
+	// that agree takes both from one handle instead of pairing Stat with
+	// Open, between which a concurrent append can land. A scan started after
+	// Snapshot returns sees at least EventCount events.
+	Snapshot(ctx context.Context) (Snapshot, error)
 
 	// Read returns the validated contiguous events starting at seq offset;
 	// length < 0 means to the end. An offset at or past the end gives an
@@ -90,9 +99,11 @@ type ScanOptions struct {
 	From int64
 	// Reverse walks from the last committed event toward the first.
 	Reverse bool
-	// MaxBytes bounds the physical bytes the scan may read (0: no bound).
-	// Past it the scan yields ErrScanBudget and stops, so a caller can
-	// degrade conservatively instead of reading a whole log.
+	// MaxBytes bounds the stored bytes the scan may read (0: no bound), in
+	// the backend's own measure of them: bytes of the log file for JSONL,
+	// bytes of the rows read for a database. Past it the scan yields
+	// ErrScanBudget and stops, so a caller can degrade conservatively
+	// instead of reading a whole log.
 	MaxBytes int64
 }
 
@@ -115,20 +126,25 @@ type Location struct {
 	Backend string `json:"backend"` // "jsonl" or "sqlite"
 	// Path is the live log file, or the database file.
 	Path string `json:"path"`
-	// Encoding is "zstd" or "none" for JSONL, "sqlite-14" or "sqlite-17".
+	// Encoding is how the backend stores the log: "zstd" or "none" for
+	// JSONL, "sqlite-14" or "sqlite-17".
 	Encoding string `json:"encoding"`
 	// Generation is the format generation of the live log.
 	Generation int `json:"generation"`
 	// OlderGenerations lists generations kept beside the live log.
 	OlderGenerations []int `json:"olderGenerations,omitempty"`
-	// TornBytes counts the bytes of a torn tail that readers ignore.
+	// TornBytes counts the stored bytes of a torn tail: an append that was
+	// interrupted before it completed, which readers ignore. 0 for a
+	// backend whose appends are atomic.
 	TornBytes int64 `json:"tornBytes"`
-	// UncommittedBytes counts the bytes before the torn tail that hold an
-	// uncommitted tail (store.md 4), as far as the tail of the log shows
-	// it without a full read: what the next append removes besides the
-	// torn tail. In a zstd log it counts from the start of the frame that
-	// holds the first uncommitted record, whose committed records the
-	// append writes back.
+	// UncommittedBytes counts the stored bytes, before any torn tail, of an
+	// uncommitted tail (store.md 4): complete records from the first
+	// invalid one on, never served, as far as the end of the log shows it
+	// without a full read. It is what the next append removes besides the
+	// torn tail, counted in the backend's storage units: a backend that
+	// stores records in compressed groups counts from the start of the
+	// group holding the first uncommitted record (its committed records are
+	// written back). 0 for a backend that cannot hold such a tail.
 	UncommittedBytes int64 `json:"uncommittedBytes"`
 }
 
@@ -183,22 +199,31 @@ type LockProber interface {
 	WriterActive(ctx context.Context, id string) (bool, error)
 }
 
-// RawRecord is one physical record as stored: a line of a JSONL log
-// (packed rows and range pairs not expanded).
+// RawRecord is one physical record as stored, header first (packed rows
+// and range pairs not expanded).
 type RawRecord struct {
-	// Line is the record's bytes including its trailing newline.
+	// Line is the record's JSON text as stored, with a trailing newline.
 	Line []byte
-	// Offset is the record's byte offset in the decoded text.
+	// Offset is the record's byte offset in the stored text of the log:
+	// the concatenation of its records' lines, in order.
 	Offset int64
-	// Frame is the index of the zstd frame holding the record (-1 for a
-	// plain file); FrameOffset and FrameSize locate that frame in the file.
-	Frame       int
-	FrameOffset int64
-	FrameSize   int64
+	// Group locates the storage unit holding the record, for a backend that
+	// stores several records as one unit (each zstd frame of a JSONL log);
+	// nil for a backend that stores records one by one.
+	Group *RecordGroup
 }
 
-// RawReader is implemented by backends whose storage has physical records,
-// for `cat --raw`.
+// RecordGroup is a storage unit that holds several records together.
+type RecordGroup struct {
+	// Index numbers the groups of a log from 0, in order.
+	Index int
+	// Offset and Size locate the group in the backend's storage (the byte
+	// range of a zstd frame in a log file).
+	Offset, Size int64
+}
+
+// RawReader is implemented by handles whose backend can give the records
+// exactly as stored, for `cat --raw`.
 type RawReader interface {
 	Raw(ctx context.Context) iter.Seq2[RawRecord, error]
 }

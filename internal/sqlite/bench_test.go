@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -27,7 +28,7 @@ import (
 // in id order, as lines.
 func fixtureSessions(tb testing.TB) [][]seam.Event {
 	tb.Helper()
-	dir := filepath.Join(fixturesDir(tb), "dsh-0.1.0", "expected", "jsonl-zstd")
+	dir := filepath.Join(fixture.Dir(tb), "dsh-0.1.0", "expected", "jsonl-zstd")
 	names, err := filepath.Glob(filepath.Join(dir, "*.events.jsonl"))
 	if err != nil {
 		tb.Fatal(err)

@@ -13,40 +13,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/seam"
 )
-
-// fixturesDir finds ../shared/fixtures above the working directory, or
-// takes DSHCTL_FIXTURES (the path of a file in it).
-func fixturesDir(tb testing.TB) string {
-	tb.Helper()
-	if d := os.Getenv("DSHCTL_FIXTURES"); d != "" {
-		return filepath.Dir(d)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if p := filepath.Join(dir, "shared", "fixtures"); isDir(p) {
-			return p
-		}
-		if filepath.Dir(dir) == dir {
-			tb.Fatalf("shared/fixtures not found above %s; set DSHCTL_FIXTURES", wd)
-		}
-	}
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
 
 // fixtureCopy copies the schema-14 store dsh wrote to a temp file with
 // mode 0600 (the fixture is read-only, and its 0444 would be refused).
 func fixtureCopy(tb testing.TB) string {
 	tb.Helper()
-	data, err := os.ReadFile(filepath.Join(fixturesDir(tb), "dsh-0.1.0", "sqlite", "sessions.sqlite"))
+	data, err := os.ReadFile(filepath.Join(fixture.Dir(tb), "dsh-0.1.0", "sqlite", "sessions.sqlite"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -66,7 +41,7 @@ type oracleSession struct {
 // oracle returns what dsh's reader reported for a fixture store.
 func oracle(t *testing.T, store string) []oracleSession {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(fixturesDir(t), "dsh-0.1.0", "manifest.json"))
+	data, err := os.ReadFile(filepath.Join(fixture.Dir(t), "dsh-0.1.0", "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +125,7 @@ func TestFixtureSchema14(t *testing.T) {
 	if len(entries) != len(sessions) {
 		t.Fatalf("List: %d entries, want %d", len(entries), len(sessions))
 	}
-	expected := filepath.Join(fixturesDir(t), "dsh-0.1.0", "expected", "sqlite")
+	expected := filepath.Join(fixture.Dir(t), "dsh-0.1.0", "expected", "sqlite")
 	for _, o := range sessions {
 		t.Run(seam.SafeName(o.ID), func(t *testing.T) {
 			e := entries[slices.IndexFunc(entries, func(e seam.Entry) bool { return e.Snapshot.Header.ID == o.ID })]
@@ -209,7 +184,7 @@ func TestFixtureAppend14(t *testing.T) {
 	ctx := context.Background()
 	path := fixtureCopy(t)
 	const id = "session-7a2b9c4d-1e3f-4a5b-8c6d-0e1f2a3b4c5d"
-	expected := filepath.Join(fixturesDir(t), "dsh-0.1.0", "expected", "sqlite", id)
+	expected := filepath.Join(fixture.Dir(t), "dsh-0.1.0", "expected", "sqlite", id)
 	want := readLines(t, expected+".events.jsonl")
 	var batch []seam.Event
 	for _, line := range readLines(t, expected+".closers.jsonl") {

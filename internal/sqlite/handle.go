@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"iter"
 	"math"
@@ -103,6 +104,35 @@ func inheritedOf(r *sessionRow, h *seam.Header) int64 {
 		return r.seedLength.Int64
 	}
 	return 0
+}
+
+// Snapshot returns the session's metadata as h reads it now: the pending
+// create's empty session, or the sessions row and last row as stored
+// (which a write handle's appends left, since they commit).
+func (h *handle) Snapshot(ctx context.Context) (seam.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return seam.Snapshot{}, err
+	}
+	if err := h.use("stat"); err != nil {
+		return seam.Snapshot{}, err
+	}
+	if h.unborn() {
+		if h.w != nil {
+			return h.pendingSnapshot(), nil
+		}
+		if p := h.s.pending(h.id); p != nil {
+			return p.pendingSnapshot(), nil
+		}
+	}
+	if q := h.reader(); q != nil {
+		return h.s.statIn(ctx, q, h.id)
+	}
+	tx, err := h.s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return seam.Snapshot{}, h.s.sqlErr("stat", h.id, err)
+	}
+	defer tx.Rollback()
+	return h.s.statIn(ctx, tx, h.id)
 }
 
 // use checks that h is open.

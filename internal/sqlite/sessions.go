@@ -184,7 +184,12 @@ func (s *Store) Stat(ctx context.Context, id string) (seam.Snapshot, error) {
 		return seam.Snapshot{}, s.sqlErr("stat", id, err)
 	}
 	defer tx.Rollback()
-	r, found, err := s.loadSession(ctx, tx, id)
+	return s.statIn(ctx, tx, id)
+}
+
+// statIn is Stat reading in q.
+func (s *Store) statIn(ctx context.Context, q querier, id string) (seam.Snapshot, error) {
+	r, found, err := s.loadSession(ctx, q, id)
 	if err != nil {
 		return seam.Snapshot{}, s.sqlErr("stat", id, err)
 	}
@@ -196,7 +201,7 @@ func (s *Store) Stat(ctx context.Context, id string) (seam.Snapshot, error) {
 	if err != nil {
 		return snap, s.rowErr("stat", id, -1, err)
 	}
-	t, err := s.readTail(ctx, tx, id, h.Version)
+	t, err := s.readTail(ctx, q, id, h.Version)
 	if err != nil {
 		return snap, s.sqlErr("stat", id, err)
 	}

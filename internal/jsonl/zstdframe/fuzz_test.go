@@ -10,7 +10,7 @@ import (
 )
 
 // addSeeds adds the fixture logs and some handmade frames to f's corpus.
-func addSeeds(f *testing.F, add func([]byte)) {
+func addSeeds(f testing.TB, add func([]byte)) {
 	root := fixtureRoot(f)
 	for _, pattern := range []string{"jsonl-zstd/*/*/session.jsonl.zstd", "damaged/*/*/*/session.jsonl.zstd"} {
 		paths, err := filepath.Glob(filepath.Join(root, pattern))

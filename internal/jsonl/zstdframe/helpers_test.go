@@ -4,35 +4,16 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
+
+	"github.com/dshctl/dshctl/internal/fixture"
 )
 
-// fixtureRoot returns the dsh-0.1.0 fixture directory: $DSHCTL_FIXTURES, or
-// shared/fixtures/dsh-0.1.0 in the nearest ancestor of the working
-// directory that has it.
+// fixtureRoot returns the dsh-0.1.0 fixture directory.
 func fixtureRoot(tb testing.TB) string {
 	tb.Helper()
-	if d := os.Getenv("DSHCTL_FIXTURES"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for dir := wd; ; {
-		p := filepath.Join(dir, "shared", "fixtures", "dsh-0.1.0")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatalf("shared/fixtures/dsh-0.1.0 not found above %s; set DSHCTL_FIXTURES", wd)
-		}
-		dir = parent
-	}
+	return fixture.Path(tb, "dsh-0.1.0")
 }
 
 // countingReaderAt counts the bytes read through it.

@@ -100,7 +100,7 @@ func TestReverseFixtures(t *testing.T) {
 	d1, d2 := newTestDecoder(t), newTestDecoder(t)
 	defer func(c int64) { firstChunk = c }(firstChunk)
 	seeds := 0
-	addSeeds(&testing.F{}, func(b []byte) {
+	addSeeds(t, func(b []byte) {
 		seeds++
 		n := int64(len(b))
 		for _, chunk := range []int64{64 << 10, 1000, 37, 1} {

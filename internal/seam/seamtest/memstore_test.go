@@ -276,6 +276,19 @@ func (h *memHandle) rows(op string) ([][]byte, error) {
 	return slices.Clone(d.logs[h.id].rows), nil
 }
 
+func (h *memHandle) Snapshot(ctx context.Context) (seam.Snapshot, error) {
+	d := h.svc.disk
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case h.closed:
+		return seam.Snapshot{}, memErr(seam.ErrHandleClosed, "stat", h.id)
+	case h.pending:
+		return seam.Snapshot{Header: h.header, Revision: "pending", Location: seam.Location{Backend: "mem"}}, nil
+	}
+	return d.snapshot(h.id, d.logs[h.id])
+}
+
 func (h *memHandle) Read(ctx context.Context, offset, length int64) ([]seam.Event, error) {
 	rows, err := h.rows("read")
 	if err != nil {

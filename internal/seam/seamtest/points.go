@@ -769,3 +769,50 @@ func (s *suite) eventCount(t *testing.T) {
 		}
 	}
 }
+
+// handleSnapshot: a handle's Snapshot describes the log it reads, agreeing
+// with Stat while nothing changes; a write handle's follows its own
+// appends; a read handle's follows appends made elsewhere (freshness); a
+// pending create is the empty session; a closed handle refuses.
+func (s *suite) handleSnapshot(t *testing.T) {
+	const id = "snapshot"
+	all := script(s.v, 9)
+	dir := t.TempDir()
+	svc := s.service(t, dir)
+	w := s.create(t, svc, id)
+	snap, err := w.Snapshot(ctx)
+	if err != nil || snap.Header.ID != id || snap.EventCount != 0 {
+		t.Fatalf("pending create: Snapshot %+v, %v; want %q with 0 events", snap, err, id)
+	}
+	appendOK(t, w, all[:4])
+	r := open(t, svc, id, seam.Read)
+	same := func(what string, h seam.Handle, want int64) seam.Snapshot {
+		t.Helper()
+		got, err := h.Snapshot(ctx)
+		if err != nil {
+			t.Fatalf("%s: Snapshot: %v", what, err)
+		}
+		st := stat(t, svc, id)
+		if got.EventCount != want || st.EventCount != want || got.Revision != st.Revision ||
+			got.SizeBytes != st.SizeBytes || got.Header.ID != id || got.Header.Version != s.v ||
+			got.Location.Path != st.Location.Path || got.Location.Backend != st.Location.Backend {
+			t.Fatalf("%s: Snapshot %+v, Stat %+v; want both at %d events", what, got, st, want)
+		}
+		return got
+	}
+	before := same("read handle", r, 4)
+	same("write handle", w, 4)
+	appendOK(t, w, all[4:])
+	after := same("write handle after Append", w, int64(len(all)))
+	if after.Revision == before.Revision {
+		t.Fatalf("revision %q did not change with an Append", after.Revision)
+	}
+	same("read handle after an Append elsewhere", r, int64(len(all)))
+	if events, err := r.Read(ctx, 0, -1); err != nil || len(events) != len(all) {
+		t.Fatalf("read after Snapshot: %d events, %v; want %d", len(events), err, len(all))
+	}
+	r.Close()
+	if _, err := r.Snapshot(ctx); !errors.Is(err, seam.ErrHandleClosed) {
+		t.Fatalf("Snapshot of a closed handle: %v, want ErrHandleClosed", err)
+	}
+}

@@ -1,6 +1,7 @@
 // Package seamtest is the contract suite of the persistence seam: the
 // behaviour every seam.Service backend must show, whatever its storage
-// (spec/seam.md, "Contract suite", points 1 to 21).
+// (spec/seam.md, "Contract suite", points 1 to 21, and 23: a handle's
+// Snapshot).
 //
 // A backend runs it from its own tests:
 //
@@ -110,4 +111,5 @@ var points = []struct {
 	{"20_revisions", (*suite).revisions},
 	{"21_event_count", (*suite).eventCount},
 	{"22_export_byte_identity", func(_ *suite, t *testing.T) { t.Skip("export not implemented yet") }},
+	{"23_handle_snapshot", (*suite).handleSnapshot},
 }

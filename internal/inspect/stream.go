@@ -1,0 +1,198 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// Sink receives a session's log as Stream reads it: the header, the events
+// in seq order, then, when asked for, the synthetic closers.
+type Sink interface {
+	Header(h *seam.Header) error
+	Event(e *seam.Event) error
+	// Closers starts the n synthetic closers, which follow as events.
+	Closers(n int) error
+	// End ends the log read so far; only followed events come after it.
+	End() error
+	// Flush makes what was written so far visible (Stream calls it when it
+	// waits for more events).
+	Flush() error
+}
+
+// StreamOptions say what Stream reads.
+type StreamOptions struct {
+	Filter FilterOptions
+	// Closers adds, after the log, the closers of an interrupted tail turn
+	// (what dsh's resume would append; nothing is written).
+	Closers bool
+	// Follow keeps reading what is appended, every Poll, until ctx ends or
+	// the filter wants nothing more, like tail -f.
+	Follow bool
+	Poll   time.Duration
+}
+
+// StreamResult says what Stream did besides the events.
+type StreamResult struct {
+	// Closers is the number of synthetic closers (before filtering).
+	Closers int
+}
+
+// Stream gives sink the log h reads, filtered, streamed with memory bounded
+// by the largest event. It shows every event, including events of types
+// the log's version does not know and that are not ignorable (a plugin's);
+// since dsh refuses such a log, Stream then fails, once everything was
+// given, with an *UnknownTypesError. A bad
+// filter is a *FilterError, before anything is given. The end of ctx ends
+// a follow cleanly.
+func Stream(ctx context.Context, h seam.Handle, o StreamOptions, sink Sink) (StreamResult, error) {
+	var res StreamResult
+	filter, err := NewFilter(o.Filter)
+	if err != nil {
+		return res, err
+	}
+	hdr := h.Header()
+	t := &tally{Sink: sink, version: hdr.Version, unknown: map[string]int64{}}
+	if err := sink.Header(&hdr); err != nil {
+		return res, err
+	}
+	next, err := streamEvents(ctx, h, filter.ScanFrom(), filter, t)
+	if err != nil {
+		return res, err
+	}
+	if o.Closers {
+		closers, err := Closers(ctx, h)
+		if err != nil {
+			return res, err
+		}
+		res.Closers = len(closers)
+		if err := sink.Closers(len(closers)); err != nil {
+			return res, err
+		}
+		for i := range closers {
+			if filter.Match(&closers[i]) {
+				if err := t.Event(&closers[i]); err != nil {
+					return res, err
+				}
+			}
+		}
+	}
+	if err := sink.End(); err != nil {
+		return res, err
+	}
+	if o.Follow {
+		if err := sink.Flush(); err != nil {
+			return res, err
+		}
+		if err := follow(ctx, h, next, filter, t, o.Poll); err != nil {
+			return res, err
+		}
+	}
+	return res, t.err(ctx, h)
+}
+
+// streamEvents gives sink the events of h from seq next on that filter
+// matches and returns the seq after the last event read.
+func streamEvents(ctx context.Context, h seam.Handle, next int64, filter *Filter, sink Sink) (int64, error) {
+	for ev, err := range h.Scan(ctx, seam.ScanOptions{From: next}) {
+		if err != nil {
+			return next, err
+		}
+		next = ev.Seq + 1
+		if filter.Match(&ev) {
+			if err := sink.Event(&ev); err != nil {
+				return next, err
+			}
+		}
+		if filter.Done() {
+			break
+		}
+	}
+	return next, nil
+}
+
+// follow gives sink what is appended to h, polling like tail -f, until ctx
+// ends or the filter wants nothing more. A read handle sees every append
+// that returned before a scan starts, so polling is a scan from the next
+// seq.
+func follow(ctx context.Context, h seam.Handle, next int64, filter *Filter, sink Sink, poll time.Duration) error {
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for !filter.Done() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		var err error
+		if next, err = streamEvents(ctx, h, next, filter, sink); err != nil {
+			if ctx.Err() != nil {
+				return sink.Flush() // interrupted mid-scan: the way follow ends
+			}
+			return err
+		}
+		if err := sink.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tally is a Sink that counts the events of types the log's version does
+// not know and that are not ignorable.
+type tally struct {
+	Sink
+	version int
+	unknown map[string]int64
+	// first is the seq of the first such event.
+	first int64
+}
+
+func (t *tally) Event(e *seam.Event) error {
+	if !e.Ignorable && !seam.KnownType(t.version, e.Type) {
+		if len(t.unknown) == 0 {
+			t.first = e.Seq
+		}
+		t.unknown[e.Type]++
+	}
+	return t.Sink.Event(e)
+}
+
+// err is the refusal dsh would give the log, if it holds unknown types.
+func (t *tally) err(ctx context.Context, h seam.Handle) error {
+	if len(t.unknown) == 0 {
+		return nil
+	}
+	e := &UnknownTypesError{ID: h.ID(), Version: t.version, Types: t.unknown, First: t.first}
+	if snap, err := h.Snapshot(ctx); err == nil {
+		e.Path = snap.Location.Path
+	}
+	return e
+}
+
+// UnknownTypesError says a log holds events of types its format version
+// does not know and that are not ignorable: dsh refuses such a log unless a
+// plugin registers the types. It matches seam.ErrUnsupportedFormat.
+type UnknownTypesError struct {
+	ID      string
+	Version int
+	// Types counts the events of each unknown type.
+	Types map[string]int64
+	// First is the seq of the first such event.
+	First int64
+	// Path is the log (its Location.Path), "" when unknown.
+	Path string
+}
+
+func (e *UnknownTypesError) Error() string {
+	types := slices.Sorted(maps.Keys(e.Types))
+	return fmt.Sprintf("session %q: event types %s unknown to format v%d and not ignorable, first at seq %d",
+		e.ID, strings.Join(types, ", "), e.Version, e.First)
+}
+
+func (e *UnknownTypesError) Is(target error) bool { return target == seam.ErrUnsupportedFormat }

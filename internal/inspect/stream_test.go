@@ -1,0 +1,118 @@
+package inspect
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// record is a Sink that writes what it is given as short lines.
+type record struct{ bytes.Buffer }
+
+func (r *record) Header(h *seam.Header) error { r.WriteString("header " + h.ID + "\n"); return nil }
+func (r *record) Event(e *seam.Event) error {
+	r.WriteString(e.Type + "\n")
+	return nil
+}
+func (r *record) Closers(n int) error { r.WriteString("closers\n"); return nil }
+func (r *record) End() error          { r.WriteString("end\n"); return nil }
+func (r *record) Flush() error        { return nil }
+
+func TestStream(t *testing.T) {
+	ctx := context.Background()
+	open := renumber([]seam.Event{
+		ev(0, 10, "turn/start", `{"turn":1}`),
+		ev(0, 11, "step/start", `{"turn":1,"step":1}`),
+		ev(0, 12, "session/title", `{"title":"t"}`),
+	})
+	for _, c := range []struct {
+		name    string
+		o       StreamOptions
+		want    string
+		closers int
+	}{
+		{"all", StreamOptions{}, "header fake\nturn/start\nstep/start\nsession/title\nend\n", 0},
+		{"filtered", StreamOptions{Filter: FilterOptions{Types: []string{"step/*", "session/*"}, From: 2}}, "header fake\nsession/title\nend\n", 0},
+		{"closers", StreamOptions{Closers: true}, "header fake\nturn/start\nstep/start\nsession/title\nclosers\nstep/end\nturn/end\nend\n", 2},
+		{"filtered closers", StreamOptions{Closers: true, Filter: FilterOptions{Types: []string{"turn/*"}}}, "header fake\nturn/start\nclosers\nturn/end\nend\n", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var r record
+			res, err := Stream(ctx, newFake(1, 4, open...), c.o, &r)
+			if err != nil || r.String() != c.want || res.Closers != c.closers {
+				t.Fatalf("Stream: %v, %d closers, gave\n%s\nwant\n%s", err, res.Closers, r.String(), c.want)
+			}
+		})
+	}
+
+	// A bad filter is refused before anything is given.
+	var r record
+	_, err := Stream(ctx, newFake(1, 4, open...), StreamOptions{Filter: FilterOptions{Types: []string{"["}}}, &r)
+	var fe *FilterError
+	if !errors.As(err, &fe) || fe.Field != "Types" || fe.Pattern != "[" || r.Len() != 0 {
+		t.Fatalf("bad pattern: %v, gave %q", err, r.String())
+	}
+
+	// Events of unknown types are given, then refused as dsh would.
+	plugin := renumber([]seam.Event{
+		ev(0, 10, "turn/start", `{"turn":1}`),
+		ev(0, 11, "roleplay/requested", `{}`),
+		ev(0, 12, "roleplay/requested", `{}`),
+		ev(0, 13, "mystery/event", `{}`),
+		ev(0, 14, "turn/end", `{"turn":1,"reason":{"kind":"completed"}}`),
+	})
+	r.Reset()
+	_, err = Stream(ctx, newFake(1, 4, plugin...), StreamOptions{}, &r)
+	var ut *UnknownTypesError
+	if !errors.As(err, &ut) || !errors.Is(err, seam.ErrUnsupportedFormat) || ut.First != 1 || ut.Version != 4 ||
+		ut.Types["roleplay/requested"] != 2 || ut.Types["mystery/event"] != 1 || strings.Count(r.String(), "\n") != 7 {
+		t.Fatalf("unknown types: %v (%+v), gave\n%s", err, ut, r.String())
+	}
+}
+
+func TestStatsMetaIsExact(t *testing.T) {
+	c := newStatsCollector(4)
+	for _, e := range renumber([]seam.Event{
+		ev(0, 10, "turn/start", `{"turn":1}`),
+		ev(0, 20, "user/message", `{"id":"u","role":"user","content":[],"source":{"kind":"user"}}`),
+	}) {
+		c.Observe(&e)
+	}
+	s := c.Stats()
+	m := s.Meta(5)
+	if m.Blank || m.Approximate || m.LastPromptAt != 20 || m.UpdatedAt != 20 || m.OpenTurn == nil {
+		t.Fatalf("Meta of an open turn with a prompt: %+v", m)
+	}
+	if m := (&Stats{}).Meta(5); !m.Blank || m.UpdatedAt != 5 || m.Approximate {
+		t.Fatalf("Meta of an empty log: %+v", m)
+	}
+}
+
+func TestSortRows(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	rows := []*ListRow{
+		{ID: "b", CreatedAt: TimeOf(1), UpdatedAt: TimeOf(9), SizeBytes: 5, EventCount: n(1)},
+		{ID: "a", CreatedAt: TimeOf(2), UpdatedAt: TimeOf(3), SizeBytes: 7, EventCount: n(8)},
+		{ID: "c", State: StateError, SizeBytes: 7},
+		{ID: "a", CreatedAt: TimeOf(2), UpdatedAt: TimeOf(3), SizeBytes: 7, EventCount: n(8), Location: seam.Location{Path: "/0"}},
+	}
+	for by, want := range map[string]string{
+		"updated": "b a a c", "created": "a a b c", "size": "a a c b", "events": "a a b c", "other": "b a a c",
+	} {
+		SortRows(rows, by)
+		var ids []string
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+		if got := strings.Join(ids, " "); got != want {
+			t.Errorf("SortRows(%s) = %s, want %s", by, got, want)
+		}
+		if by == "created" && rows[0].Location.Path != "" {
+			t.Errorf("SortRows(%s): equal rows not ordered by location", by)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// Latest as the Version of a header given to Create asks for the newest
+// format among the store's sessions.
+const Latest = -1
+
+// ShadowError refuses to create ID, a prefix of the stored session
+// Stored: the next command naming that prefix would reach the new session
+// instead of the old one.
+type ShadowError struct {
+	ID, Stored string
+}
+
+func (e *ShadowError) Error() string {
+	return fmt.Sprintf("create %q: the id is a prefix of the stored session %q", e.ID, e.Stored)
+}
+
+// Create creates the session h describes in svc as dsh would create it
+// (seam.NewHeader completes the header). A Version of Latest takes the
+// newest format among the store's readable sessions, or seam.MaxVersion in
+// a store without any, so that the dsh using the store can read it. An id
+// that is a prefix of a stored one is a *ShadowError.
+func Create(ctx context.Context, svc seam.Service, h seam.Header) (seam.Handle, error) {
+	entries, err := svc.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	newest := -1
+	for _, en := range entries {
+		if other := en.Snapshot.Header.ID; other != h.ID && strings.HasPrefix(other, h.ID) {
+			return nil, &ShadowError{ID: h.ID, Stored: other}
+		}
+		if en.Err == nil {
+			newest = max(newest, en.Snapshot.Header.Version)
+		}
+	}
+	if h.Version == Latest {
+		h.Version = seam.MaxVersion
+		if newest >= 0 {
+			h.Version = newest
+		}
+	}
+	return svc.Create(ctx, seam.NewHeader(h), seam.CreateOptions{})
+}

@@ -1,0 +1,266 @@
+// Package store opens what a dshctl command names: the store (a flag, an
+// environment variable, or dsh's default), the backend that reads it, and a
+// session in it (an id, a unique id prefix, or the path of its files). It is
+// the one place that knows every backend; commands and tests reach stores
+// only through it. It returns typed errors; the command line words them.
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dshctl/dshctl/internal/jsonl"
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// Source says where the location of a store came from.
+type Source int
+
+const (
+	FromFlag    Source = iota // the command line
+	FromEnv                   // $DSHCTL_STORE
+	FromDSHHome               // $DSH_HOME/sessions
+	FromDefault               // ~/.dsh/sessions
+	FromPath                  // the path of a session's files
+)
+
+// Spec is the store a command was asked to use.
+type Spec struct {
+	Path string
+	From Source
+}
+
+// Options say how to open a store.
+type Options struct {
+	// AllowUnknownTypes serves events of types the log's version does not
+	// know and that are not ignorable, for commands that show logs rather
+	// than judge them.
+	AllowUnknownTypes bool
+	// Create makes a missing store (a JSONL root), for commands that create
+	// sessions.
+	Create bool
+	// Compression is the encoding of the sessions created in a new or empty
+	// JSONL root: "zstd", "none", or "" for the root's own. A root that
+	// holds sessions already is ErrNotEmpty.
+	Compression string
+	// BackupDir is where repairs keep the bytes they remove. Opened
+	// through a Request, empty means DefaultBackupDir; opened by Open,
+	// empty makes a repair fail with ErrNoBackupDir.
+	BackupDir string
+}
+
+// Errors of finding and opening a store, matched with errors.Is; the
+// *Error that carries them says which store.
+var (
+	// ErrNoHome: no store was named and dsh's default cannot be found.
+	ErrNoHome = errors.New("HOME and DSH_HOME are unset")
+	// ErrNotExist: the store named does not exist.
+	ErrNotExist = errors.New("store does not exist")
+	// ErrNotDir: the store named is a file of no known kind.
+	ErrNotDir = errors.New("store is not a directory")
+	// ErrUnsupported: the store is of a kind this build cannot open.
+	ErrUnsupported = errors.New("store kind not supported by this build")
+	// ErrNotEmpty: a compression was asked for a root that holds sessions.
+	ErrNotEmpty = errors.New("store already holds sessions")
+	// ErrNoBackupDir fails a repair of a store opened without a BackupDir.
+	ErrNoBackupDir = jsonl.ErrNoBackupDir
+)
+
+// Error is a failure to find or open the store Spec names: Kind is one of
+// the sentinels above, or seam.ErrIO with the cause in Err. Path is the
+// path tried, which for `sqlite:PATH` is PATH.
+type Error struct {
+	Kind error
+	Spec Spec
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("store %s: %v", e.Path, e.Err)
+	}
+	return fmt.Sprintf("store %s: %v", e.Path, e.Kind)
+}
+
+func (e *Error) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
+
+// Request is what a command has to find its store with: the command
+// line's choice (Flag, "" for none) and the environment.
+type Request struct {
+	Flag   string
+	Getenv func(string) string
+}
+
+// Spec returns the store r asks for: Flag when set, else $DSHCTL_STORE,
+// else dsh's own store: $DSH_HOME/sessions, or ~/.dsh/sessions when
+// DSH_HOME is unset or blank.
+func (r Request) Spec() (Spec, error) {
+	getenv := r.Getenv
+	if r.Flag != "" {
+		return Spec{r.Flag, FromFlag}, nil
+	}
+	if s := getenv("DSHCTL_STORE"); s != "" {
+		return Spec{s, FromEnv}, nil
+	}
+	if home := getenv("DSH_HOME"); strings.TrimSpace(home) != "" {
+		return Spec{filepath.Join(home, "sessions"), FromDSHHome}, nil
+	}
+	home := getenv("HOME")
+	if strings.TrimSpace(home) == "" {
+		return Spec{}, ErrNoHome
+	}
+	return Spec{filepath.Join(home, ".dsh", "sessions"), FromDefault}, nil
+}
+
+// Open opens the store r asks for (see Open), with DefaultBackupDir unless
+// o names a backup folder.
+func (r Request) Open(o Options) (seam.Service, error) {
+	spec, err := r.Spec()
+	if err != nil {
+		return nil, err
+	}
+	return Open(spec, r.options(o))
+}
+
+// options is o with DefaultBackupDir unless o names a backup folder.
+// Without HOME none can be named; a repair then fails with ErrNoBackupDir.
+func (r Request) options(o Options) Options {
+	if o.BackupDir == "" {
+		o.BackupDir, _ = DefaultBackupDir(r.Getenv)
+	}
+	return o
+}
+
+// DefaultBackupDir returns where dshctl's repairs keep the bytes they
+// remove: $XDG_STATE_HOME/dshctl/backups, or ~/.local/state/dshctl/backups.
+func DefaultBackupDir(getenv func(string) string) (string, error) {
+	if state := getenv("XDG_STATE_HOME"); strings.TrimSpace(state) != "" && filepath.IsAbs(state) {
+		return filepath.Join(state, "dshctl", "backups"), nil
+	}
+	home := getenv("HOME")
+	if strings.TrimSpace(home) == "" {
+		return "", errors.New("cannot locate a backup directory: HOME and XDG_STATE_HOME are unset")
+	}
+	return filepath.Join(home, ".local", "state", "dshctl", "backups"), nil
+}
+
+// Kind is the backend a store needs.
+type Kind int
+
+const (
+	JSONL  Kind = iota // a root directory of dsh's JSONL logs
+	SQLite             // a dsh SQLite database
+)
+
+// Location is a store found: the backend that reads it and the path that
+// backend opens.
+type Location struct {
+	Kind Kind
+	Path string
+	// Missing says the path does not exist yet (Locate with create).
+	Missing bool
+}
+
+// sqliteMagic is the first 16 bytes of every SQLite database file.
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// Locate finds the store spec names: `sqlite:PATH` and a file that starts
+// with SQLite's header are SQLite databases, a directory is a JSONL root.
+// A missing path is ErrNotExist, unless create is set: then it is a JSONL
+// root to make. Every kind of location a user may name is recognized here,
+// each by one case that says which backend opens which path.
+func Locate(spec Spec, create bool) (Location, error) {
+	path := spec.Path
+	fail := func(kind error, path string, err error) (Location, error) {
+		return Location{}, &Error{Kind: kind, Spec: spec, Path: path, Err: err}
+	}
+	if rest, ok := strings.CutPrefix(path, "sqlite:"); ok {
+		return Location{Kind: SQLite, Path: rest}, nil
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && create:
+		return Location{Kind: JSONL, Path: path, Missing: true}, nil
+	case errors.Is(err, os.ErrNotExist):
+		return fail(ErrNotExist, path, nil)
+	case err != nil:
+		return fail(seam.ErrIO, path, err)
+	case fi.IsDir():
+		return Location{Kind: JSONL, Path: path}, nil
+	case isSQLite(path):
+		return Location{Kind: SQLite, Path: path}, nil
+	}
+	return fail(ErrNotDir, path, nil)
+}
+
+// Open opens the store spec names with the backend it needs.
+func Open(spec Spec, o Options) (seam.Service, error) {
+	loc, err := Locate(spec, o.Create)
+	if err != nil {
+		return nil, err
+	}
+	if loc.Kind == SQLite {
+		return openSQLite(spec, loc, o)
+	}
+	return openJSONL(spec, loc, o)
+}
+
+// openSQLite opens a SQLite store: not in this build.
+func openSQLite(spec Spec, loc Location, _ Options) (seam.Service, error) {
+	return nil, &Error{Kind: ErrUnsupported, Spec: spec, Path: loc.Path}
+}
+
+// openJSONL opens (or, when missing, makes) a JSONL root.
+func openJSONL(spec Spec, loc Location, o Options) (seam.Service, error) {
+	opts := jsonl.Options{
+		AllowUnknownTypes: o.AllowUnknownTypes,
+		BackupDir:         o.BackupDir,
+		Compression:       jsonl.Encoding(o.Compression),
+		CreateRoot:        loc.Missing,
+	}
+	if o.Compression != "" && !loc.Missing {
+		empty, err := isEmptyDir(loc.Path)
+		if err != nil {
+			return nil, &Error{Kind: seam.ErrIO, Spec: spec, Path: loc.Path, Err: err}
+		}
+		if !empty {
+			return nil, &Error{Kind: ErrNotEmpty, Spec: spec, Path: loc.Path}
+		}
+	}
+	return jsonl.Open(loc.Path, opts)
+}
+
+func isEmptyDir(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	if errors.Is(err, io.EOF) {
+		return true, nil
+	}
+	return len(names) == 0, err
+}
+
+func isSQLite(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	_, err = io.ReadFull(f, head)
+	return err == nil && bytes.Equal(head, sqliteMagic)
+}

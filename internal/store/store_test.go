@@ -1,0 +1,331 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dshctl/dshctl/internal/fixture"
+	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestRequestSpec(t *testing.T) {
+	for _, c := range []struct {
+		flag string
+		env  map[string]string
+		want Spec
+	}{
+		{"/flag", map[string]string{"DSHCTL_STORE": "/e", "DSH_HOME": "/d"}, Spec{"/flag", FromFlag}},
+		{"", map[string]string{"DSHCTL_STORE": "/e", "DSH_HOME": "/d"}, Spec{"/e", FromEnv}},
+		{"", map[string]string{"DSH_HOME": "/d", "HOME": "/h"}, Spec{"/d/sessions", FromDSHHome}},
+		{"", map[string]string{"DSH_HOME": "  ", "HOME": "/h"}, Spec{"/h/.dsh/sessions", FromDefault}},
+		{"", map[string]string{"HOME": "/h"}, Spec{"/h/.dsh/sessions", FromDefault}},
+	} {
+		got, err := Request{c.flag, env(c.env)}.Spec()
+		if err != nil || got != c.want {
+			t.Errorf("Spec(%q, %v) = %+v, %v; want %+v", c.flag, c.env, got, err, c.want)
+		}
+	}
+	if _, err := (Request{"", env(nil)}).Spec(); !errors.Is(err, ErrNoHome) {
+		t.Errorf("Spec without HOME: %v, want ErrNoHome", err)
+	}
+	got, err := DefaultBackupDir(env(map[string]string{"XDG_STATE_HOME": "/s", "HOME": "/h"}))
+	if err != nil || got != "/s/dshctl/backups" {
+		t.Errorf("DefaultBackupDir = %q, %v", got, err)
+	}
+	got, err = DefaultBackupDir(env(map[string]string{"HOME": "/h"}))
+	if err != nil || got != "/h/.local/state/dshctl/backups" {
+		t.Errorf("DefaultBackupDir = %q, %v", got, err)
+	}
+}
+
+func TestLocate(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "sessions.db")
+	if err := os.WriteFile(db, append([]byte("SQLite format 3\x00"), make([]byte, 84)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(other, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "nowhere")
+	for _, c := range []struct {
+		path   string
+		create bool
+		want   Location
+		err    error
+	}{
+		{dir, false, Location{Kind: JSONL, Path: dir}, nil},
+		{"sqlite:" + missing, false, Location{Kind: SQLite, Path: missing}, nil},
+		{db, false, Location{Kind: SQLite, Path: db}, nil},
+		{other, false, Location{}, ErrNotDir},
+		{missing, false, Location{}, ErrNotExist},
+		{missing, true, Location{Kind: JSONL, Path: missing, Missing: true}, nil},
+	} {
+		got, err := Locate(Spec{c.path, FromFlag}, c.create)
+		if got != c.want || !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
+			t.Errorf("Locate(%s, create %v) = %+v, %v; want %+v, %v", c.path, c.create, got, err, c.want, c.err)
+		}
+		var se *Error
+		if c.err != nil && (!errors.As(err, &se) || se.Path != c.path || se.Spec.From != FromFlag) {
+			t.Errorf("Locate(%s): error %#v does not say which store", c.path, err)
+		}
+	}
+	if _, err := Open(Spec{db, FromFlag}, Options{}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("Open of a SQLite store: %v, want ErrUnsupported", err)
+	}
+}
+
+// newStore creates a JSONL store in a temp dir holding the given ids, each
+// a session of one turn in format version v.
+func newStore(t *testing.T, v int, ids ...string) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "store")
+	svc, err := Open(Spec{root, FromFlag}, Options{Create: true, BackupDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	for _, id := range ids {
+		res, err := Append(context.Background(), svc, id, AppendOptions{
+			Create: &seam.Header{Version: v, CreatedAt: 1785331618000, Cwd: "/w"}, Input: strings.NewReader(turn), Name: "turn", AssignSeq: true, Now: 1})
+		if err != nil || !res.Created || res.Appended != 2 {
+			t.Fatalf("create %s: %+v, %v", id, res, err)
+		}
+	}
+	return root
+}
+
+const turn = `{"type":"turn/start","time":1785400000000,"data":{"turn":1}}
+{"type":"turn/end","time":1785400000000,"data":{"turn":1,"reason":{"kind":"completed"}}}
+`
+
+func TestOpenSession(t *testing.T) {
+	ctx := context.Background()
+	root := newStore(t, 4, "session-4f1c2a9e", "session-4f1d0000", "task:review/01 ü~x")
+	r := Request{Flag: root, Getenv: env(nil)}
+	for arg, want := range map[string]string{
+		"session-4f1c2a9e": "session-4f1c2a9e",
+		"session-4f1c":     "session-4f1c2a9e",
+		"task:":            "task:review/01 ü~x",
+		filepath.Join(root, "--w--", "task~003Areview~002F01~0020~00FC~007Ex"):    "task:review/01 ü~x",
+		filepath.Join(root, "--w--", "session-4f1d0000", "session.v4.jsonl.zstd"): "session-4f1d0000",
+	} {
+		s, err := OpenSession(ctx, r, arg, Options{})
+		if err != nil {
+			t.Errorf("OpenSession(%q): %v", arg, err)
+			continue
+		}
+		if s.ID != want {
+			t.Errorf("OpenSession(%q) = %q, want %q", arg, s.ID, want)
+		}
+		s.Close()
+	}
+	// A path names its store, whatever the request says.
+	elsewhere := Request{Flag: filepath.Join(t.TempDir(), "none"), Getenv: env(nil)}
+	if s, err := OpenSession(ctx, elsewhere, filepath.Join(root, "--w--", "session-4f1c2a9e"), Options{}); err != nil || s.ID != "session-4f1c2a9e" {
+		t.Errorf("OpenSession by path with another store asked for: %v", err)
+	} else {
+		s.Close()
+	}
+	var amb *AmbiguousError
+	if _, err := OpenSession(ctx, r, "session-4f1", Options{}); !errors.As(err, &amb) ||
+		!slices.Equal(amb.Matches, []string{"session-4f1c2a9e", "session-4f1d0000"}) {
+		t.Errorf("ambiguous prefix: %v", err)
+	}
+	if _, err := OpenSession(ctx, r, "nosuch", Options{}); !errors.Is(err, seam.ErrNotFound) {
+		t.Errorf("unknown id: %v, want ErrNotFound", err)
+	}
+	if _, err := OpenSession(ctx, r, "", Options{}); !errors.Is(err, ErrEmptyArg) {
+		t.Errorf("empty argument: %v, want ErrEmptyArg", err)
+	}
+	if _, err := OpenSession(ctx, Request{Flag: filepath.Join(root, "nowhere"), Getenv: env(nil)}, "x", Options{}); !errors.Is(err, ErrNotExist) {
+		t.Errorf("missing store: %v, want ErrNotExist", err)
+	}
+}
+
+func TestCreate(t *testing.T) {
+	ctx := context.Background()
+	root := newStore(t, 2, "old-v2")
+	svc, err := Open(Spec{root, FromFlag}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	// The store's newest format, dsh's defaults for the header.
+	h, err := Create(ctx, svc, seam.Header{Version: Latest, ID: "sub", CreatedAt: 1, Cwd: "/w", Origin: "subagent", ParentSession: "old-v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.Header()
+	h.Close()
+	if got.Version != 2 || got.IsSeeded == nil || *got.IsSeeded || got.DelegationDepth != 1 {
+		t.Errorf("created header %+v: want v2, isSeeded false, delegationDepth 1", got)
+	}
+	var sh *ShadowError
+	if _, err := Create(ctx, svc, seam.Header{Version: 4, ID: "old", CreatedAt: 1}); !errors.As(err, &sh) || sh.Stored != "old-v2" {
+		t.Errorf("create of a prefix of a stored id: %v, want a ShadowError naming old-v2", err)
+	}
+	empty, err := Open(Spec{filepath.Join(t.TempDir(), "new"), FromFlag}, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer empty.Close()
+	if h, err := Create(ctx, empty, seam.Header{Version: Latest, ID: "first", CreatedAt: 1}); err != nil || h.Header().Version != seam.MaxVersion {
+		t.Errorf("Create in an empty store: %v, want v%d", err, seam.MaxVersion)
+	} else {
+		h.Close()
+	}
+}
+
+func TestCompressionOnlyForAnEmptyRoot(t *testing.T) {
+	root := newStore(t, 4, "s")
+	if _, err := Open(Spec{root, FromFlag}, Options{Compression: "none"}); !errors.Is(err, ErrNotEmpty) {
+		t.Errorf("compression for a root with sessions: %v, want ErrNotEmpty", err)
+	}
+	svc, err := Open(Spec{t.TempDir(), FromFlag}, Options{Compression: "none"})
+	if err != nil {
+		t.Fatalf("compression for an empty root: %v", err)
+	}
+	svc.Close()
+}
+
+func TestAppend(t *testing.T) {
+	ctx := context.Background()
+	root := newStore(t, 4, "s")
+	svc, err := Open(Spec{root, FromFlag}, Options{BackupDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	const title = `{"type":"session/title","data":{"title":"t"}}`
+	for _, c := range []struct {
+		name, input string
+		assign      bool
+		line        int
+		want        string
+	}{
+		{"bad json", `{"type":"session/title","seq":2,"time":1,"data":{"title":"t"}}` + "\n{\"type\":", false, 2, "unparsable record"},
+		{"wrong seq", `{"type":"session/title","seq":7,"time":1,"data":{"title":"t"}}`, false, 1, "seq 7, expected 2"},
+		{"packed row", `{"type":"text-chunks","seq0":2,"time0":1,"parts":[]}`, false, 1, `packed row "text-chunks" in a v4 log`},
+		{"unknown type", "\n\n" + `{"type":"mystery/event","data":{}}`, true, 3, `event type "mystery/event" unknown to format v4`},
+		{"no surfaceOp", `{"type":"user/message","data":{"id":"u","role":"user","content":[],"source":{"kind":"user"}}}`, true, 1, "without surfaceOp"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Append(ctx, svc, "s", AppendOptions{Input: strings.NewReader(c.input), Name: "in.jsonl", AssignSeq: c.assign, Now: 1})
+			var in *InputError
+			if !errors.As(err, &in) || in.Name != "in.jsonl" || in.Line != c.line || !strings.Contains(in.Err.Error(), c.want) {
+				t.Fatalf("Append: %v; want line %d: %s", err, c.line, c.want)
+			}
+			if res == nil || res.Appended != 0 && res.FirstSeq != 2 {
+				t.Fatalf("result %+v", res)
+			}
+			if snap, _ := svc.Stat(ctx, "s"); snap.EventCount != 2 {
+				t.Fatalf("an invalid batch stored events: %d", snap.EventCount)
+			}
+		})
+	}
+	res, err := Append(ctx, svc, "s", AppendOptions{Input: strings.NewReader(title + "\n" + title + "\n"), Name: "in", AssignSeq: true, Now: 1})
+	if err != nil || res.FirstSeq != 2 || res.NextSeq != 4 || res.Appended != 2 || res.Created || len(res.Repairs) != 0 {
+		t.Fatalf("Append: %+v, %v", res, err)
+	}
+	if _, err := Append(ctx, svc, "nosuch", AppendOptions{}); !errors.Is(err, seam.ErrNotFound) {
+		t.Fatalf("Append to a missing session without Create: %v", err)
+	}
+	res, err = Append(ctx, svc, "empty", AppendOptions{Create: &seam.Header{Version: Latest, CreatedAt: 1}})
+	if err != nil || !res.Created || res.Appended != 0 {
+		t.Fatalf("create without events: %+v, %v", res, err)
+	}
+	if snap, err := svc.Stat(ctx, "empty"); err != nil || snap.EventCount != 0 {
+		t.Fatalf("the created session is not stored: %v", err)
+	}
+	// v0 logs store packed rows, which are not events to append.
+	if _, err := Append(ctx, svc, "v0", AppendOptions{Create: &seam.Header{Version: 0, CreatedAt: 1},
+		Input: strings.NewReader(`{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[3],"texts":["a","b"]}}`), Name: "in"}); err == nil ||
+		!strings.Contains(err.Error(), "packed text-chunks rows are a storage form") {
+		t.Fatalf("Append of a packed row: %v", err)
+	}
+}
+
+// TestAppendRepairs: an append to a log with a torn tail reports the
+// removal, with where the bytes were saved.
+func TestAppendRepairs(t *testing.T) {
+	ctx := context.Background()
+	root := newStore(t, 4, "s")
+	backups := t.TempDir()
+	svc, err := Open(Spec{root, FromFlag}, Options{BackupDir: backups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	snap, _ := svc.Stat(ctx, "s")
+	f, err := os.OpenFile(snap.Location.Path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x04})
+	f.Close()
+	res, err := Append(ctx, svc, "s", AppendOptions{CloseInterrupted: true, Input: strings.NewReader(turn), AssignSeq: true})
+	if err != nil || len(res.Repairs) != 1 || res.Repairs[0].Kind != seam.RepairTorn || res.Repairs[0].Bytes != 5 ||
+		!strings.HasPrefix(res.Repairs[0].Backup, backups) {
+		t.Fatalf("Append over a torn tail: %+v, %v", res, err)
+	}
+}
+
+// TestListBothPaths: inspect.List gives the same rows whether the service
+// opens sessions in its listing pass (seam.OpenLister) or not.
+func TestListBothPaths(t *testing.T) {
+	ctx := context.Background()
+	for _, dir := range []string{"jsonl-zstd", "jsonl-none", "damaged/zstd-header-frame-not-single-line", "damaged/mixed-encoding"} {
+		t.Run(dir, func(t *testing.T) {
+			svc, err := Open(Spec{fixture.Path(t, "dsh-0.1.0", dir), FromFlag}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer svc.Close()
+			if _, ok := svc.(seam.OpenLister); !ok {
+				t.Fatal("the JSONL store is not an OpenLister")
+			}
+			var total int
+			var steps atomic.Int64 // steps come from several goroutines
+			opened, err := inspect.List(ctx, svc, inspect.ListOptions{Progress: func(n int) func() {
+				total = n
+				return func() { steps.Add(1) }
+			}})
+			if n := int(steps.Load()); err != nil || len(opened) == 0 || n != len(opened) || total < n {
+				t.Fatalf("List via ListOpen: %d rows, %d steps of %d, %v", len(opened), n, total, err)
+			}
+			plain, err := inspect.List(ctx, struct{ seam.Service }{svc}, inspect.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			order := func(rows []inspect.ListRow) []*inspect.ListRow {
+				out := make([]*inspect.ListRow, len(rows))
+				for i := range rows {
+					out[i] = &rows[i]
+				}
+				inspect.SortRows(out, "created")
+				return out
+			}
+			a, b := order(opened), order(plain)
+			if !reflect.DeepEqual(a, b) {
+				for i := range a {
+					if !reflect.DeepEqual(a[i], b[i]) {
+						t.Fatalf("row %d differs:\nListOpen %+v\nList     %+v", i, *a[i], *b[i])
+					}
+				}
+				t.Fatalf("%d rows vs %d", len(a), len(b))
+			}
+		})
+	}
+}
