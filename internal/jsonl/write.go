@@ -545,7 +545,7 @@ func (h *handle) Repairs() []seam.Repair {
 // ErrNoBackupDir fails a repair of a store opened without
 // Options.BackupDir: removed bytes are always kept, so without a place for
 // them nothing is removed.
-var ErrNoBackupDir = errors.New("no backup directory for the bytes a repair removes")
+var ErrNoBackupDir = seam.ErrNoBackupDir
 
 // backup copies [from, to) of l to <backup dir>/<safe id>/<time>-<from>.bin
 // and fsyncs it and its directory.

@@ -68,7 +68,7 @@ var (
 	// ErrNotEmpty: a compression was asked for a root that holds sessions.
 	ErrNotEmpty = errors.New("store already holds sessions")
 	// ErrNoBackupDir fails a repair of a store opened without a BackupDir.
-	ErrNoBackupDir = jsonl.ErrNoBackupDir
+	ErrNoBackupDir = seam.ErrNoBackupDir
 )
 
 // Error is a failure to find or open the store Spec names: Kind is one of
