@@ -469,7 +469,7 @@ func (s *Store) backup(id string, r *RawRow) (string, error) {
 			Err: fmt.Errorf("saving the torn row before removing it: %w", err)}
 	}
 	if s.opts.BackupDir == "" {
-		return "", fail(errors.New("no backup directory configured"))
+		return "", fail(seam.ErrNoBackupDir)
 	}
 	b := backedUpRow{Database: s.path, SessionID: id, Seq: r.Seq, Type: r.Type, Time: r.Time}
 	text := func(p []byte, blob bool) (*string, *string) {
