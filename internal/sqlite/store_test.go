@@ -334,3 +334,22 @@ func TestStatListReadOnlyLastRow(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredVersionNewer checks that a session whose version column is
+// newer than dshctl knows is unsupported, not corrupt, and listed with
+// the error.
+func TestStoredVersionNewer(t *testing.T) {
+	s := newStore(t, Schema17, Options{})
+	stored(t, s, "a", 1)
+	if _, err := s.db.Exec("UPDATE sessions SET version = 7"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Stat(ctx, "a")
+	wantKind(t, err, seam.ErrUnsupportedFormat, "Stat")
+	_, err = s.Open(ctx, "a", seam.Read)
+	wantKind(t, err, seam.ErrUnsupportedFormat, "Open")
+	entries, err := s.List(ctx)
+	if err != nil || len(entries) != 1 || !errors.Is(entries[0].Err, seam.ErrUnsupportedFormat) {
+		t.Fatalf("List: %+v, %v", entries, err)
+	}
+}
