@@ -390,7 +390,7 @@ func (h *handle) Close() error {
 		if w != nil && w.owner != nil {
 			err = w.owner.release()
 		}
-		h.s.release(h.id, h)
+		h.s.writers.Release(h.id, h)
 	}
 	h.s.unref()
 	if err != nil {

@@ -70,7 +70,7 @@ type Store struct {
 	db     *sql.DB
 
 	mu      sync.Mutex
-	writers map[string]*handle // ids this store owns for writing, pending creates included
+	writers seam.Claims[*handle] // ids this store owns for writing, pending creates included
 	closed  bool
 	refs    int // open handles; the database closes with the last one after Close
 
@@ -118,7 +118,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, storeErr(seam.ErrIO, abs, err)
 	}
 	db.SetMaxIdleConns(max(2, runtime.GOMAXPROCS(0)))
-	s := &Store{path: abs, opts: opts, db: db, writers: map[string]*handle{}, stmts: map[string]*sql.Stmt{}}
+	s := &Store{path: abs, opts: opts, db: db, stmts: map[string]*sql.Stmt{}}
 	if err := s.init(created || opts.Create); err != nil {
 		db.Close()
 		return nil, err

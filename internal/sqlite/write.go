@@ -40,28 +40,17 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	if err := s.check(ctx, "create"); err != nil {
 		return nil, err
 	}
-	invalid := func(format string, args ...any) error {
-		return seam.Errorf(seam.ErrInvalid, "create", h.ID, seam.NoPos, format, args...)
-	}
-	if err := seam.ValidateHeader(h, ""); err != nil {
-		return nil, invalid("%v", causeOf(err))
-	}
-	switch {
-	case h.Version < 2 && h.SeedLength != nil && opts.InheritedEventCount != *h.SeedLength:
-		return nil, invalid("inherited event count %d differs from seedLength %d", opts.InheritedEventCount, *h.SeedLength)
-	case !h.Seeded() && opts.InheritedEventCount != 0:
-		return nil, invalid("inherited event count %d for an unseeded header", opts.InheritedEventCount)
-	case opts.InheritedEventCount < 0:
-		return nil, invalid("negative inherited event count")
+	if err := seam.CheckCreate(h, opts); err != nil {
+		return nil, err
 	}
 	hd := &handle{s: s, id: h.ID, access: seam.Write, hdr: h, inherited: opts.InheritedEventCount,
 		w: &writer{pending: true, lastFirst: -1}}
-	if err := s.claim(h.ID, hd, seam.ErrAlreadyExists, "create"); err != nil {
+	if err := s.writers.Claim("create", h.ID, hd, seam.ErrAlreadyExists); err != nil {
 		return nil, err
 	}
 	_, found, err := s.loadSession(ctx, nil, h.ID)
 	if err != nil || found {
-		s.release(h.ID, hd)
+		s.writers.Release(h.ID, hd)
 		if err != nil {
 			return nil, s.sqlErr("create", h.ID, err)
 		}
@@ -76,32 +65,10 @@ func alreadyExists(id string) error {
 		Err: fmt.Errorf("session %q already exists", id)}
 }
 
-// claim registers h as the in-process writer of id; kind is the error when
-// another handle of this store holds it.
-func (s *Store) claim(id string, h *handle, kind error, op string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.writers[id] != nil {
-		return &seam.Error{Kind: kind, Op: op, ID: id, Pos: seam.NoPos, Err: errors.New("held by another handle of this process")}
-	}
-	s.writers[id] = h
-	return nil
-}
-
-func (s *Store) release(id string, h *handle) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.writers[id] == h {
-		delete(s.writers, id)
-	}
-}
-
 // pending returns the handle of a create of id not stored yet.
 func (s *Store) pending(id string) *handle {
-	s.mu.Lock()
-	h := s.writers[id]
-	s.mu.Unlock()
-	if h == nil {
+	h, ok := s.writers.Owner(id)
+	if !ok {
 		return nil
 	}
 	h.mu.Lock()
@@ -113,15 +80,9 @@ func (s *Store) pending(id string) *handle {
 }
 
 func (s *Store) pendingHandles() []*handle {
-	s.mu.Lock()
-	ids := make([]string, 0, len(s.writers))
-	for id := range s.writers {
-		ids = append(ids, id)
-	}
-	s.mu.Unlock()
 	var out []*handle
-	for _, id := range ids {
-		if h := s.pending(id); h != nil {
+	for _, h := range s.writers.Owners() {
+		if s.pending(h.id) == h {
 			out = append(out, h)
 		}
 	}
@@ -148,14 +109,14 @@ func (s *Store) lock(op, id string, busy error) (*ownership, error) {
 // openWrite claims id, takes its lock and validates the whole session.
 func (s *Store) openWrite(ctx context.Context, id string) (seam.Handle, error) {
 	h := &handle{s: s, id: id, access: seam.Write, w: &writer{lastFirst: -1}}
-	if err := s.claim(id, h, seam.ErrAlreadyOwned, "open"); err != nil {
+	if err := s.writers.Claim("open", id, h, seam.ErrAlreadyOwned); err != nil {
 		return nil, err
 	}
 	if err := s.loadWriter(ctx, h); err != nil {
 		if h.w.owner != nil {
 			h.w.owner.release()
 		}
-		s.release(id, h)
+		s.writers.Release(id, h)
 		return nil, err
 	}
 	s.ref()
@@ -523,14 +484,8 @@ func (s *Store) backup(id string, r *RawRow) (string, error) {
 // Flush stores every created session of the store that has no event yet
 // and joins the handles' errors.
 func (s *Store) Flush(ctx context.Context) error {
-	s.mu.Lock()
-	hs := make([]*handle, 0, len(s.writers))
-	for _, h := range s.writers {
-		hs = append(hs, h)
-	}
-	s.mu.Unlock()
 	var errs []error
-	for _, h := range hs {
+	for _, h := range s.writers.Owners() {
 		if err := h.Flush(ctx); err != nil && !errors.Is(err, seam.ErrHandleClosed) {
 			errs = append(errs, err)
 		}
