@@ -32,7 +32,7 @@ type handle struct {
 
 // reader returns where h's reads run: nil for the store's pool.
 func (h *handle) reader() querier {
-	if h.pin != nil && h.s.writes.Load() == h.pinWrites {
+	if h.pin != nil && writes.Load() == h.pinWrites {
 		return h.pin
 	}
 	return nil

@@ -316,7 +316,7 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(e se
 		return s.sqlErr("list", "", err)
 	}
 	defer pin.close()
-	writes := s.writes.Load()
+	before := writes.Load()
 	type item struct {
 		entry seam.Entry
 		row   sessionRow
@@ -347,7 +347,7 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(e se
 			visit(it.entry, nil, err)
 			continue
 		}
-		h.pin, h.pinWrites = pin, writes
+		h.pin, h.pinWrites = pin, before
 		visit(it.entry, h, nil)
 		h.Close()
 	}

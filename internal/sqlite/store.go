@@ -76,10 +76,13 @@ type Store struct {
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt // prepared statements by query text
-
-	// writes counts the write transactions this store committed.
-	writes atomic.Int64
 }
+
+// writes counts the write transactions every store of this process
+// committed: a read pinned to an older transaction (ListOpen) leaves it
+// once it changes, so that it sees every append returned before it
+// started, whichever service made it.
+var writes atomic.Int64
 
 var (
 	_ seam.Service    = (*Store)(nil)

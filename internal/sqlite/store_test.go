@@ -353,3 +353,35 @@ func TestStoredVersionNewer(t *testing.T) {
 		t.Fatalf("List: %+v, %v", entries, err)
 	}
 }
+
+// TestListOpenFreshness checks that a handle ListOpen gives sees an append
+// another service of the process made after the listing began.
+func TestListOpenFreshness(t *testing.T) {
+	s := newStore(t, Schema17, Options{})
+	stored(t, s, "a", 2)
+	other, err := Open(s.Path(), Options{BackupDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	err = s.ListOpen(ctx, nil, func(e seam.Entry, h seam.Handle, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := other.Open(ctx, "a", seam.Write)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if err := w.Append(ctx, events(2, 1)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.Read(ctx, 0, -1)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("Read after an append elsewhere: %d events, %v", len(got), err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -234,7 +234,7 @@ func (s *Store) inTx(ctx context.Context, op, id string, fn func(tx *sql.Tx) err
 		return s.sqlErr(op, id, err)
 	}
 	err = tx.Commit()
-	s.writes.Add(1) // even a failed commit may have committed
+	writes.Add(1) // even a failed commit may have committed
 	return s.sqlErr(op, id, err)
 }
 
