@@ -385,3 +385,45 @@ func TestListOpenFreshness(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSeededV4 stores a seeded v4 session: seed_length holds the
+// inherited count, isSeeded reads back true, and a full read checks the
+// seed marker against it.
+func TestSeededV4(t *testing.T) {
+	s := newStore(t, Schema17, Options{})
+	yes := true
+	h, err := s.Create(ctx, seam.Header{Version: 4, ID: "fork", CreatedAt: 1785331618000, Cwd: "/w", ParentSession: "p", IsSeeded: &yes},
+		seam.CreateOptions{InheritedEventCount: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := events(0, 2)
+	batch = append(batch, seam.Event{Type: "session/end-seed", Seq: 2, Time: 1785331618600, Data: []byte(`{"inherited":true}`)})
+	if err := h.Append(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	r, err := s.Open(ctx, "fork", seam.Read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if hdr := r.Header(); r.InheritedEventCount() != 2 || hdr.IsSeeded == nil || !*hdr.IsSeeded || hdr.ParentSession != "p" {
+		t.Fatalf("header %s, inherited %d", hdr.AppendJSON(nil), r.InheritedEventCount())
+	}
+	if got, err := r.Read(ctx, 0, -1); err != nil || len(got) != 3 {
+		t.Fatalf("Read: %d events, %v", len(got), err)
+	}
+	if _, err := s.db.Exec("UPDATE sessions SET seed_length = 1"); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := s.Open(ctx, "fork", seam.Read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	_, err = r2.Read(ctx, 0, -1)
+	wantKind(t, err, seam.ErrCorrupt, "Read with seed_length disagreeing with the marker")
+	_, err = s.Open(ctx, "fork", seam.Write)
+	wantKind(t, err, seam.ErrCorrupt, "write Open with seed_length disagreeing with the marker")
+}
