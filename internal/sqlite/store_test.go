@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -426,4 +427,62 @@ func TestSeededV4(t *testing.T) {
 	wantKind(t, err, seam.ErrCorrupt, "Read with seed_length disagreeing with the marker")
 	_, err = s.Open(ctx, "fork", seam.Write)
 	wantKind(t, err, seam.ErrCorrupt, "write Open with seed_length disagreeing with the marker")
+}
+
+// TestListOpenVisitsEachOnce lists a store large enough for ListOpen to
+// visit from several goroutines: every session once, each handle readable.
+func TestListOpenVisitsEachOnce(t *testing.T) {
+	s := newStore(t, Schema14, Options{})
+	sessions := map[string][]seam.Event{}
+	for i := range 300 {
+		sessions[fmt.Sprintf("s%03d", i)] = events(0, int64(i%7+1))
+	}
+	insertSessions(t, s, sessions)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	err := s.ListOpen(ctx, nil, func(e seam.Entry, h seam.Handle, err error) {
+		if err != nil || e.Err != nil {
+			t.Error(err, e.Err)
+			return
+		}
+		got, err := h.Read(ctx, 0, -1)
+		if err != nil || int64(len(got)) != e.Snapshot.EventCount {
+			t.Errorf("%s: %d events, %v; listed %d", h.ID(), len(got), err, e.Snapshot.EventCount)
+		}
+		mu.Lock()
+		seen[h.ID()]++
+		mu.Unlock()
+	})
+	if err != nil || len(seen) != 300 {
+		t.Fatalf("ListOpen: %d sessions, %v", len(seen), err)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s visited %d times", id, n)
+		}
+	}
+}
+
+// insertSessions stores v4 sessions in one transaction.
+func insertSessions(t *testing.T, s *Store, sessions map[string][]seam.Event) {
+	t.Helper()
+	tx, err := s.db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, evs := range sessions {
+		if _, err := tx.Exec(`INSERT INTO sessions (id, `+sessionCols+`) VALUES (?, 4, 1785331618000, '/w', NULL, NULL, NULL, 0, NULL, 'inc', 1)`, id); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := encodeRows(evs, s.schema, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.insertRows(ctx, tx, id, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
 }
