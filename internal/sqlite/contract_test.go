@@ -12,6 +12,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if db := os.Getenv(crashChildEnv); db != "" {
+		crashChild(db) // never returns
+	}
 	// A child process of seamtest.HoldInChild: hold the write lock of
 	// session args[1] of the database args[0].
 	seamtest.RunChild(func(args []string) (func(), error) {
