@@ -211,13 +211,13 @@ func Locate(spec Spec, create bool) (Location, error) {
 		return Location{Kind: SQLite, Path: rest, Missing: errors.Is(err, os.ErrNotExist)}, nil
 	}
 	if spec.From == FromDSHHome || spec.From == FromDefault {
-		if loc, ok := inHome(filepath.Dir(path), path); ok {
+		if loc, ok := inHome(filepath.Dir(path), path, false); ok {
 			return loc, nil
 		}
 	}
 	fi, err := os.Stat(path)
 	if err == nil && fi.IsDir() {
-		if loc, ok := inHome(path, filepath.Join(path, "sessions")); ok {
+		if loc, ok := inHome(path, filepath.Join(path, "sessions"), true); ok {
 			return loc, nil
 		}
 	}
@@ -236,20 +236,28 @@ func Locate(spec Spec, create bool) (Location, error) {
 	return fail(ErrNotDir, path, nil)
 }
 
-// inHome chooses between the stores of a dsh home that holds a SQLite
-// database (SQLiteName): its JSONL root (root) when there is one, noting
-// the other, else the database, noting the inference. ok is false when the
-// home holds no database: the caller goes on as without a home.
-func inHome(home, root string) (Location, bool) {
+// inHome chooses between the stores of a dsh home: its JSONL root (root,
+// the sessions/ folder) when there is one, noting a SQLite database
+// (SQLiteName) beside it, else the database, noting the inference. A home
+// the user named (named) is read as its JSONL root even without a
+// database; dsh's default home is then no different from its root. ok is
+// false when there is nothing to choose: the caller goes on as without a
+// home.
+func inHome(home, root string, named bool) (Location, bool) {
 	db := filepath.Join(home, SQLiteName)
-	if !isSQLite(db) {
-		return Location{}, false
-	}
-	if fi, err := os.Stat(root); err == nil && fi.IsDir() {
+	hasDB := isSQLite(db)
+	fi, err := os.Stat(root)
+	hasRoot := err == nil && fi.IsDir()
+	switch {
+	case hasDB && hasRoot:
 		return Location{Kind: JSONL, Path: root,
 			Note: fmt.Sprintf("using the JSONL store %s; %s also holds the SQLite store %s (choose it with --store sqlite:%[3]s)", root, home, db)}, true
+	case hasDB:
+		return Location{Kind: SQLite, Path: db, Note: fmt.Sprintf("using the SQLite store %s, found in %s", db, home)}, true
+	case hasRoot && named:
+		return Location{Kind: JSONL, Path: root, Note: fmt.Sprintf("using the JSONL store %s, found in %s", root, home)}, true
 	}
-	return Location{Kind: SQLite, Path: db, Note: fmt.Sprintf("using the SQLite store %s, found in %s", db, home)}, true
+	return Location{}, false
 }
 
 // Open opens the store spec names with the backend it needs.

@@ -95,14 +95,16 @@ func TestLocate(t *testing.T) {
 // its JSONL root when it has one, noting the database, else the database,
 // noting the inference; named by a flag or found as dsh's default.
 func TestLocateHome(t *testing.T) {
-	sqliteOnly, both := t.TempDir(), t.TempDir()
+	sqliteOnly, both, jsonlOnly := t.TempDir(), t.TempDir(), t.TempDir()
 	for _, home := range []string{sqliteOnly, both} {
 		if err := os.WriteFile(filepath.Join(home, SQLiteName), append([]byte("SQLite format 3\x00"), make([]byte, 84)...), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Mkdir(filepath.Join(both, "sessions"), 0o700); err != nil {
-		t.Fatal(err)
+	for _, home := range []string{both, jsonlOnly} {
+		if err := os.Mkdir(filepath.Join(home, "sessions"), 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, c := range []struct {
 		spec Spec
@@ -115,6 +117,8 @@ func TestLocateHome(t *testing.T) {
 		{Spec{both, FromFlag}, JSONL, filepath.Join(both, "sessions"), "also holds the SQLite store"},
 		{Spec{filepath.Join(both, "sessions"), FromDefault}, JSONL, filepath.Join(both, "sessions"), "--store sqlite:" + filepath.Join(both, SQLiteName)},
 		{Spec{filepath.Join(both, "sessions"), FromFlag}, JSONL, filepath.Join(both, "sessions"), ""},
+		{Spec{jsonlOnly, FromEnv}, JSONL, filepath.Join(jsonlOnly, "sessions"), "using the JSONL store"},
+		{Spec{filepath.Join(jsonlOnly, "sessions"), FromDefault}, JSONL, filepath.Join(jsonlOnly, "sessions"), ""},
 	} {
 		loc, err := Locate(c.spec, false)
 		if err != nil || loc.Kind != c.kind || loc.Path != c.path || !strings.Contains(loc.Note, c.note) || (c.note == "") != (loc.Note == "") {
