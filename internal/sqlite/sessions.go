@@ -4,12 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -305,20 +302,22 @@ func (s *Store) listIn(ctx context.Context, q querier, op string, visit func(sea
 }
 
 // ListOpen visits every session List returns with a read handle made from
-// the rows the listing read, without another query per session, from a
-// few goroutines. Each goroutine pins a connection in one read
+// the rows the listing read, without another query per session. The
+// listing and the handles' reads share one pinned connection and read
 // transaction, which costs far less than a transaction per statement; a
 // handle leaves it for a fresh one as soon as a store of the process
 // commits a write, so that a read started after an Append returns sees it.
+// The visits run one after another: on two cores, several connections
+// listing at once were slower (each has its own page cache).
 func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(e seam.Entry, h seam.Handle, err error)) error {
 	if err := s.check(ctx, "list"); err != nil {
 		return err
 	}
-	first, err := s.pin(ctx)
+	pin, err := s.pin(ctx)
 	if err != nil {
 		return s.sqlErr("list", "", err)
 	}
-	defer first.close()
+	defer pin.close()
 	before := writes.Load()
 	type item struct {
 		entry seam.Entry
@@ -326,7 +325,7 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(e se
 		last  []seam.Event
 	}
 	var items []item
-	err = s.listIn(ctx, first, "list", func(e seam.Entry, r *sessionRow, last []seam.Event) {
+	err = s.listIn(ctx, pin, "list", func(e seam.Entry, r *sessionRow, last []seam.Event) {
 		items = append(items, item{e, *r, last})
 	})
 	if err != nil {
@@ -336,39 +335,23 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(e se
 	if found != nil {
 		found(len(items) + len(pending))
 	}
-	var next atomic.Int64
-	work := func(pin *pinned) {
-		for i := int(next.Add(1) - 1); i < len(items) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
-			it := &items[i]
-			if it.entry.Err != nil {
-				visit(it.entry, nil, nil)
-				continue
-			}
-			h, err := s.readHandle(ctx, &it.row, it.entry.Snapshot.Header, it.last)
-			if err != nil {
-				visit(it.entry, nil, err)
-				continue
-			}
-			h.pin, h.pinWrites = pin, before
-			visit(it.entry, h, nil)
-			h.Close()
+	for i := range items {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-	}
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), 4, len(items)/64) - 1 {
-		pin, err := s.pin(ctx)
+		it := &items[i]
+		if it.entry.Err != nil {
+			visit(it.entry, nil, nil)
+			continue
+		}
+		h, err := s.readHandle(ctx, &it.row, it.entry.Snapshot.Header, it.last)
 		if err != nil {
-			break // the others do the work
+			visit(it.entry, nil, err)
+			continue
 		}
-		wg.Go(func() {
-			defer pin.close()
-			work(pin)
-		})
-	}
-	work(first)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
+		h.pin, h.pinWrites = pin, before
+		visit(it.entry, h, nil)
+		h.Close()
 	}
 	for _, p := range pending {
 		h := &handle{s: s, id: p.id, access: seam.Read, hdr: p.hdr, inherited: p.inherited}

@@ -429,8 +429,8 @@ func TestSeededV4(t *testing.T) {
 	wantKind(t, err, seam.ErrCorrupt, "write Open with seed_length disagreeing with the marker")
 }
 
-// TestListOpenVisitsEachOnce lists a store large enough for ListOpen to
-// visit from several goroutines: every session once, each handle readable.
+// TestListOpenVisitsEachOnce lists a store of 300 sessions through one
+// pinned read transaction: every session once, each handle readable.
 func TestListOpenVisitsEachOnce(t *testing.T) {
 	s := newStore(t, Schema14, Options{})
 	sessions := map[string][]seam.Event{}
