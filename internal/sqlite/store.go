@@ -109,8 +109,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = DefaultBusyTimeout
 	}
-	created, err := checkFile(abs, opts.Create)
-	if err != nil {
+	if err := checkFile(abs, opts.Create); err != nil {
 		return nil, err
 	}
 	// OFD locks keep SQLite's locks on the database file safe from a close
@@ -122,7 +121,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	db.SetMaxIdleConns(max(2, runtime.GOMAXPROCS(0)))
 	s := &Store{path: abs, opts: opts, db: db, stmts: map[string]*sql.Stmt{}}
-	if err := s.init(created || opts.Create); err != nil {
+	if err := s.init(opts.Create); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -155,32 +154,31 @@ func dsn(abs string, busy time.Duration) string {
 }
 
 // checkFile checks the database file; it makes a new empty one (mode
-// 0600, exclusive) when create is set and none exists, and reports that.
-func checkFile(abs string, create bool) (created bool, err error) {
+// 0600, exclusive) when create is set and none exists.
+func checkFile(abs string, create bool) error {
 	fi, err := os.Lstat(abs)
 	if errors.Is(err, fs.ErrNotExist) && create {
 		f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
-			err = f.Close()
-			return true, storeErrOrNil(seam.ErrIO, abs, err)
+			return storeErrOrNil(seam.ErrIO, abs, f.Close())
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return false, storeErr(seam.ErrIO, abs, err)
+			return storeErr(seam.ErrIO, abs, err)
 		}
 		fi, err = os.Lstat(abs) // another process made it first
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return false, &seam.Error{Kind: seam.ErrNotFound, Op: "open store", Pos: pathPos(abs),
+		return &seam.Error{Kind: seam.ErrNotFound, Op: "open store", Pos: pathPos(abs),
 			Err: fmt.Errorf("no SQLite session store at %s", abs)}
 	case err != nil:
-		return false, storeErr(seam.ErrIO, abs, err)
+		return storeErr(seam.ErrIO, abs, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return false, storeErr(seam.ErrInvalid, abs, fmt.Errorf("%s is a symbolic link; name the database file itself (dsh refuses links too)", abs))
+		return storeErr(seam.ErrInvalid, abs, fmt.Errorf("%s is a symbolic link; name the database file itself (dsh refuses links too)", abs))
 	case !fi.Mode().IsRegular():
-		return false, storeErr(seam.ErrInvalid, abs, fmt.Errorf("%s is not a regular file", abs))
+		return storeErr(seam.ErrInvalid, abs, fmt.Errorf("%s is not a regular file", abs))
 	}
-	return false, storeErrOrNil(seam.ErrInvalid, abs, checkMode(abs, fi))
+	return storeErrOrNil(seam.ErrInvalid, abs, checkMode(abs, fi))
 }
 
 // init checks, or for a new empty database creates, the schema.

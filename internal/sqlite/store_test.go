@@ -156,11 +156,12 @@ func TestCreateMode(t *testing.T) {
 			t.Errorf("%s: mode %#o, want 0600", p, fi.Mode().Perm())
 		}
 	}
-	var mode, sync string
-	s.db.QueryRow("PRAGMA journal_mode").Scan(&mode)
-	s.db.QueryRow("PRAGMA synchronous").Scan(&sync)
-	if mode != "wal" || sync != "2" {
-		t.Fatalf("journal_mode %q, synchronous %q; want wal and 2 (FULL)", mode, sync)
+	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "mmap_size": "0",
+		"trusted_schema": "0", "busy_timeout": "5000", "foreign_keys": "1", "application_id": "1146308688", "user_version": "17"} {
+		var got string
+		if err := s.db.QueryRow("PRAGMA " + pragma).Scan(&got); err != nil || got != want {
+			t.Errorf("PRAGMA %s = %q, %v; want %s", pragma, got, err, want)
+		}
 	}
 }
 
