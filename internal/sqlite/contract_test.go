@@ -3,10 +3,12 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/seam/seamtest"
 )
@@ -164,6 +166,16 @@ type schema14Backend struct{ contractBackend }
 func (schema14Backend) NoIgnorableFlag() {}
 
 func TestContract(t *testing.T) {
-	t.Run("schema17", func(t *testing.T) { seamtest.Run(t, contractBackend{Schema17}) })
-	t.Run("schema14", func(t *testing.T) { seamtest.Run(t, schema14Backend{contractBackend{Schema14}}) })
+	t.Run("schema17", func(t *testing.T) {
+		seamtest.Run(t, contractBackend{Schema17}, seamtest.WithExport(exportSession))
+	})
+	t.Run("schema14", func(t *testing.T) {
+		seamtest.Run(t, schema14Backend{contractBackend{Schema14}}, seamtest.WithExport(exportSession))
+	})
+}
+
+// exportSession is the export point 22 checks.
+func exportSession(ctx context.Context, svc seam.Service, id string, w io.Writer) error {
+	_, err := export.Session(ctx, svc, id, w, export.Options{})
+	return err
 }
