@@ -370,9 +370,9 @@ func storeErrOrNil(kind error, path string, err error) error {
 	return storeErr(kind, path, err)
 }
 
-// sqlErr turns a database error into a *seam.Error: a busy database is
-// ErrAlreadyOwned ("in use"), a damaged one ErrCorrupt, anything else
-// ErrIO. Context errors and *seam.Errors pass through.
+// sqlErr turns a database error into a *seam.Error: a database too busy
+// to write is ErrAlreadyOwned ("in use"), a damaged one ErrCorrupt,
+// anything else ErrIO. Context errors and *seam.Errors pass through.
 func (s *Store) sqlErr(op, id string, err error) error {
 	if err == nil {
 		return nil
@@ -386,7 +386,11 @@ func (s *Store) sqlErr(op, id string, err error) error {
 	if errors.As(err, &e) {
 		switch e.Code() & 0xff {
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			kind = seam.ErrAlreadyOwned
+			// A write waits for another connection's write lock; a read
+			// waits only while a checkpoint or recovery holds the file.
+			if op == "append" || op == "create" || op == "flush" {
+				kind = seam.ErrAlreadyOwned
+			}
 			err = fmt.Errorf("the database is locked by another connection (waited %v): %w", s.opts.BusyTimeout, err)
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 			kind = seam.ErrCorrupt
