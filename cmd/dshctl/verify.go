@@ -125,11 +125,7 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 		if bar != nil {
 			bar.finish()
 		}
-		sum.Sessions += s.Sessions
-		sum.Clean += s.Clean
-		sum.Warnings += s.Warnings
-		sum.Errors += s.Errors
-		sum.Failed += s.Failed
+		sum.Add(s)
 		if err != nil {
 			return err
 		}
@@ -144,7 +140,7 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 	case sum.Failed > 0:
 		return fmt.Errorf("%s could not be checked or repaired (see above)", count(sum.Failed, "session"))
 	case sum.Errors > 0:
-		return findingsError{summaryLine(sum)}
+		return findingsError{sum.String()}
 	}
 	return nil
 }
@@ -203,107 +199,12 @@ func (p *verifyPrinter) report(r *inspect.SessionReport) error {
 	case formatJSONL:
 		return writeJSON(p.w, formatJSONL, toVerifyJSON(r))
 	}
-	name := r.ID
-	if r.Stray {
-		name = r.Location.Path
-	}
-	for _, f := range r.Findings {
-		sev := f.Severity.String()
-		if f.Repaired {
-			sev += " (repaired)"
-		}
-		if p.e.colour() {
-			sev = colourSeverity(f.Severity, sev)
-		}
-		line := name + ": " + sev + ": "
-		if where := positionText(f.Pos); where != "" {
-			line += where + ": "
-		}
-		if _, err := fmt.Fprintf(p.w, "%s%s [%s]\n", line, f.Message, f.Code); err != nil {
+	for _, line := range r.Lines(inspect.TextOptions{Colour: p.e.colour(), BackupDir: p.backupFolder()}) {
+		if _, err := fmt.Fprintln(p.w, line); err != nil {
 			return err
-		}
-	}
-	if pr := r.Prefix; pr != nil {
-		msg := fmt.Sprintf("%s: sound prefix: %s", name, count64(pr.Events, "event"))
-		if pr.Events > 0 {
-			msg += fmt.Sprintf(" (seq 0–%d)", pr.Events-1)
-		}
-		if pr.Bytes >= 0 {
-			msg += fmt.Sprintf(", up to byte %d; after it: %d bytes", pr.Bytes, pr.After)
-		}
-		if pr.Hidden > 0 {
-			msg += fmt.Sprintf(" (%s after it not listed)", count(pr.Hidden, "more finding"))
-		}
-		if _, err := fmt.Fprintln(p.w, msg); err != nil {
-			return err
-		}
-	}
-	if rp := r.Repair; rp != nil {
-		for _, line := range p.repairLines(rp) {
-			if _, err := fmt.Fprintf(p.w, "%s: %s\n", name, line); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
-}
-
-// positionText is where a finding is, without the path: the session names
-// the file.
-func positionText(pos seam.Pos) string {
-	pos.Path = ""
-	return pos.String()
-}
-
-func colourSeverity(s inspect.Severity, text string) string {
-	switch s {
-	case inspect.SeverityError:
-		return "\x1b[31m" + text + "\x1b[0m"
-	case inspect.SeverityWarning:
-		return "\x1b[33m" + text + "\x1b[0m"
-	}
-	return text
-}
-
-// repairLines says what a repair did or would do.
-func (p *verifyPrinter) repairLines(rp *inspect.RepairReport) []string {
-	if rp.Skipped != "" {
-		return []string{"not repaired: " + rp.Skipped}
-	}
-	var out []string
-	verb := "repaired: removed"
-	if rp.DryRun {
-		verb = "would remove"
-	}
-	for _, rm := range rp.Removed {
-		s := fmt.Sprintf("%s %d bytes at byte %d (%s tail)", verb, rm.Bytes, rm.Offset, rm.Kind)
-		switch {
-		case rm.Backup != "":
-			s += ", saved to " + rm.Backup
-		case rp.DryRun:
-			s += ", saving them first under " + p.backupFolder()
-		}
-		out = append(out, s)
-	}
-	if rp.Rewrite > 0 {
-		w := "wrote"
-		if rp.DryRun {
-			w = "would write"
-		}
-		out = append(out, fmt.Sprintf("%s the %s before the cut in its frame back as a frame of their own", w, count(rp.Rewrite, "committed record")))
-	}
-	if rp.Salvaged > 0 {
-		w := "re-appended"
-		if rp.DryRun {
-			w = "would re-append"
-		}
-		out = append(out, fmt.Sprintf("%s %s of the torn frame (seq %d–%d) as a new frame", w,
-			count64(rp.Salvaged, "salvaged event"), rp.SalvagedFrom, rp.SalvagedFrom+rp.Salvaged-1))
-	}
-	if rp.Before != nil && rp.After != nil {
-		out = append(out, fmt.Sprintf("before: %s; after: %s", stateText(rp.Before), stateText(rp.After)))
-	}
-	return out
 }
 
 // backupFolder is where repairs save what they remove.
@@ -318,26 +219,6 @@ func (p *verifyPrinter) backupFolder() string {
 	return d
 }
 
-func stateText(s *inspect.LogState) string {
-	last := "none"
-	if s.LastSeq >= 0 {
-		last = fmt.Sprint(s.LastSeq)
-	}
-	units := count64(s.Lines, "line")
-	if s.Frames > 0 {
-		units = count64(s.Frames, "frame")
-	}
-	return fmt.Sprintf("%s, %d bytes, last seq %s", units, s.Bytes, last)
-}
-
-func summaryLine(s inspect.Summary) string {
-	line := fmt.Sprintf("%s, %d clean, %d with warnings, %d with errors", count(s.Sessions, "session"), s.Clean, s.Warnings, s.Errors)
-	if s.Failed > 0 {
-		line += fmt.Sprintf(", %d not checked", s.Failed)
-	}
-	return line
-}
-
 func (p *verifyPrinter) summary(mode inspect.Mode, s inspect.Summary) error {
 	switch p.format {
 	case formatJSON:
@@ -349,7 +230,7 @@ func (p *verifyPrinter) summary(mode inspect.Mode, s inspect.Summary) error {
 	case formatJSONL:
 		return nil
 	}
-	_, err := fmt.Fprintln(p.w, summaryLine(s))
+	_, err := fmt.Fprintln(p.w, s.String())
 	return err
 }
 
@@ -358,13 +239,6 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-func count64(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // The stable JSON shape of verify's reports.
