@@ -127,4 +127,3 @@ func (s *Summary) Add(t Summary) {
 	s.Errors += t.Errors
 	s.Failed += t.Failed
 }
-
