@@ -82,7 +82,7 @@ type Store struct {
 	lim      limits
 
 	mu      sync.Mutex
-	writers map[string]*handle // ids this store owns for writing, pending creates included
+	writers seam.Claims[*handle] // ids this store owns for writing, pending creates included
 	closed  bool
 
 	decs decoderPool
@@ -137,7 +137,7 @@ func Open(root string, opts Options) (*Store, error) {
 	if lim.frame == 0 {
 		lim.frame = DefaultMaxFrameBytes
 	}
-	s := &Store{root: abs, opts: opts, fs: fsys, lim: lim, writers: map[string]*handle{}}
+	s := &Store{root: abs, opts: opts, fs: fsys, lim: lim}
 	found, err := s.detectEncoding()
 	if err != nil {
 		return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
