@@ -64,7 +64,7 @@ fuzz:
 
 # Kills writer processes at random points and checks that no acknowledged event is lost.
 crash:
-	DSHCTL_CRASH_RUNS=$(CRASHRUNS) $(GO) test -count=1 -run='^TestCrash' -v ./cmd/dshctl/ ./internal/sqlite/
+	DSHCTL_CRASH_RUNS=$(CRASHRUNS) $(GO) test -count=1 -timeout=60m -run='^TestCrash' -v ./cmd/dshctl/ ./internal/sqlite/
 
 # What CI runs: the full suite, the cross-builds, then short fuzz runs
 # (long enough to go past the seeds) and crash loops.

@@ -364,8 +364,8 @@ func retryBatch(rng *rand.Rand, run int) (titles, lines []string) {
 	for k := range n {
 		title := fmt.Sprintf("retry run %d event %d", run, k)
 		pad := ""
-		if rng.IntN(3) == 0 {
-			pad = fmt.Sprintf(`,"pad":%q`, strings.Repeat("y", rng.IntN(256<<10)))
+		if rng.IntN(4) == 0 {
+			pad = fmt.Sprintf(`,"pad":%q`, strings.Repeat("y", rng.IntN(64<<10)))
 		}
 		titles = append(titles, title)
 		lines = append(lines, fmt.Sprintf(`{"type":"session/title","data":{"title":%q%s}}`+"\n", title, pad))
