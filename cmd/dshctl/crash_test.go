@@ -55,6 +55,7 @@ func TestCrashAppend(t *testing.T) {
 			// acked maps a seq to the title the acknowledged append gave it.
 			acked := map[int64]string{}
 			killed, torn, damaged := 0, 0, 0
+			kill := killer{rng: rng}
 			for run := range runs {
 				batch, titles := crashBatch(rng, run)
 				cmd := exec.Command("dshctl", "--store", root, "append", "--assign-seq", "-o", "jsonl", id)
@@ -65,11 +66,12 @@ func TestCrashAppend(t *testing.T) {
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				// Kill somewhere between start-up and the end of the write.
-				delay := time.Duration(rng.IntN(120_000)) * time.Microsecond
-				timer := time.AfterFunc(delay, func() { cmd.Process.Signal(syscall.SIGKILL) })
+				// Kill somewhere between start-up and the end of the write
+				// (but one run in five, which measures how long that is).
+				start := time.Now()
+				timer := kill.arm(cmd, run%5 != 0)
 				err := cmd.Wait()
-				timer.Stop()
+				kill.done(timer, time.Since(start))
 				acknowledged := err == nil
 				if err == nil {
 					var res appendResult
@@ -120,6 +122,36 @@ func TestCrashAppend(t *testing.T) {
 			t.Logf("%d appends, %d killed, %d torn tails, %d uncommitted tails inside a frame, %d acknowledged events",
 				runs, killed, torn, damaged, len(acked))
 		})
+	}
+}
+
+// killer picks when to kill an append: uniformly within the time an
+// unkilled append took last on this machine, with a margin, so that kills
+// land at start-up, during validation and inside the write alike however
+// loaded the machine is.
+type killer struct {
+	rng  *rand.Rand
+	span time.Duration
+}
+
+// arm kills cmd at a random point, when kill is set; done is to be called
+// with what arm returned once cmd ended.
+func (k *killer) arm(cmd *exec.Cmd, kill bool) *time.Timer {
+	if !kill {
+		return nil
+	}
+	if k.span == 0 {
+		k.span = 120 * time.Millisecond
+	}
+	d := time.Duration(k.rng.Int64N(int64(k.span)*5/4 + 1))
+	return time.AfterFunc(d, func() { cmd.Process.Signal(syscall.SIGKILL) })
+}
+
+// done stops the timer arm returned; an append that ran to its end says how
+// long one takes now.
+func (k *killer) done(timer *time.Timer, took time.Duration) {
+	if timer == nil || timer.Stop() {
+		k.span = took
 	}
 }
 
@@ -264,6 +296,7 @@ func TestCrashRetry(t *testing.T) {
 			plain := st == "jsonl-none"
 			_, next := checkAfterCrash(t, root, id, nil, -1)
 			var attempts, kills, partial, stale, checked int
+			kill := killer{rng: rng}
 			for run := range runs {
 				titles, lines := retryBatch(rng, run)
 				n := next // the log's next seq before the batch
@@ -283,14 +316,10 @@ func TestCrashRetry(t *testing.T) {
 					if err := cmd.Start(); err != nil {
 						t.Fatal(err)
 					}
-					var timer *time.Timer
-					if try < 4 { // then let it finish
-						timer = time.AfterFunc(time.Duration(rng.IntN(100_000))*time.Microsecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
-					}
+					start := time.Now()
+					timer := kill.arm(cmd, try < 4) // then let it finish
 					err := cmd.Wait()
-					if timer != nil {
-						timer.Stop()
-					}
+					kill.done(timer, time.Since(start))
 					acked := err == nil
 					switch ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); {
 					case acked:

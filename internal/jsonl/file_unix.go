@@ -19,12 +19,7 @@ func openFile(name string, flag int, perm fs.FileMode) (file, error) {
 	if err != nil {
 		return nil, nofollowError(name, err)
 	}
-	fi, err := f.Stat()
-	if err == nil {
-		err = checkRegular(name, fi)
-	}
-	if err != nil {
-		f.Close()
+	if err := regularOnly(name, f); err != nil {
 		return nil, err
 	}
 	return osFile{f}, nil

@@ -84,6 +84,22 @@ func (osFS) SyncDir(name string) error                  { return syncDirOS(name)
 func (osFS) Lchown(name string, uid, gid int) error     { return os.Lchown(name, uid, gid) }
 func (osFS) FreeSpace(dir string) (int64, error)        { return freeSpace(dir) }
 
+// regularOnly checks that f, just opened as name, is a regular file, and
+// closes it when it is not.
+func regularOnly(name string, f interface {
+	Stat() (fs.FileInfo, error)
+	Close() error
+}) error {
+	fi, err := f.Stat()
+	if err == nil {
+		err = checkRegular(name, fi)
+	}
+	if err != nil {
+		f.Close()
+	}
+	return err
+}
+
 // checkRegular fails unless fi, the state of the file just opened as name,
 // is a regular file.
 func checkRegular(name string, fi fs.FileInfo) error {

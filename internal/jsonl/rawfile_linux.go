@@ -29,12 +29,7 @@ func openReadOnly(name string) (file, error) {
 		if err == nil {
 			f := &rawFile{name: name}
 			f.fd.Store(int64(fd))
-			fi, err := f.Stat()
-			if err == nil {
-				err = checkRegular(name, fi)
-			}
-			if err != nil {
-				f.Close()
+			if err := regularOnly(name, f); err != nil {
 				return nil, err
 			}
 			return f, nil
