@@ -5,8 +5,6 @@
 package export
 
 import (
-	"context"
-	"fmt"
 	"io"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -96,29 +94,6 @@ func (d *Document) End() error {
 
 // Flush flushes the writer, if it buffers.
 func (d *Document) Flush() error { return flush(d.w) }
-
-// WriteRaw writes the records r holds exactly as stored, header first.
-// With groups, a line "# frame N at byte OFFSET, SIZE bytes" precedes the
-// first record of each storage group (a zstd frame); records of a backend
-// without groups get none.
-func WriteRaw(ctx context.Context, w io.Writer, r seam.RawReader, groups bool) error {
-	last := -1
-	for rec, err := range r.Raw(ctx) {
-		if err != nil {
-			return err
-		}
-		if g := rec.Group; groups && g != nil && g.Index != last {
-			last = g.Index
-			if _, err := fmt.Fprintf(w, "# frame %d at byte %d, %d bytes\n", g.Index, g.Offset, g.Size); err != nil {
-				return err
-			}
-		}
-		if _, err := w.Write(rec.Line); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 func flush(w io.Writer) error {
 	if f, ok := w.(interface{ Flush() error }); ok {
