@@ -52,6 +52,10 @@ type Options struct {
 	// through a Request, empty means DefaultBackupDir; opened by Open,
 	// empty makes a repair fail with ErrNoBackupDir.
 	BackupDir string
+	// Located, when set, is told where the store was found before it is
+	// opened: a command says so when it is not where the user pointed
+	// (Location.Home).
+	Located func(Location)
 }
 
 // Errors of finding and opening a store, matched with errors.Is; the
@@ -65,8 +69,17 @@ var (
 	ErrNotDir = errors.New("store is not a directory")
 	// ErrUnsupported: the store is of a kind this build cannot open.
 	ErrUnsupported = errors.New("store kind not supported by this build")
-	// ErrNotEmpty: a compression was asked for a root that holds sessions.
+	// ErrNotEmpty: a compression was asked for a root that holds sessions
+	// of the other encoding.
 	ErrNotEmpty = errors.New("store already holds sessions")
+	// ErrNotStore: the folder named holds nothing a dsh store holds.
+	ErrNotStore = errors.New("not a dsh session store")
+	// ErrProjectFolder: the folder named is a project folder of a store
+	// (Error.Store), not a store.
+	ErrProjectFolder = errors.New("a project folder of a store, not a store")
+	// ErrSessionFolder: the path named is a session folder, or its log, in
+	// the store Error.Store (when it is in one), not a store.
+	ErrSessionFolder = errors.New("a session folder, not a store")
 	// ErrNoBackupDir fails a repair of a store opened without a BackupDir.
 	ErrNoBackupDir = jsonl.ErrNoBackupDir
 )
@@ -79,6 +92,10 @@ type Error struct {
 	Spec Spec
 	Path string
 	Err  error
+	// Store is the store Path belongs to, for ErrProjectFolder and
+	// ErrSessionFolder ("" when it is in none); ID is the session of
+	// ErrSessionFolder.
+	Store, ID string
 }
 
 func (e *Error) Error() string {
@@ -170,16 +187,20 @@ type Location struct {
 	Path string
 	// Missing says the path does not exist yet (Locate with create).
 	Missing bool
+	// Home is set when the path named was a dsh home (the folder dsh keeps
+	// its store in) rather than the store: Path is then the home's store.
+	Home string
 }
 
 // sqliteMagic is the first 16 bytes of every SQLite database file.
 var sqliteMagic = []byte("SQLite format 3\x00")
 
 // Locate finds the store spec names: `sqlite:PATH` and a file that starts
-// with SQLite's header are SQLite databases, a directory is a JSONL root.
-// A missing path is ErrNotExist, unless create is set: then it is a JSONL
-// root to make. Every kind of location a user may name is recognized here,
-// each by one case that says which backend opens which path.
+// with SQLite's header are SQLite databases; a folder is recognised by what
+// it holds (see locateDir). A missing path is ErrNotExist, unless create is
+// set: then it is a JSONL root to make. Every kind of location a user may
+// name is recognised here, each by one case that says which backend opens
+// which path.
 func Locate(spec Spec, create bool) (Location, error) {
 	path := spec.Path
 	fail := func(kind error, path string, err error) (Location, error) {
@@ -197,11 +218,105 @@ func Locate(spec Spec, create bool) (Location, error) {
 	case err != nil:
 		return fail(seam.ErrIO, path, err)
 	case fi.IsDir():
-		return Location{Kind: JSONL, Path: path}, nil
+		return locateDir(spec)
 	case isSQLite(path):
 		return Location{Kind: SQLite, Path: path}, nil
 	}
+	if _, _, ok := jsonl.ParseLogName(filepath.Base(path)); ok {
+		root, id, _ := jsonl.SessionFromPath(path)
+		return Location{}, &Error{Kind: ErrSessionFolder, Spec: spec, Path: path, Store: root, ID: id}
+	}
 	return fail(ErrNotDir, path, nil)
+}
+
+// homeStores are the stores a dsh home may hold, in the order they are
+// picked: a dsh home named as a store stands for the first it holds.
+var homeStores = []struct {
+	name string
+	kind Kind
+	dir  bool
+}{
+	{"sessions", JSONL, true},
+}
+
+// maxProbe bounds the entries of a folder, and the subfolders, that
+// locateDir looks at: recognising a store never costs a walk of it.
+const maxProbe = 256
+
+// locateDir recognises a folder by what it holds: a JSONL root holds
+// project folders (or nothing yet); a dsh home holds one of homeStores; a
+// session folder holds a session log, a project folder session folders.
+// The last two are named as what they are, with the store they belong to
+// (ErrSessionFolder, ErrProjectFolder); a folder with nothing dsh-like in it
+// is ErrNotStore.
+func locateDir(spec Spec) (Location, error) {
+	dir := spec.Path
+	fail := func(kind error, err error) (Location, error) {
+		return Location{}, &Error{Kind: kind, Spec: spec, Path: dir, Err: err}
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return fail(seam.ErrIO, err)
+	}
+	defer f.Close()
+	var entries []os.DirEntry
+	for {
+		batch, err := f.ReadDir(maxProbe)
+		for _, e := range batch {
+			if e.IsDir() && jsonl.IsProjectFolder(e.Name()) {
+				return Location{Kind: JSONL, Path: dir}, nil
+			}
+		}
+		if len(entries) < maxProbe {
+			entries = append(entries, batch[:min(len(batch), maxProbe-len(entries))]...)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fail(seam.ErrIO, err)
+		}
+	}
+	if len(entries) == 0 {
+		return Location{Kind: JSONL, Path: dir}, nil // an empty store
+	}
+	for _, hs := range homeStores {
+		fi, err := os.Stat(filepath.Join(dir, hs.name))
+		if err == nil && fi.IsDir() == hs.dir {
+			return Location{Kind: hs.kind, Path: filepath.Join(dir, hs.name), Home: dir}, nil
+		}
+	}
+	if holdsLog(dir, entries) {
+		root, id, _ := jsonl.SessionFromPath(dir)
+		return Location{}, &Error{Kind: ErrSessionFolder, Spec: spec, Path: dir, Store: root, ID: id}
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if subEntries, err := os.ReadDir(sub); err == nil && holdsLog(sub, subEntries[:min(len(subEntries), maxProbe)]) {
+			return Location{}, &Error{Kind: ErrProjectFolder, Spec: spec, Path: dir, Store: filepath.Dir(absPath(dir))}
+		}
+	}
+	return fail(ErrNotStore, nil)
+}
+
+// holdsLog reports whether the entries of dir include a session log file.
+func holdsLog(dir string, entries []os.DirEntry) bool {
+	for _, e := range entries {
+		if _, _, ok := jsonl.ParseLogName(e.Name()); ok && !e.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // Open opens the store spec names with the backend it needs.
@@ -209,6 +324,9 @@ func Open(spec Spec, o Options) (seam.Service, error) {
 	loc, err := Locate(spec, o.Create)
 	if err != nil {
 		return nil, err
+	}
+	if o.Located != nil {
+		o.Located(loc)
 	}
 	if loc.Kind == SQLite {
 		return openSQLite(spec, loc, o)
@@ -221,24 +339,38 @@ func openSQLite(spec Spec, loc Location, _ Options) (seam.Service, error) {
 	return nil, &Error{Kind: ErrUnsupported, Spec: spec, Path: loc.Path}
 }
 
-// openJSONL opens (or, when missing, makes) a JSONL root.
+// openJSONL opens (or, when missing, makes) a JSONL root. A compression
+// asked for must be the root's own, unless the root is new or empty: then
+// it chooses the encoding of the sessions created in it.
 func openJSONL(spec Spec, loc Location, o Options) (seam.Service, error) {
 	opts := jsonl.Options{
 		AllowUnknownTypes: o.AllowUnknownTypes,
 		BackupDir:         o.BackupDir,
-		Compression:       jsonl.Encoding(o.Compression),
 		CreateRoot:        loc.Missing,
 	}
-	if o.Compression != "" && !loc.Missing {
-		empty, err := isEmptyDir(loc.Path)
-		if err != nil {
-			return nil, &Error{Kind: seam.ErrIO, Spec: spec, Path: loc.Path, Err: err}
-		}
-		if !empty {
-			return nil, &Error{Kind: ErrNotEmpty, Spec: spec, Path: loc.Path}
-		}
+	want := jsonl.Encoding(o.Compression)
+	if want == "" || loc.Missing {
+		opts.Compression = want
+		return jsonl.Open(loc.Path, opts)
 	}
-	return jsonl.Open(loc.Path, opts)
+	empty, err := isEmptyDir(loc.Path)
+	if err != nil {
+		return nil, &Error{Kind: seam.ErrIO, Spec: spec, Path: loc.Path, Err: err}
+	}
+	if empty {
+		opts.Compression = want
+		return jsonl.Open(loc.Path, opts)
+	}
+	st, err := jsonl.Open(loc.Path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if have := st.Encoding(); have != want {
+		st.Close()
+		return nil, &Error{Kind: ErrNotEmpty, Spec: spec, Path: loc.Path,
+			Err: fmt.Errorf("it holds %s logs, not %s", have, want)}
+	}
+	return st, nil
 }
 
 func isEmptyDir(path string) (bool, error) {
