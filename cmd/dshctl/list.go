@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/store"
@@ -31,15 +32,26 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 
 Only each log's header and tail are read. A session is hidden as blank only
 when it is proven to hold no turn; "updated" is the later of its creation and
-its last human prompt, never the file's mtime. A session that cannot be read
-is listed with state "error" and the reason; the command still exits 0
-unless --strict is given.`,
+its last human prompt, never the file's mtime. A session dsh cannot read is
+listed with state "error" and the reason (on stderr, and under "error" in
+JSON); the command still exits 0 unless --strict is given.
+
+States: blank (no turn yet), open (the last turn has no turn/end), done,
+error.
+
+On a terminal, a table fitted to its width. Piped, one line per session of
+tab-separated fields, no header: id, project, createdAt, updatedAt (RFC 3339,
+UTC, milliseconds), eventCount, sizeBytes, state, origin, parentSession,
+generation, encoding; an unknown or absent value is empty. -o json and
+-o jsonl give every field, the same as stat's.`,
 		Example: `  dshctl list
   dshctl list --all --sort size --limit 20
-  dshctl list --project ~/src/app -o json`,
+  dshctl list --project ~/src/app -o json
+  dshctl list | cut -f1                       # full ids
+  dshctl list -o json | jq -r 'sort_by(.updatedAt)[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := g.outputFormat(formatTable, formatTable, formatJSON, formatJSONL)
+			format, err := g.outputFormat(formatTable, listFormats...)
 			if err != nil {
 				return err
 			}
@@ -60,6 +72,7 @@ unless --strict is given.`,
 			return runList(cmd.Context(), e, g, format, &o)
 		},
 	}
+	setFormats(cmd, listFormats...)
 	f := cmd.Flags()
 	f.BoolVarP(&o.all, "all", "a", false, "include blank sessions (hidden by default, like the web UI)")
 	f.StringVar(&o.proj, "project", "", "only sessions whose cwd is `DIR`")
@@ -71,7 +84,7 @@ unless --strict is given.`,
 }
 
 func runList(ctx context.Context, e *env, g *globals, format string, o *listOptions) error {
-	svc, err := g.openStore(e, store.Options{})
+	svc, err := g.openStore(e, store.Options{AllowUnknownTypes: true})
 	if err != nil {
 		return err
 	}
@@ -87,17 +100,18 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 	if err != nil {
 		return err
 	}
-	unreadable := 0
-	kept := make([]*inspect.ListRow, 0, len(rows))
+	unreadable, hidden := 0, 0
+	kept := make([]*inspect.Session, 0, len(rows))
 	for i := range rows {
 		it := &rows[i]
+		if o.proj != "" && (!it.HeaderKnown || filepath.Clean(it.Snapshot.Header.Cwd) != o.proj) {
+			continue
+		}
 		if it.State == inspect.StateError {
 			unreadable++
 		}
-		if it.Blank && !o.all {
-			continue
-		}
-		if o.proj != "" && filepath.Clean(it.Project) != o.proj {
+		if it.State == inspect.StateBlank && !o.all {
+			hidden++
 			continue
 		}
 		kept = append(kept, it)
@@ -111,15 +125,19 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	switch format {
 	case formatJSON:
-		err = writeJSON(out, format, kept)
+		items := make([]sessionJSON, len(kept))
+		for i, it := range kept {
+			items[i] = newSessionJSON(it)
+		}
+		err = writeJSON(out, format, items)
 	case formatJSONL:
-		for i := range kept {
-			if err = writeJSON(out, format, kept[i]); err != nil {
+		for _, it := range kept {
+			if err = writeJSON(out, format, newSessionJSON(it)); err != nil {
 				break
 			}
 		}
 	default:
-		err = printList(e, out, kept, o.all)
+		err = printList(e, out, kept)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -127,59 +145,53 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 	if err != nil {
 		return err
 	}
+	if len(kept) == 0 && format == formatTable {
+		fmt.Fprintln(e.stderr, noSessions(o, hidden))
+	}
 	if o.strict && unreadable > 0 {
 		return fmt.Errorf("%s cannot be read (see state %q)", count(unreadable, "session"), inspect.StateError)
 	}
 	return nil
 }
 
-func printList(e *env, w *bufio.Writer, items []*inspect.ListRow, all bool) error {
-	if len(items) == 0 {
-		msg := "no sessions"
-		if !all {
-			msg += " (blank ones are hidden: --all shows them)"
-		}
-		_, err := fmt.Fprintln(e.stderr, msg)
-		return err
+// noSessions says why a list is empty.
+func noSessions(o *listOptions, hidden int) string {
+	msg := "no sessions"
+	if o.proj != "" {
+		msg += " in project " + o.proj
 	}
+	switch {
+	case hidden == 1:
+		msg += " (1 blank session is hidden: --all shows it)"
+	case hidden > 1:
+		msg += fmt.Sprintf(" (%d blank sessions are hidden: --all shows them)", hidden)
+	}
+	return msg
+}
+
+// listColumns are the table's columns; piped, list prints listFields.
+var listColumns = []string{"ID", "PROJECT", "CREATED", "UPDATED", "EVENTS", "SIZE", "STATE", "PARENT", "FORMAT"}
+
+func printList(e *env, w *bufio.Writer, items []*inspect.Session) error {
 	ids := make([]string, len(items))
 	for i := range items {
-		ids[i] = items[i].ID
+		ids[i] = items[i].ID()
 	}
-	short := store.ShortIDs(ids, 12)
+	t := e.newTable(w, listColumns...)
+	t.giveWay(1, 7) // the project and the parent
+	short := ids
+	if t.tty() {
+		short = store.ShortIDs(ids, 12)
+	}
 	now := e.now()
-	rows := make([][]string, 0, len(items))
 	for i, it := range items {
-		created, updated := "-", "-"
-		if it.CreatedAt != nil {
-			created = relTime(it.CreatedAt.Ms, now)
+		if t.tty() {
+			t.row(listCells(it, short[i], now)...)
+		} else {
+			t.row(listFields(it)...)
 		}
-		if it.UpdatedAt != nil {
-			updated = relTime(it.UpdatedAt.Ms, now)
-			if it.UpdatedApproximate {
-				updated = "~" + updated
-			}
-		}
-		state := it.State
-		rel := "-"
-		switch {
-		case it.Origin != "" && it.ParentSession != "":
-			rel = it.Origin + " of " + truncate(it.ParentSession, 16)
-		case it.ParentSession != "":
-			rel = "fork of " + truncate(it.ParentSession, 16)
-		case it.Origin != "":
-			rel = it.Origin
-		}
-		gen := fmt.Sprintf("v%d %s", it.Location.Generation, it.Location.Encoding)
-		events := "-"
-		if it.EventCount != nil {
-			events = strconv.FormatInt(*it.EventCount, 10)
-		}
-		rows = append(rows, []string{short[i], truncate(orDash(it.Project), 40), created, updated,
-			events, humanBytes(it.SizeBytes), state, rel, gen})
 	}
-	err := renderTable(w,
-		[]string{"ID", "PROJECT", "CREATED", "UPDATED", "EVENTS", "SIZE", "STATE", "PARENT", "FORMAT"}, rows)
+	err := t.render()
 	if err == nil {
 		err = w.Flush() // the table before the reasons on a shared terminal
 	}
@@ -189,17 +201,49 @@ func printList(e *env, w *bufio.Writer, items []*inspect.ListRow, all bool) erro
 	// The reasons are too long for a table cell; they go to stderr whole.
 	for i := range items {
 		if items[i].State == inspect.StateError {
-			fmt.Fprintf(e.stderr, "dshctl: %s: %s\n", short[i], items[i].Error)
+			fmt.Fprintf(e.stderr, "dshctl: %s: %s\n", short[i], reason(items[i].Err))
 		}
 	}
 	return nil
 }
 
-// truncate cuts s to n runes, marking the cut.
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+// listCells is a session as the table shows it to people.
+func listCells(it *inspect.Session, id string, now time.Time) []string {
+	h, known := &it.Snapshot.Header, it.HeaderKnown
+	created, updated, events, project := "-", "-", "-", "-"
+	if known {
+		created, updated = relTime(h.CreatedAt, now), relTime(it.UpdatedAt(), now)
+		if it.MetaKnown && it.Meta.Approximate {
+			updated = "~" + updated
+		}
+		events = strconv.FormatInt(it.Snapshot.EventCount, 10)
+		project = orDash(h.Cwd)
 	}
-	return string(r[:n-1]) + "…"
+	rel := "-"
+	switch {
+	case h.Origin != "" && h.ParentSession != "":
+		rel = h.Origin + " of " + h.ParentSession
+	case h.ParentSession != "":
+		rel = "fork of " + h.ParentSession
+	case h.Origin != "":
+		rel = h.Origin
+	}
+	loc := &it.Snapshot.Location
+	return []string{id, project, created, updated, events, humanBytes(it.Snapshot.SizeBytes), it.State, rel,
+		fmt.Sprintf("v%d %s", loc.Generation, loc.Encoding)}
+}
+
+// listFields is a session as list prints it to a script: full id, project,
+// created, updated (RFC 3339), event count, size in bytes, state, origin,
+// parent id, generation and encoding; an unknown or absent value is empty.
+func listFields(it *inspect.Session) []string {
+	h, known := &it.Snapshot.Header, it.HeaderKnown
+	var created, updated, events string
+	if known {
+		created, updated = timestamp(h.CreatedAt), timestamp(it.UpdatedAt())
+		events = strconv.FormatInt(it.Snapshot.EventCount, 10)
+	}
+	loc := &it.Snapshot.Location
+	return []string{h.ID, h.Cwd, created, updated, events, strconv.FormatInt(it.Snapshot.SizeBytes, 10), it.State,
+		h.Origin, h.ParentSession, strconv.Itoa(loc.Generation), loc.Encoding}
 }

@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Output formats.
@@ -20,6 +17,12 @@ const (
 	formatJSON  = "json"
 	formatJSONL = "jsonl"
 	formatText  = "text"
+)
+
+// Formats of the commands, for -o and its completion (setFormats).
+var (
+	listFormats = []string{formatTable, formatJSON, formatJSONL}
+	catFormats  = []string{formatJSONL, formatJSON, formatText}
 )
 
 // outputFormat returns the -o value, defaulting to def, or a usage error
@@ -43,6 +46,29 @@ func writeJSON(w io.Writer, format string, v any) error {
 		enc.SetIndent("", "  ")
 	}
 	return enc.Encode(v)
+}
+
+// timestamp renders epoch ms the way dshctl's JSON and plain output give
+// every time: RFC 3339 in UTC with exactly three fraction digits
+// ("2026-07-29T13:31:58.180Z"), so that string order is time order.
+func timestamp(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// jsonTime returns the two JSON fields of a time dsh keeps as epoch ms: the
+// timestamp and its "…Ms" twin, both null (nil) when ok is false because
+// the time is unknown or there is none. A JSON type declares the pair as
+//
+//	CreatedAt   *string `json:"createdAt"`
+//	CreatedAtMs *int64  `json:"createdAtMs"`
+//
+// and sets it with v.CreatedAt, v.CreatedAtMs = jsonTime(ms, true).
+func jsonTime(ms int64, ok bool) (*string, *int64) {
+	if !ok {
+		return nil, nil
+	}
+	s := timestamp(ms)
+	return &s, &ms
 }
 
 // relTime renders an epoch-ms timestamp for people: "3h ago".
@@ -87,31 +113,57 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// renderTable prints rows under a header as a borderless table, the way gh
-// prints lists.
-func renderTable(w io.Writer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{
-				Separators: tw.SeparatorsNone,
-				Lines:      tw.LinesNone,
-			},
-		})),
-		tablewriter.WithConfig(tablewriter.Config{
-			Header: tw.CellConfig{
-				Formatting: tw.CellFormatting{AutoFormat: tw.Off},
-				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
-			},
-			Row: tw.CellConfig{Alignment: tw.CellAlignment{Global: tw.AlignLeft}},
-		}),
-	)
-	t.Header(header)
-	if err := t.Bulk(rows); err != nil {
+// fieldList is a single object's fields, each with a value for people and
+// one for scripts.
+type fieldList []field
+
+type field struct {
+	key, human, plain string
+	// quiet fields are left out for people: an absent value.
+	quiet bool
+}
+
+func (f *fieldList) add(key, human, plain string) {
+	*f = append(*f, field{key: key, human: human, plain: plain})
+}
+
+// opt adds a field people see only when it has a value; scripts always
+// get the key, so that every report has the same lines.
+func (f *fieldList) opt(key, human, plain string) {
+	*f = append(*f, field{key: key, human: human, plain: plain, quiet: human == ""})
+}
+
+// time adds a time: "3h ago (2026-07-29T13:31:58.180Z)" for people.
+func (f *fieldList) time(key string, ms int64, now time.Time, note string) {
+	f.add(key, fmt.Sprintf("%s (%s)%s", relTime(ms, now), timestamp(ms), note), timestamp(ms))
+}
+
+// tail adds a tail's size: "none", or its bytes and what becomes of them.
+func (f *fieldList) tail(key string, n int64, fate string) {
+	human := "none"
+	if n > 0 {
+		human = fmt.Sprintf("%d bytes (%s)", n, fate)
+	}
+	f.add(key, human, strconv.FormatInt(n, 10))
+}
+
+// print writes the fields: aligned for a terminal, tab-separated otherwise.
+func (f *fieldList) print(e *env) error {
+	if !e.stdoutTTY {
+		var b strings.Builder
+		for _, fd := range *f {
+			b.WriteString(strings.TrimSpace(fd.key) + ":\t" + plainField(fd.plain) + "\n")
+		}
+		_, err := io.WriteString(e.stdout, b.String())
 		return err
 	}
-	return t.Render()
+	k := newKV(e.stdout)
+	for _, fd := range *f {
+		if !fd.quiet {
+			k.add(fd.key, "%s", oneLineCell(fd.human))
+		}
+	}
+	return k.flush()
 }
 
 // kv prints aligned key/value pairs for a single object.

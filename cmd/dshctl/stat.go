@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/inspect"
@@ -14,70 +15,101 @@ func newStatCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stat SESSION",
 		Short: "Show a session's metadata from its header and the tail of its log",
-		Long: `Show a session's header, location, size, event count, revision, whether it is
-blank, its last human prompt, any open turn, a torn or uncommitted tail and
-whether another process holds its write lock. Only the header and the tail of the log are read;
---exact adds a full scan (event counts by type, turns, first and last time).`,
+		Long: `Show a session's header, location, size, event count, revision, state, its
+last human prompt, any open turn, a torn or uncommitted tail and whether
+another process holds its write lock. Only the header and the tail of the
+log are read; --exact adds a full scan (event counts by type, turns, first
+and last time).
+
+A session dsh would refuse (a log holding a plugin's event types, say) is
+shown as far as it can be read, with state "error" and the reason; then the
+command exits 1.
+
+On a terminal, aligned "key: value" lines; piped, "key:<TAB>value" lines with
+machine values (RFC 3339 times, integer bytes). -o json gives the fields
+list gives, and lockHeld, inheritedEventCount and exact.`,
 		Example: `  dshctl stat session-4f1c
   dshctl stat -o json ~/.dsh/sessions/--home-me-proj--/session-4f1c…/`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeSessions(e, g),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(formatTable, formatTable, formatJSON, formatJSONL)
+			format, err := g.outputFormat(formatTable, listFormats...)
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := g.openSession(ctx, e, args[0], store.Options{})
+			s, err := g.openSession(ctx, e, args[0], store.Options{AllowUnknownTypes: true})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			r, err := inspect.Stat(ctx, s.Service, s.ID, inspect.StatOptions{Exact: exact})
-			if err != nil {
+			if r == nil {
 				return err
 			}
+			// A session dsh would refuse is shown as far as it can be
+			// read; the reason then fails the command, after the report.
+			var perr error
 			if format != formatTable {
-				return writeJSON(e.stdout, format, r)
+				perr = writeJSON(e.stdout, format, newStatJSON(r))
+			} else {
+				perr = printStat(e, r)
 			}
-			return printStat(e, r)
+			if perr != nil {
+				return perr
+			}
+			return explain(err)
 		},
 	}
+	setFormats(cmd, listFormats...)
 	cmd.Flags().BoolVar(&exact, "exact", false, "also scan the whole log: counts by type, turns, first and last time")
 	return cmd
 }
 
-func printStat(e *env, s *inspect.StatReport) error {
-	h, now := s.Header, e.now()
-	k := newKV(e.stdout)
-	k.add("id", "%s", s.ID)
-	k.add("version", "v%d", h.Version)
-	k.add("project", "%s", orDash(h.Cwd))
-	if h.ParentSession != "" {
-		k.add("parent", "%s", h.ParentSession)
+// printStat prints a stat report: aligned "key: value" lines for people,
+// or for a script "key:\tvalue" lines with machine values (RFC 3339 times,
+// integer bytes, one-word states; empty when unknown or absent).
+func printStat(e *env, r *inspect.StatReport) error {
+	var f fieldList
+	now := e.now()
+	h, snap := &r.Snapshot.Header, &r.Snapshot
+	f.add("id", r.ID(), r.ID())
+	f.add("state", r.State, r.State)
+	if r.Err != nil {
+		msg := reason(r.Err)
+		f.add("error", msg, msg)
 	}
-	if h.Origin != "" {
-		k.add("origin", "%s (depth %d)", h.Origin, h.DelegationDepth)
+	if r.HeaderKnown {
+		f.add("version", fmt.Sprintf("v%d", h.Version), strconv.Itoa(h.Version))
+		f.add("project", orDash(h.Cwd), h.Cwd)
+		f.opt("parent", h.ParentSession, h.ParentSession)
+		if h.Origin != "" {
+			f.add("origin", fmt.Sprintf("%s (depth %d)", h.Origin, h.DelegationDepth), h.Origin)
+		} else {
+			f.opt("origin", "", "")
+		}
+		f.opt("preset", h.AgentPreset, h.AgentPreset)
+		f.time("created", h.CreatedAt, now, "")
+		note := ""
+		if r.MetaKnown && r.Meta.Approximate {
+			note = " approximate: the scan budget ended before the log's head and tail were settled; --exact reads it all"
+		}
+		f.time("updated", r.UpdatedAt(), now, note)
 	}
-	if h.AgentPreset != "" {
-		k.add("preset", "%s", h.AgentPreset)
+	if r.MetaKnown {
+		if at := r.Meta.LastPromptAt; at > 0 {
+			f.time("last prompt", at, now, "")
+		} else {
+			f.add("last prompt", "-", "")
+		}
 	}
-	k.add("created", "%s (%s)", relTime(h.CreatedAt, now), s.CreatedAt.Time)
-	updated := fmt.Sprintf("%s (%s)", relTime(s.UpdatedAt.Ms, now), s.UpdatedAt.Time)
-	if s.Approximate {
-		updated += " approximate"
+	if r.HeaderKnown {
+		f.add("events", strconv.FormatInt(snap.EventCount, 10), strconv.FormatInt(snap.EventCount, 10))
+		if r.Inherited > 0 {
+			f.add("inherited", strconv.FormatInt(r.Inherited, 10), strconv.FormatInt(r.Inherited, 10))
+		}
 	}
-	k.add("updated", "%s", updated)
-	if s.LastPromptAt != nil {
-		k.add("last prompt", "%s (%s)", relTime(s.LastPromptAt.Ms, now), s.LastPromptAt.Time)
-	} else {
-		k.add("last prompt", "-")
-	}
-	k.add("events", "%d", s.EventCount)
-	if s.Inherited > 0 {
-		k.add("inherited", "%d", s.Inherited)
-	}
-	k.add("state", "%s", inspect.State(s.Blank, s.OpenTurn))
-	if t := s.OpenTurn; t != nil {
+	if t := r.Meta.OpenTurn; r.MetaKnown && t != nil {
 		desc := fmt.Sprintf("turn %d", t.Turn)
 		if t.StepOpen {
 			desc += fmt.Sprintf(", step %d open", t.Step)
@@ -89,41 +121,44 @@ func printStat(e *env, s *inspect.StatReport) error {
 			}
 			desc += fmt.Sprintf(", %s pending: %s", count(n, "tool call"), strings.Join(ids, ", "))
 		}
-		k.add("open turn", "%s", desc)
+		f.add("open turn", desc, desc)
 	}
-	k.add("size", "%s (%d bytes)", humanBytes(s.SizeBytes), s.SizeBytes)
-	loc := s.Location
-	k.add("path", "%s", loc.Path)
-	k.add("backend", "%s, %s, generation %d", loc.Backend, loc.Encoding, loc.Generation)
+	f.add("size", fmt.Sprintf("%s (%d bytes)", humanBytes(snap.SizeBytes), snap.SizeBytes), strconv.FormatInt(snap.SizeBytes, 10))
+	loc := snap.Location
+	f.add("path", loc.Path, loc.Path)
+	f.add("backend", fmt.Sprintf("%s, %s, generation %d", loc.Backend, loc.Encoding, loc.Generation), loc.Backend)
+	f.opt("encoding", "", loc.Encoding)
+	f.opt("generation", "", strconv.Itoa(loc.Generation))
 	if len(loc.OlderGenerations) > 0 {
-		k.add("older generations", "%v", loc.OlderGenerations)
-	}
-	k.add("revision", "%s", s.Revision)
-	if loc.TornBytes > 0 {
-		k.add("torn tail", "%d bytes (never read; the next append removes it, saving the bytes to a backup)", loc.TornBytes)
-	} else {
-		k.add("torn tail", "none")
-	}
-	if loc.UncommittedBytes > 0 {
-		k.add("uncommitted tail", "%d bytes (never served; the next append removes it, saving the bytes to a backup)", loc.UncommittedBytes)
-	} else {
-		k.add("uncommitted tail", "none")
-	}
-	k.add("lock", "%s", map[bool]string{true: "held by another process", false: "free"}[s.LockHeld])
-	if x := s.Exact; x != nil {
-		k.add("turns", "%d", x.Turns)
-		for _, kind := range sortedKeys(x.TurnEnds) {
-			k.add("  turn ends "+kind, "%d", x.TurnEnds[kind])
+		gens := make([]string, len(loc.OlderGenerations))
+		for i, g := range loc.OlderGenerations {
+			gens[i] = strconv.Itoa(g)
 		}
-		if x.FirstTime != nil {
-			k.add("first event", "%s", x.FirstTime.Time)
-			k.add("last event", "%s", x.LastTime.Time)
+		f.add("older generations", strings.Join(gens, ", "), strings.Join(gens, " "))
+	}
+	f.opt("revision", snap.Revision, snap.Revision)
+	if r.HeaderKnown {
+		f.tail("torn tail", loc.TornBytes, "never read; the next append removes it, saving the bytes to a backup")
+		f.tail("uncommitted tail", loc.UncommittedBytes, "never served; the next append removes it, saving the bytes to a backup")
+		f.add("lock", map[bool]string{true: "held by another process", false: "free"}[r.LockHeld],
+			map[bool]string{true: "held", false: "free"}[r.LockHeld])
+	}
+	if x := r.Exact; x != nil {
+		f.add("turns", strconv.FormatInt(x.Turns, 10), strconv.FormatInt(x.Turns, 10))
+		for _, kind := range sortedKeys(x.TurnEnds) {
+			n := strconv.FormatInt(x.TurnEnds[kind], 10)
+			f.add("  turn ends "+kind, n, n)
+		}
+		if x.Events > 0 {
+			f.time("first event", x.FirstTime, now, "")
+			f.time("last event", x.LastTime, now, "")
 		}
 		for _, typ := range sortedKeys(x.ByType) {
-			k.add("  "+typ, "%d", x.ByType[typ])
+			n := strconv.FormatInt(x.ByType[typ], 10)
+			f.add("  "+typ, n, n)
 		}
 	}
-	return k.flush()
+	return f.print(e)
 }
 
 func orDash(s string) string {

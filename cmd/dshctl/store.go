@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/inspect"
@@ -18,17 +19,28 @@ func (g *globals) request(e *env) store.Request {
 
 // openStore opens the store the user asked for.
 func (g *globals) openStore(e *env, o store.Options) (seam.Service, error) {
-	svc, err := g.request(e).Open(o)
+	svc, err := g.request(e).Open(noteLocation(e, o))
 	return svc, explain(err)
 }
 
 // openSession opens the session an argument names and its store.
 func (g *globals) openSession(ctx context.Context, e *env, arg string, o store.Options) (*store.Session, error) {
-	s, err := store.OpenSession(ctx, g.request(e), arg, o)
+	s, err := store.OpenSession(ctx, g.request(e), arg, noteLocation(e, o))
 	if errors.Is(err, seam.ErrNotFound) {
 		return nil, withHint(err, "run 'dshctl list --all' to see the sessions of the store")
 	}
 	return s, explain(err)
+}
+
+// noteLocation makes o say on stderr when the store is not the folder the
+// user named but the store in it (a dsh home named instead of its store).
+func noteLocation(e *env, o store.Options) store.Options {
+	o.Located = func(loc store.Location) {
+		if loc.Home != "" {
+			fmt.Fprintf(e.stderr, "dshctl: note: %s is a dsh home; using its store %s\n", loc.Home, loc.Path)
+		}
+	}
+	return o
 }
 
 // sources names where a store's location came from, in messages.
@@ -78,31 +90,38 @@ func explain(err error) error {
 	case errors.As(err, &fe):
 		return usagef("--from/--to: %v", fe.Err)
 	case errors.As(err, &ut):
-		pos := seam.NoPos
-		pos.Seq, pos.Path = ut.First, ut.Path
-		parts := make([]string, 0, len(ut.Types))
-		for _, t := range sortedKeys(ut.Types) {
-			parts = append(parts, fmt.Sprintf("%q (%d)", t, ut.Types[t]))
-		}
-		return &seam.Error{Kind: seam.ErrUnsupportedFormat, Op: "cat", ID: ut.ID, Pos: pos, Err: fmt.Errorf(
-			"every event was printed, but types %s are unknown to format v%d and not ignorable; dsh refuses this log unless a plugin registers them",
-			strings.Join(parts, ", "), ut.Version)}
+		return unknownTypes(ut, "read")
 	}
 	return err
 }
 
 func explainStore(se *store.Error) error {
+	from := sources[se.Spec.From]
 	switch se.Kind {
 	case store.ErrNotExist:
-		return withHint(fmt.Errorf("store %s (from %s) does not exist", se.Path, sources[se.Spec.From]),
+		return withHint(fmt.Errorf("store %s (from %s) does not exist", se.Path, from),
 			"choose a store with --store DIR or DSHCTL_STORE, or set DSH_HOME")
 	case store.ErrNotDir:
-		return withHint(fmt.Errorf("store %s is not a directory", se.Path), "--store takes a JSONL root directory")
+		return withHint(fmt.Errorf("store %s (from %s) is not a directory", se.Path, from),
+			"--store takes dsh's sessions folder (a JSONL root), the dsh home holding it, or sqlite:FILE")
+	case store.ErrNotStore:
+		return withHint(fmt.Errorf("store %s (from %s) is not a dsh session store: it holds no project folders, no sessions folder and no session log", se.Path, from),
+			"point --store at dsh's sessions folder (~/.dsh/sessions or $DSH_HOME/sessions), or at the dsh home holding it")
+	case store.ErrProjectFolder:
+		return withHint(fmt.Errorf("store %s (from %s) is a project folder of the store %s, not a store", se.Path, from, se.Store),
+			fmt.Sprintf("use --store %s (list --project DIR shows one project's sessions)", se.Store))
+	case store.ErrSessionFolder:
+		if se.Store == "" {
+			return withHint(fmt.Errorf("store %s (from %s) is a session log's folder, not a store", se.Path, from),
+				"name the session by its path instead: dshctl stat "+se.Path)
+		}
+		return withHint(fmt.Errorf("store %s (from %s) is the folder of session %s in the store %s, not a store", se.Path, from, se.ID, se.Store),
+			fmt.Sprintf("use --store %s, or name the session by its path: dshctl stat %s", se.Store, se.Path))
 	case store.ErrUnsupported:
 		return withHint(fmt.Errorf("store %s: SQLite stores are not supported by this build", se.Path),
 			"export the sessions with dsh to a JSONL root, or use a JSONL store")
 	case store.ErrNotEmpty:
-		return withHint(fmt.Errorf("store %s already holds sessions: --compression applies only to a new or empty store", se.Path),
+		return withHint(fmt.Errorf("store %s already holds sessions: --compression other than the store's applies only to a new or empty store (%v)", se.Path, se.Err),
 			"drop --compression: new sessions take the store's encoding")
 	}
 	return se
@@ -110,12 +129,37 @@ func explainStore(se *store.Error) error {
 
 func explainInput(in *store.InputError) error {
 	if in.Line == 0 {
-		return in
+		return fmt.Errorf("read events from %s: %w", in.Name, in.Err)
 	}
 	var seq *store.SeqError
+	if errors.Is(in.Err, store.ErrNoSeq) {
+		return withHint(fmt.Errorf("%s line %d: invalid event: it has no seq; nothing was written", in.Name, in.Line),
+			"--assign-seq numbers the events from the stored next seq")
+	}
 	if errors.As(in.Err, &seq) {
 		return fmt.Errorf("%s line %d: invalid event: seq %d, expected %d (the stored next seq; --assign-seq numbers events for you); nothing was written",
 			in.Name, in.Line, seq.Got, seq.Want)
 	}
 	return fmt.Errorf("%s line %d: invalid event: %w; nothing was written", in.Name, in.Line, in.Err)
+}
+
+// unknownTypes words the refusal of a log holding event types its format
+// does not know: what dsh would say, and how to make it read the log.
+func unknownTypes(ut *inspect.UnknownTypesError, op string) error {
+	pos := seam.NoPos
+	pos.Seq, pos.Path = ut.First, ut.Path
+	types := sortedKeys(ut.Types)
+	for i, t := range types {
+		types[i] = strconv.Quote(t)
+		if !ut.Partial {
+			types[i] += fmt.Sprintf(" (%d)", ut.Types[t])
+		}
+	}
+	what := "event type " + types[0] + " is"
+	if len(types) > 1 {
+		what = "event types " + strings.Join(types, ", ") + " are"
+	}
+	return &seam.Error{Kind: seam.ErrUnsupportedFormat, Op: op, ID: ut.ID, Pos: pos, Err: fmt.Errorf(
+		"dsh refuses this log: %s unknown to format v%d and not ignorable (a plugin's, or a newer dsh's)",
+		what, ut.Version)}
 }
