@@ -34,7 +34,7 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay [TRACE|DIR...]",
 		Short: "Replay web-client event traces through the reconcile state machine and check its invariants",
-		Long: `Replay recorded WebSocket event traces (JSONL, see replay.md) through a model of
+		Long: `Replay recorded WebSocket event traces (JSONL, one record per line) through a model of
 the web client's queue / interrupt / reconcile path, and check after every
 reconcile that no message was lost, none shows twice, a newer turn survives an
 older turn's reconcile, and reconciles are idempotent and deferral-safe.
@@ -174,12 +174,12 @@ func printReplay(w io.Writer, format string, out replayJSON) error {
 		}
 	}
 	if g := out.Generated; g != nil {
-		fmt.Fprintf(w, "generated %d traces from seed %d: %d failed\n", g.Count, g.Seed, len(out.Results)-(out.Traces-g.Count))
+		fmt.Fprintf(w, "generated %s from seed %d: %d failed\n", count(g.Count, "trace"), g.Seed, len(out.Results)-(out.Traces-g.Count))
 		for _, p := range g.Saved {
 			fmt.Fprintf(w, "saved %s; reproduce: dshctl replay --policy %s %s\n", p, out.Policy, p)
 		}
 	}
-	_, err := fmt.Fprintf(w, "%d traces: %d passed, %d failed, %d inconclusive (policy %s)\n", out.Traces, out.Passed, out.Failed, out.Inconclusive, out.Policy)
+	_, err := fmt.Fprintf(w, "%s: %d passed, %d failed, %d inconclusive (policy %s)\n", count(out.Traces, "trace"), out.Passed, out.Failed, out.Inconclusive, out.Policy)
 	return err
 }
 

@@ -9,11 +9,20 @@ import (
 	"unicode"
 )
 
+// plural renders n with its noun: "1 reconcile", "2 reconciles".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 // WriteText writes a human report of one result: PASS, FAIL with the first
 // violation and the states around it, or INCONCLUSIVE with the warnings.
 func WriteText(w io.Writer, r Result) error {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s %s (policy %s, %d events, %d reconciles)\n", strings.ToUpper(string(r.Verdict)), printable(r.Name), r.Policy, r.Events, r.Reconciles)
+	fmt.Fprintf(&sb, "%s %s (policy %s, %s, %s)\n", strings.ToUpper(string(r.Verdict)), printable(r.Name), r.Policy,
+		plural(r.Events, "event"), plural(r.Reconciles, "reconcile"))
 	if v := r.First(); v != nil {
 		fmt.Fprintf(&sb, "  invariant %d (%s): %s\n", v.Invariant, v.Name, v.Detail)
 		where := fmt.Sprintf("record %d", v.Index)
