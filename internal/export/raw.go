@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,9 @@ import (
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
+
+// packedMark is in every packed row: the type of each kind ends so.
+var packedMark = []byte(`-chunks"`)
 
 // ErrNoRaw: the handle's backend cannot give its records as stored.
 var ErrNoRaw = errors.New("the store has no physical records to print")
@@ -57,13 +61,21 @@ func WriteRaw(ctx context.Context, w io.Writer, h seam.Handle, o RawOptions) (Ra
 		tail    bool
 		group   = -1
 	)
-	// serves reports whether the body record line is the next Scan serves.
+	// serves reports whether the body record line holds the next events
+	// Scan serves. A record is one event, or a packed row of several (v0
+	// and v1 only), the one kind of line decoded here; Scan decodes the
+	// rest, and a record it does not serve ends what it gives.
+	v := h.Header().Version
 	serves := func(line []byte) bool {
-		row, err := seam.DecodeRecord(line[:len(line)-1], h.Header().Version)
-		if err != nil || row.FirstSeq() != served {
-			return false
+		n := int64(1)
+		if v < 2 && bytes.Contains(line, packedMark) {
+			row, err := seam.DecodeRecord(line[:len(line)-1], v)
+			if err != nil || row.FirstSeq() != served {
+				return false
+			}
+			n = row.NextSeq() - served
 		}
-		for n := row.NextSeq() - served; n > 0; n-- {
+		for ; n > 0; n-- {
 			e, err, ok := next()
 			if !ok || err != nil || e.Seq != served {
 				scanErr = err
