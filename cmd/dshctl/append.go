@@ -18,6 +18,7 @@ type appendOptions struct {
 	create                      bool
 	header                      seam.Header
 	compression                 string
+	sqliteSchema                int
 	// versionSet says --format-version was given; otherwise a new session
 	// takes the store's newest format, so that the dsh using the store
 	// reads it.
@@ -58,7 +59,7 @@ after a crash, close the old one first (append --close-interrupted alone).`,
   dshctl append --close-interrupted --assign-seq session-7a2b late-result.jsonl
   dshctl append --create --cwd "$PWD" --assign-seq my-session events.jsonl`,
 		Args:              cobra.RangeArgs(1, 2),
-		ValidArgsFunction: completeSessions(e, g),
+		ValidArgsFunction: completeSessions(e, g, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := g.outputFormat(formatTable, appendFormats...)
 			if err != nil {
@@ -66,10 +67,13 @@ after a crash, close the old one first (append --close-interrupted alone).`,
 			}
 			o.headerFlags = headerFlagsSet(cmd)
 			if !o.create && len(o.headerFlags) > 0 {
-				return usagef("--cwd, --format-version, --parent, --origin, --preset and --compression need --create")
+				return usagef("--cwd, --format-version, --parent, --origin, --preset, --compression and --sqlite-schema need --create")
 			}
 			if o.compression != "" && o.compression != "zstd" && o.compression != "none" {
 				return usagef("--compression %q: want zstd or none", o.compression)
+			}
+			if o.sqliteSchema != 0 && o.sqliteSchema != 14 && o.sqliteSchema != 17 {
+				return usagef("--sqlite-schema %d: want 17 or 14", o.sqliteSchema)
 			}
 			o.versionSet = cmd.Flags().Changed("format-version")
 			if o.versionSet && (o.header.Version < 0 || o.header.Version > seam.MaxVersion) {
@@ -109,6 +113,7 @@ after a crash, close the old one first (append --close-interrupted alone).`,
 	f.StringVar(&o.header.Cwd, "cwd", "", "with --create: the session's working directory")
 	f.IntVar(&o.header.Version, "format-version", seam.MaxVersion, "with --create: the log format version (default: the newest in the store, v4 in an empty one)")
 	f.StringVar(&o.compression, "compression", "", "with --create: zstd or none; other than the store's only in a new or empty store")
+	f.IntVar(&o.sqliteSchema, "sqlite-schema", 0, "with --create in a new SQLite store (--store sqlite:PATH): schema 17 (default) or 14")
 	f.StringVar(&o.header.ParentSession, "parent", "", "with --create: the parent session id")
 	f.StringVar(&o.header.Origin, "origin", "", "with --create: \"subagent\" for a subagent session")
 	f.StringVar(&o.header.AgentPreset, "preset", "", "with --create: the agent preset")
@@ -131,7 +136,7 @@ func openEvents(name string) (*os.File, error) {
 // headerFlagsSet returns the --create-only flags given.
 func headerFlagsSet(cmd *cobra.Command) []string {
 	var set []string
-	for _, name := range []string{"cwd", "format-version", "parent", "origin", "preset", "compression"} {
+	for _, name := range []string{"cwd", "format-version", "parent", "origin", "preset", "compression", "sqlite-schema"} {
 		if cmd.Flags().Changed(name) {
 			set = append(set, "--"+name)
 		}
@@ -155,7 +160,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		hdr.CreatedAt = e.now().UnixMilli()
 		ao.Create = &hdr
 		var err error
-		if svc, err = g.openStore(e, store.Options{Create: true, Compression: o.compression}); err != nil {
+		if svc, err = g.openStore(e, store.Options{Create: true, Compression: o.compression, SQLiteSchema: o.sqliteSchema}); err != nil {
 			return nil, err
 		}
 	} else {

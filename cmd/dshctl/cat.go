@@ -55,7 +55,7 @@ $PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
   dshctl cat --closers session-7a2b     # add what dsh's resume would append
   dshctl cat -f session-4f1c            # keep printing new events`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeSessions(e, g),
+		ValidArgsFunction: completeSessions(e, g, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := g.outputFormat(formatJSONL, catFormats...)
 			if err != nil {

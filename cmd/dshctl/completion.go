@@ -28,13 +28,13 @@ func setFormats(cmd *cobra.Command, formats ...string) {
 // maxCompletions bounds the session ids offered: a shell shows no more.
 const maxCompletions = 1000
 
-// completeSessions completes a session argument: the ids of the store
-// that start with what was typed (a unique prefix completes to its id),
-// each with its project as the description; a word that looks like a path
-// completes as a file name instead.
-func completeSessions(e *env, g *globals) cobra.CompletionFunc {
+// completeSessions completes a session argument (the first only, unless
+// many): the ids of the store that start with what was typed (a unique
+// prefix completes to its id), each with its project as the description;
+// a word that looks like a path completes as a file name instead.
+func completeSessions(e *env, g *globals, many bool) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
+		if len(args) > 0 && !many {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		if strings.ContainsRune(toComplete, os.PathSeparator) || strings.HasPrefix(toComplete, ".") || strings.HasPrefix(toComplete, "~") {

@@ -159,7 +159,7 @@ integers), one line per row. -o json and -o jsonl give every field.`,
 	root.SetIn(e.stdin)
 	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.store, "store", "", "session store: dsh's sessions folder (a JSONL root) or the dsh home holding it (default $DSHCTL_STORE, $DSH_HOME/sessions, ~/.dsh/sessions)")
+	pf.StringVar(&g.store, "store", "", "session store: a JSONL root directory, a SQLite database (sqlite:PATH) or a dsh home (default $DSHCTL_STORE, $DSH_HOME/sessions, ~/.dsh/sessions)")
 	pf.StringVarP(&g.output, "output", "o", "", "output format: table|json|jsonl (cat also: text)")
 	root.Flags().BoolVar(&version, "version", false, "show dshctl's version, commit and Go version")
 
@@ -168,6 +168,7 @@ integers), one line per row. -o json and -o jsonl give every field.`,
 		newStatCmd(e, g),
 		newCatCmd(e, g),
 		newAppendCmd(e, g),
+		newExportCmd(e, g),
 		newReplayCmd(e, g),
 		newVersionCmd(e, g),
 	)

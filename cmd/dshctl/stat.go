@@ -31,7 +31,7 @@ list gives, and lockHeld, inheritedEventCount and exact.`,
 		Example: `  dshctl stat session-4f1c
   dshctl stat -o json ~/.dsh/sessions/--home-me-proj--/session-4f1c…/`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeSessions(e, g),
+		ValidArgsFunction: completeSessions(e, g, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := g.outputFormat(formatTable, listFormats...)
 			if err != nil {

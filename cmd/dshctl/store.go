@@ -14,33 +14,22 @@ import (
 
 // request is what the store package finds the store with.
 func (g *globals) request(e *env) store.Request {
-	return store.Request{Flag: g.store, Getenv: e.getenv}
+	return store.Request{Flag: g.store, Getenv: e.getenv, Note: func(msg string) { fmt.Fprintf(e.stderr, "dshctl: %s\n", msg) }}
 }
 
 // openStore opens the store the user asked for.
 func (g *globals) openStore(e *env, o store.Options) (seam.Service, error) {
-	svc, err := g.request(e).Open(noteLocation(e, o))
+	svc, err := g.request(e).Open(o)
 	return svc, explain(err)
 }
 
 // openSession opens the session an argument names and its store.
 func (g *globals) openSession(ctx context.Context, e *env, arg string, o store.Options) (*store.Session, error) {
-	s, err := store.OpenSession(ctx, g.request(e), arg, noteLocation(e, o))
+	s, err := store.OpenSession(ctx, g.request(e), arg, o)
 	if errors.Is(err, seam.ErrNotFound) {
 		return nil, withHint(err, "run 'dshctl list --all' to see the sessions of the store")
 	}
 	return s, explain(err)
-}
-
-// noteLocation makes o say on stderr when the store is not the folder the
-// user named but the store in it (a dsh home named instead of its store).
-func noteLocation(e *env, o store.Options) store.Options {
-	o.Located = func(loc store.Location) {
-		if loc.Home != "" {
-			fmt.Fprintf(e.stderr, "dshctl: note: %s is a dsh home; using its store %s\n", loc.Home, loc.Path)
-		}
-	}
-	return o
 }
 
 // sources names where a store's location came from, in messages.
@@ -103,10 +92,10 @@ func explainStore(se *store.Error) error {
 			"choose a store with --store DIR or DSHCTL_STORE, or set DSH_HOME")
 	case store.ErrNotDir:
 		return withHint(fmt.Errorf("store %s (from %s) is not a directory", se.Path, from),
-			"--store takes dsh's sessions folder (a JSONL root), the dsh home holding it, or sqlite:FILE")
+			"--store takes dsh's sessions folder (a JSONL root), a dsh home, or a SQLite database (sqlite:PATH)")
 	case store.ErrNotStore:
-		return withHint(fmt.Errorf("store %s (from %s) is not a dsh session store: it holds no project folders, no sessions folder and no session log", se.Path, from),
-			"point --store at dsh's sessions folder (~/.dsh/sessions or $DSH_HOME/sessions), or at the dsh home holding it")
+		return withHint(fmt.Errorf("store %s (from %s) is not a dsh session store: it holds no project folders, no sessions folder or database and no session log", se.Path, from),
+			"point --store at dsh's sessions folder (~/.dsh/sessions or $DSH_HOME/sessions), the dsh home holding it, or sqlite:PATH")
 	case store.ErrProjectFolder:
 		return withHint(fmt.Errorf("store %s (from %s) is a project folder of the store %s, not a store", se.Path, from, se.Store),
 			fmt.Sprintf("use --store %s (list --project DIR shows one project's sessions)", se.Store))
@@ -117,9 +106,6 @@ func explainStore(se *store.Error) error {
 		}
 		return withHint(fmt.Errorf("store %s (from %s) is the folder of session %s in the store %s, not a store", se.Path, from, se.ID, se.Store),
 			fmt.Sprintf("use --store %s, or name the session by its path: dshctl stat %s", se.Store, se.Path))
-	case store.ErrUnsupported:
-		return withHint(fmt.Errorf("store %s: SQLite stores are not supported by this build", se.Path),
-			"export the sessions with dsh to a JSONL root, or use a JSONL store")
 	case store.ErrNotEmpty:
 		return withHint(fmt.Errorf("store %s already holds sessions: --compression other than the store's applies only to a new or empty store (%v)", se.Path, se.Err),
 			"drop --compression: new sessions take the store's encoding")

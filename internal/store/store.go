@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/sqlite"
 )
 
 // Source says where the location of a store came from.
@@ -52,10 +53,13 @@ type Options struct {
 	// through a Request, empty means DefaultBackupDir; opened by Open,
 	// empty makes a repair fail with ErrNoBackupDir.
 	BackupDir string
-	// Located, when set, is told where the store was found before it is
-	// opened: a command says so when it is not where the user pointed
-	// (Location.Home).
-	Located func(Location)
+	// SQLiteSchema is the schema of a SQLite database Create makes: 17
+	// (when 0) or 14. It does not apply to an existing database.
+	SQLiteSchema int
+	// Note, when set, is told what the user should know about the store
+	// chosen: that it was inferred from a dsh home, or that another store
+	// sits beside it. Request.Open sets it from Request.Note.
+	Note func(msg string)
 }
 
 // Errors of finding and opening a store, matched with errors.Is; the
@@ -67,8 +71,6 @@ var (
 	ErrNotExist = errors.New("store does not exist")
 	// ErrNotDir: the store named is a file of no known kind.
 	ErrNotDir = errors.New("store is not a directory")
-	// ErrUnsupported: the store is of a kind this build cannot open.
-	ErrUnsupported = errors.New("store kind not supported by this build")
 	// ErrNotEmpty: a compression was asked for a root that holds sessions
 	// of the other encoding.
 	ErrNotEmpty = errors.New("store already holds sessions")
@@ -81,7 +83,7 @@ var (
 	// the store Error.Store (when it is in one), not a store.
 	ErrSessionFolder = errors.New("a session folder, not a store")
 	// ErrNoBackupDir fails a repair of a store opened without a BackupDir.
-	ErrNoBackupDir = jsonl.ErrNoBackupDir
+	ErrNoBackupDir = seam.ErrNoBackupDir
 )
 
 // Error is a failure to find or open the store Spec names: Kind is one of
@@ -117,6 +119,9 @@ func (e *Error) Unwrap() []error {
 type Request struct {
 	Flag   string
 	Getenv func(string) string
+	// Note receives what the user should know about the store chosen (see
+	// Options.Note); nil drops it.
+	Note func(msg string)
 }
 
 // Spec returns the store r asks for: Flag when set, else $DSHCTL_STORE,
@@ -156,6 +161,9 @@ func (r Request) options(o Options) Options {
 	if o.BackupDir == "" {
 		o.BackupDir, _ = DefaultBackupDir(r.Getenv)
 	}
+	if o.Note == nil {
+		o.Note = r.Note
+	}
 	return o
 }
 
@@ -185,31 +193,49 @@ const (
 type Location struct {
 	Kind Kind
 	Path string
-	// Missing says the path does not exist yet (Locate with create).
+	// Missing says the path does not exist yet (Locate with create; a
+	// `sqlite:PATH` that names no file).
 	Missing bool
-	// Home is set when the path named was a dsh home (the folder dsh keeps
-	// its store in) rather than the store: Path is then the home's store.
-	Home string
+	// Note says what the user should know about the choice: that the store
+	// was inferred from a dsh home, or that the home holds another store
+	// too. Empty when the store was named as it is.
+	Note string
 }
 
 // sqliteMagic is the first 16 bytes of every SQLite database file.
 var sqliteMagic = []byte("SQLite format 3\x00")
 
+// SQLiteName is the database dsh keeps in its home, beside the sessions/
+// JSONL root, when its SQLite store is chosen.
+const SQLiteName = "sessions.sqlite"
+
 // Locate finds the store spec names: `sqlite:PATH` and a file that starts
-// with SQLite's header are SQLite databases; a folder is recognised by what
-// it holds (see locateDir). A missing path is ErrNotExist, unless create is
-// set: then it is a JSONL root to make. Every kind of location a user may
-// name is recognised here, each by one case that says which backend opens
-// which path.
+// with SQLite's header are SQLite databases; a dsh home stands for a store
+// it holds (inHome); any other folder is recognised by what it holds (see
+// locateDir). A missing path is ErrNotExist, unless create is set: then it
+// is a JSONL root to make. Every kind of location a user may name is
+// recognized here, each by one case that says which backend opens which
+// path.
 func Locate(spec Spec, create bool) (Location, error) {
 	path := spec.Path
 	fail := func(kind error, path string, err error) (Location, error) {
 		return Location{}, &Error{Kind: kind, Spec: spec, Path: path, Err: err}
 	}
 	if rest, ok := strings.CutPrefix(path, "sqlite:"); ok {
-		return Location{Kind: SQLite, Path: rest}, nil
+		_, err := os.Lstat(rest)
+		return Location{Kind: SQLite, Path: rest, Missing: errors.Is(err, os.ErrNotExist)}, nil
+	}
+	if spec.From == FromDSHHome || spec.From == FromDefault {
+		if loc, ok := inHome(filepath.Dir(path), path, false); ok {
+			return loc, nil
+		}
 	}
 	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
+		if loc, ok := inHome(path, filepath.Join(path, "sessions"), true); ok {
+			return loc, nil
+		}
+	}
 	switch {
 	case errors.Is(err, os.ErrNotExist) && create:
 		return Location{Kind: JSONL, Path: path, Missing: true}, nil
@@ -229,23 +255,13 @@ func Locate(spec Spec, create bool) (Location, error) {
 	return fail(ErrNotDir, path, nil)
 }
 
-// homeStores are the stores a dsh home may hold, in the order they are
-// picked: a dsh home named as a store stands for the first it holds.
-var homeStores = []struct {
-	name string
-	kind Kind
-	dir  bool
-}{
-	{"sessions", JSONL, true},
-}
-
 // maxProbe bounds the entries of a folder, and the subfolders, that
 // locateDir looks at: recognising a store never costs a walk of it.
 const maxProbe = 256
 
-// locateDir recognises a folder by what it holds: a JSONL root holds
-// project folders (or nothing yet); a dsh home holds one of homeStores; a
-// session folder holds a session log, a project folder session folders.
+// locateDir recognises a folder that is no dsh home by what it holds: a
+// JSONL root holds project folders (or nothing yet); a session folder
+// holds a session log, a project folder session folders.
 // The last two are named as what they are, with the store they belong to
 // (ErrSessionFolder, ErrProjectFolder); a folder with nothing dsh-like in it
 // is ErrNotStore.
@@ -280,13 +296,7 @@ func locateDir(spec Spec) (Location, error) {
 	if len(entries) == 0 {
 		return Location{Kind: JSONL, Path: dir}, nil // an empty store
 	}
-	for _, hs := range homeStores {
-		fi, err := os.Stat(filepath.Join(dir, hs.name))
-		if err == nil && fi.IsDir() == hs.dir {
-			return Location{Kind: hs.kind, Path: filepath.Join(dir, hs.name), Home: dir}, nil
-		}
-	}
-	if holdsLog(dir, entries) {
+	if holdsLog(entries) {
 		root, id, _ := jsonl.SessionFromPath(dir)
 		return Location{}, &Error{Kind: ErrSessionFolder, Spec: spec, Path: dir, Store: root, ID: id}
 	}
@@ -295,15 +305,15 @@ func locateDir(spec Spec) (Location, error) {
 			continue
 		}
 		sub := filepath.Join(dir, e.Name())
-		if subEntries, err := os.ReadDir(sub); err == nil && holdsLog(sub, subEntries[:min(len(subEntries), maxProbe)]) {
+		if subEntries, err := os.ReadDir(sub); err == nil && holdsLog(subEntries[:min(len(subEntries), maxProbe)]) {
 			return Location{}, &Error{Kind: ErrProjectFolder, Spec: spec, Path: dir, Store: filepath.Dir(absPath(dir))}
 		}
 	}
 	return fail(ErrNotStore, nil)
 }
 
-// holdsLog reports whether the entries of dir include a session log file.
-func holdsLog(dir string, entries []os.DirEntry) bool {
+// holdsLog reports whether a folder's entries include a session log file.
+func holdsLog(entries []os.DirEntry) bool {
 	for _, e := range entries {
 		if _, _, ok := jsonl.ParseLogName(e.Name()); ok && !e.IsDir() {
 			return true
@@ -319,14 +329,38 @@ func absPath(p string) string {
 	return p
 }
 
+// inHome chooses between the stores of a dsh home: its JSONL root (root,
+// the sessions/ folder) when there is one, noting a SQLite database
+// (SQLiteName) beside it, else the database, noting the inference. A home
+// the user named (named) is read as its JSONL root even without a
+// database; dsh's default home is then no different from its root. ok is
+// false when there is nothing to choose: the caller goes on as without a
+// home.
+func inHome(home, root string, named bool) (Location, bool) {
+	db := filepath.Join(home, SQLiteName)
+	hasDB := isSQLite(db)
+	fi, err := os.Stat(root)
+	hasRoot := err == nil && fi.IsDir()
+	switch {
+	case hasDB && hasRoot:
+		return Location{Kind: JSONL, Path: root,
+			Note: fmt.Sprintf("using the JSONL store %s; %s also holds the SQLite store %s (choose it with --store sqlite:%[3]s)", root, home, db)}, true
+	case hasDB:
+		return Location{Kind: SQLite, Path: db, Note: fmt.Sprintf("using the SQLite store %s, found in %s", db, home)}, true
+	case hasRoot && named:
+		return Location{Kind: JSONL, Path: root, Note: fmt.Sprintf("using the JSONL store %s, found in %s", root, home)}, true
+	}
+	return Location{}, false
+}
+
 // Open opens the store spec names with the backend it needs.
 func Open(spec Spec, o Options) (seam.Service, error) {
 	loc, err := Locate(spec, o.Create)
 	if err != nil {
 		return nil, err
 	}
-	if o.Located != nil {
-		o.Located(loc)
+	if loc.Note != "" && o.Note != nil {
+		o.Note(loc.Note)
 	}
 	if loc.Kind == SQLite {
 		return openSQLite(spec, loc, o)
@@ -334,9 +368,17 @@ func Open(spec Spec, o Options) (seam.Service, error) {
 	return openJSONL(spec, loc, o)
 }
 
-// openSQLite opens a SQLite store: not in this build.
-func openSQLite(spec Spec, loc Location, _ Options) (seam.Service, error) {
-	return nil, &Error{Kind: ErrUnsupported, Spec: spec, Path: loc.Path}
+// openSQLite opens (or, when missing and asked to, makes) a SQLite store.
+func openSQLite(spec Spec, loc Location, o Options) (seam.Service, error) {
+	if loc.Missing && !o.Create {
+		return nil, &Error{Kind: ErrNotExist, Spec: spec, Path: loc.Path}
+	}
+	return sqlite.Open(loc.Path, sqlite.Options{
+		Create:            o.Create,
+		Schema:            o.SQLiteSchema,
+		AllowUnknownTypes: o.AllowUnknownTypes,
+		BackupDir:         o.BackupDir,
+	})
 }
 
 // openJSONL opens (or, when missing, makes) a JSONL root. A compression

@@ -16,6 +16,8 @@ import (
 type suite struct {
 	b Backend
 	v int
+	// export is the export point 22 checks (WithExport).
+	export ExportFunc
 }
 
 var ctx = context.Background()
@@ -633,6 +635,13 @@ func (s *suite) vocabulary(t *testing.T) {
 		dir := t.TempDir()
 		unknown := unknown
 		unknown.Ignorable = true
+		if _, ok := s.b.(NoIgnorableFlag); ok {
+			s.stored(t, dir, id, body)
+			w := open(t, s.service(t, dir), id, seam.Write)
+			wantErr(t, w.Append(ctx, []seam.Event{unknown}), seam.ErrInvalid, "Append of an ignorable event to a format without the flag")
+			sameEvents(t, "Read after the refused Append", readAll(t, open(t, s.service(t, dir), id, seam.Read)), body)
+			return
+		}
 		want := append(slices.Clone(body), unknown)
 		s.b.WriteLog(t, dir, header(s.v, id), records(s.v, want))
 		svc := s.service(t, dir)
@@ -710,16 +719,7 @@ func (s *suite) revisions(t *testing.T) {
 }
 
 func (s *suite) eventCount(t *testing.T) {
-	var packed [][]byte
-	var expanded []seam.Event
-	for _, line := range packedLog {
-		packed = append(packed, []byte(line))
-		rec, err := seam.DecodeRecord([]byte(line), 0)
-		if err != nil {
-			t.Fatalf("packedLog: %v", err)
-		}
-		expanded = append(expanded, rec.Events()...)
-	}
+	packed, expanded := packedRecords(t)
 	if len(expanded) != packedLogEvents {
 		t.Fatalf("packedLog expands to %d events, want %d", len(expanded), packedLogEvents)
 	}
