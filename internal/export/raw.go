@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,9 +9,6 @@ import (
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
-
-// packedMark is in every packed row: the type of each kind ends so.
-var packedMark = []byte(`-chunks"`)
 
 // ErrNoRaw: the handle's backend cannot give its records as stored.
 var ErrNoRaw = errors.New("the store has no physical records to print")
@@ -39,8 +35,8 @@ type RawResult struct {
 // WriteRaw writes the records of the log h reads exactly as stored (packed
 // rows and range pairs as they are), header first, up to the last record
 // readers serve. Which records those are is what h's own Scan serves, read
-// alongside: a record is served when its events are the next ones Scan
-// gives. From the first record that is not, the rest is the tail: an
+// alongside: a record is served when the events it stands for
+// (seam.RawRecord.Events) are the next ones Scan gives. From the first record that is not, the rest is the tail: an
 // uncommitted tail (records after the last committed one, which dsh never
 // serves and the next append removes), or, when Scan fails, damaged
 // records, whose error WriteRaw returns after the records it wrote. A torn
@@ -57,25 +53,13 @@ func WriteRaw(ctx context.Context, w io.Writer, h seam.Handle, o RawOptions) (Ra
 	var (
 		scanErr error
 		served  int64 // the seq of the next event Scan serves
-		header  = true
 		tail    bool
 		group   = -1
 	)
-	// serves reports whether the body record line holds the next events
-	// Scan serves. A record is one event, or a packed row of several (v0
-	// and v1 only), the one kind of line decoded here; Scan decodes the
-	// rest, and a record it does not serve ends what it gives.
-	v := h.Header().Version
-	serves := func(line []byte) bool {
-		n := int64(1)
-		if v < 2 && bytes.Contains(line, packedMark) {
-			row, err := seam.DecodeRecord(line[:len(line)-1], v)
-			if err != nil || row.FirstSeq() != served {
-				return false
-			}
-			n = row.NextSeq() - served
-		}
-		for ; n > 0; n-- {
+	// serves reports whether the events rec stands for are the next ones
+	// Scan serves.
+	serves := func(rec *seam.RawRecord) bool {
+		for n := rec.Events; n > 0; n-- {
 			e, err, ok := next()
 			if !ok || err != nil || e.Seq != served {
 				scanErr = err
@@ -89,10 +73,9 @@ func WriteRaw(ctx context.Context, w io.Writer, h seam.Handle, o RawOptions) (Ra
 		if err != nil {
 			return res, err
 		}
-		if !header && !tail && (len(rec.Line) == 0 || rec.Line[len(rec.Line)-1] != '\n' || !serves(rec.Line)) {
+		if !tail && !serves(&rec) {
 			tail, res.TailOffset = true, rec.Offset
 		}
-		header = false
 		if tail {
 			res.TailRecords++
 			res.TailBytes += int64(len(rec.Line))

@@ -44,13 +44,13 @@ func (h *rawHandle) Raw(context.Context) iter.Seq2[seam.RawRecord, error] {
 	}
 }
 
-// records makes the raw records of lines, one group per line after the
-// header when grouped.
+// records makes the raw records of lines, one group per line when
+// grouped: the header, then one event per line.
 func records(grouped bool, lines ...string) []seam.RawRecord {
 	var out []seam.RawRecord
 	off := int64(0)
 	for i, l := range lines {
-		rec := seam.RawRecord{Line: []byte(l), Offset: off}
+		rec := seam.RawRecord{Line: []byte(l), Offset: off, Events: min(i, 1)}
 		if grouped {
 			rec.Group = &seam.RecordGroup{Index: i, Offset: off, Size: int64(len(l))}
 		}
@@ -67,6 +67,8 @@ func TestWriteRaw(t *testing.T) {
 		end   = `{"type":"turn/end","seq":1,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n"
 		call  = `{"type":"tool/call","seq":2,"time":1,"data":{}}` + "\n"
 		bad   = `{"type":"tool/call","seq":garbage}` + "\n"
+		// A packed row of three chunks, standing for seqs 1 to 3.
+		packed = `{"type":"text-chunks","seq0":1,"time0":1,"turn":1,"step":1,"index":0,"dt":[0,0],"parts":["a","b","c"]}` + "\n"
 	)
 	served := []seam.Event{{Type: "turn/start", Seq: 0}, {Type: "turn/end", Seq: 1}}
 	damaged := errors.New("corrupt: a turn/end follows the bad record")
@@ -90,6 +92,20 @@ func TestWriteRaw(t *testing.T) {
 		// tail too: the reader decides, not the row's looks.
 		{"valid but unserved", &rawHandle{records: records(false, hdr, start, end, call), events: served}, RawOptions{},
 			hdr + start + end, RawResult{TailRecords: 1, TailBytes: int64(len(call)), TailOffset: int64(len(hdr + start + end))}, nil},
+		// A packed row stands for several events, all served.
+		{"packed", &rawHandle{records: func() []seam.RawRecord {
+			r := records(false, hdr, start, packed)
+			r[2].Events = 3
+			return r
+		}(), events: append(served, seam.Event{Seq: 2}, seam.Event{Seq: 3})}, RawOptions{},
+			hdr + start + packed, RawResult{}, nil},
+		// ... unless the reader stops inside it.
+		{"packed cut", &rawHandle{records: func() []seam.RawRecord {
+			r := records(false, hdr, start, packed)
+			r[2].Events = 3
+			return r
+		}(), events: served}, RawOptions{},
+			hdr + start, RawResult{TailRecords: 1, TailBytes: int64(len(packed)), TailOffset: int64(len(hdr + start))}, nil},
 		{"damaged", &rawHandle{records: records(false, hdr, start, bad, end), events: served[:1], scanErr: damaged}, RawOptions{},
 			hdr + start, RawResult{TailRecords: 2, TailBytes: int64(len(bad + end)), TailOffset: int64(len(hdr + start))}, damaged},
 	} {
