@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
@@ -206,7 +207,7 @@ func printAppend(e *env, r *store.AppendResult) error {
 	if r.Created {
 		verb = "created " + r.ID + ";"
 	}
-	msg := fmt.Sprintf("%s %s, seq %d", verb, count(r.Appended, "event"), r.FirstSeq)
+	msg := fmt.Sprintf("%s %s, seq %d", verb, termui.Count(r.Appended, "event"), r.FirstSeq)
 	if r.Appended > 1 {
 		msg += fmt.Sprintf("–%d", r.NextSeq-1)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
@@ -81,7 +82,7 @@ $PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
 			if werr := wait(); err == nil {
 				err = werr
 			}
-			if quitEarly(out, err) {
+			if termui.QuitEarly(out, err) {
 				return nil
 			}
 			return err
@@ -183,7 +184,7 @@ func runCat(ctx context.Context, e *env, s *store.Session, format string, o *cat
 	}
 	res, err := inspect.Stream(ctx, h, so, sink)
 	if res.Closers > 0 && format != formatJSON {
-		fmt.Fprintf(e.stderr, "dshctl: %s for the interrupted turn printed, not stored\n", count(res.Closers, "synthetic closer"))
+		fmt.Fprintf(e.stderr, "dshctl: %s for the interrupted turn printed, not stored\n", termui.Count(res.Closers, "synthetic closer"))
 	}
 	var ut *inspect.UnknownTypesError
 	if errors.As(err, &ut) {
@@ -209,7 +210,7 @@ func catRaw(ctx context.Context, e *env, h seam.Handle, o *catOptions, w *bufio.
 	}
 	if res.TailRecords > 0 {
 		what := fmt.Sprintf("%s (%d bytes from byte %d of the stored text) that dsh does not serve: ",
-			count(res.TailRecords, "record"), res.TailBytes, res.TailOffset)
+			termui.Count(res.TailRecords, "record"), res.TailBytes, res.TailOffset)
 		if err != nil {
 			what += "damaged data"
 		} else {

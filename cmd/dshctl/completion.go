@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/dshctl/dshctl/internal/buildinfo"
 	"os"
 	"slices"
 	"strings"
@@ -173,7 +174,7 @@ func newManCmd(root *cobra.Command) *cobra.Command {
 			if err := os.MkdirAll(args[0], 0o755); err != nil {
 				return err
 			}
-			header := &doc.GenManHeader{Section: "1", Source: "dshctl " + readBuildInfo().Version,
+			header := &doc.GenManHeader{Section: "1", Source: "dshctl " + buildinfo.Read().Version,
 				Manual: "dshctl manual"}
 			if err := doc.GenManTree(root, header, args[0]); err != nil {
 				return fmt.Errorf("write man pages: %w", err)

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"time"
 
 	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
@@ -89,50 +89,32 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 		return err
 	}
 	defer svc.Close()
-	var bar *progress
+	var bar *termui.Progress
 	rows, err := inspect.List(ctx, svc, inspect.ListOptions{MaxBytes: o.budget, Progress: func(n int) func() {
 		bar = newProgress(e, format, "reading sessions", n)
-		return func() { bar.add(1) }
+		return func() { bar.Add(1) }
 	}})
 	if bar != nil {
-		bar.finish()
+		bar.Finish()
 	}
 	if err != nil {
 		return err
 	}
-	unreadable, hidden := 0, 0
-	kept := make([]*inspect.Session, 0, len(rows))
-	for i := range rows {
-		it := &rows[i]
-		if o.proj != "" && (!it.HeaderKnown || filepath.Clean(it.Snapshot.Header.Cwd) != o.proj) {
-			continue
-		}
-		if it.State == inspect.StateError {
-			unreadable++
-		}
-		if it.State == inspect.StateBlank && !o.all {
-			hidden++
-			continue
-		}
-		kept = append(kept, it)
-	}
-	inspect.SortRows(kept, o.sort)
-	if o.limit > 0 && len(kept) > o.limit {
-		kept = kept[:o.limit]
-	}
+	sel := inspect.Select(rows, inspect.Selection{All: o.all, Project: o.proj, Sort: o.sort, Limit: o.limit})
+	kept := sel.Rows
 	// One write per buffer, not per session: a list of thousands is
 	// otherwise thousands of write calls.
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	switch format {
 	case formatJSON:
-		items := make([]sessionJSON, len(kept))
+		items := make([]sessionview.JSON, len(kept))
 		for i, it := range kept {
-			items[i] = newSessionJSON(it)
+			items[i] = sessionview.NewJSON(it, reason)
 		}
 		err = writeJSON(out, format, items)
 	case formatJSONL:
 		for _, it := range kept {
-			if err = writeJSON(out, format, newSessionJSON(it)); err != nil {
+			if err = writeJSON(out, format, sessionview.NewJSON(it, reason)); err != nil {
 				break
 			}
 		}
@@ -146,10 +128,10 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 		return err
 	}
 	if len(kept) == 0 && format == formatTable {
-		fmt.Fprintln(e.stderr, noSessions(o, hidden))
+		fmt.Fprintln(e.stderr, noSessions(o, sel.Hidden))
 	}
-	if o.strict && unreadable > 0 {
-		return fmt.Errorf("%s cannot be read (see state %q)", count(unreadable, "session"), inspect.StateError)
+	if o.strict && sel.Unreadable > 0 {
+		return fmt.Errorf("%s cannot be read (see state %q)", termui.Count(sel.Unreadable, "session"), inspect.StateError)
 	}
 	return nil
 }
@@ -169,29 +151,10 @@ func noSessions(o *listOptions, hidden int) string {
 	return msg
 }
 
-// listColumns are the table's columns; piped, list prints listFields.
-var listColumns = []string{"ID", "PROJECT", "CREATED", "UPDATED", "EVENTS", "SIZE", "STATE", "PARENT", "FORMAT"}
-
 func printList(e *env, w *bufio.Writer, items []*inspect.Session) error {
-	ids := make([]string, len(items))
-	for i := range items {
-		ids[i] = items[i].ID()
-	}
-	t := e.newTable(w, listColumns...)
-	t.giveWay(1, 7) // the project and the parent
-	short := ids
-	if t.tty() {
-		short = store.ShortIDs(ids, 12)
-	}
-	now := e.now()
-	for i, it := range items {
-		if t.tty() {
-			t.row(listCells(it, short[i], now)...)
-		} else {
-			t.row(listFields(it)...)
-		}
-	}
-	err := t.render()
+	t := e.newTable(w, sessionview.Columns...)
+	names := sessionview.AddRows(t, items, e.now())
+	err := t.Render()
 	if err == nil {
 		err = w.Flush() // the table before the reasons on a shared terminal
 	}
@@ -201,49 +164,11 @@ func printList(e *env, w *bufio.Writer, items []*inspect.Session) error {
 	// The reasons are too long for a table cell; they go to stderr whole.
 	for i := range items {
 		if items[i].State == inspect.StateError {
-			fmt.Fprintf(e.stderr, "dshctl: %s: %s\n", short[i], reason(items[i].Err))
+			fmt.Fprintf(e.stderr, "dshctl: %s: %s\n", names[i], reason(items[i].Err))
 		}
 	}
 	return nil
 }
 
-// listCells is a session as the table shows it to people.
-func listCells(it *inspect.Session, id string, now time.Time) []string {
-	h, known := &it.Snapshot.Header, it.HeaderKnown
-	created, updated, events, project := "-", "-", "-", "-"
-	if known {
-		created, updated = relTime(h.CreatedAt, now), relTime(it.UpdatedAt(), now)
-		if it.MetaKnown && it.Meta.Approximate {
-			updated = "~" + updated
-		}
-		events = strconv.FormatInt(it.Snapshot.EventCount, 10)
-		project = orDash(h.Cwd)
-	}
-	rel := "-"
-	switch {
-	case h.Origin != "" && h.ParentSession != "":
-		rel = h.Origin + " of " + h.ParentSession
-	case h.ParentSession != "":
-		rel = "fork of " + h.ParentSession
-	case h.Origin != "":
-		rel = h.Origin
-	}
-	loc := &it.Snapshot.Location
-	return []string{id, project, created, updated, events, humanBytes(it.Snapshot.SizeBytes), it.State, rel,
-		fmt.Sprintf("v%d %s", loc.Generation, loc.Encoding)}
-}
-
-// listFields is a session as list prints it to a script: full id, project,
-// created, updated (RFC 3339), event count, size in bytes, state, origin,
-// parent id, generation and encoding; an unknown or absent value is empty.
-func listFields(it *inspect.Session) []string {
-	h, known := &it.Snapshot.Header, it.HeaderKnown
-	var created, updated, events string
-	if known {
-		created, updated = timestamp(h.CreatedAt), timestamp(it.UpdatedAt())
-		events = strconv.FormatInt(it.Snapshot.EventCount, 10)
-	}
-	loc := &it.Snapshot.Location
-	return []string{h.ID, h.Cwd, created, updated, events, strconv.FormatInt(it.Snapshot.SizeBytes, 10), it.State,
-		h.Origin, h.ParentSession, strconv.Itoa(loc.Generation), loc.Encoding}
-}
+// reason words err for a reader the way error messages do (see explain).
+func reason(err error) string { return explain(err).Error() }

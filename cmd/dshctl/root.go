@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -35,7 +36,7 @@ type env struct {
 	now    func() time.Time
 	// stdinTTY, stdoutTTY and stderrTTY say whether the streams are
 	// terminals: tables, colour, wrapping, the pager and progress bars are
-	// for people only (see detectTerminals).
+	// for people only (see termui.Detect).
 	stdinTTY, stdoutTTY, stderrTTY bool
 	// width is the terminal's width in columns, 0 when unknown (see
 	// termWidth).
@@ -43,21 +44,17 @@ type env struct {
 }
 
 func newEnv() *env {
-	e := &env{
-		stdin:  os.Stdin,
-		stdout: os.Stdout,
-		stderr: os.Stderr,
-		getenv: os.Getenv,
-		lookup: os.LookupEnv,
-		now:    time.Now,
+	t := termui.Detect(os.Getenv)
+	return &env{
+		stdin:    os.Stdin,
+		stdout:   os.Stdout,
+		stderr:   os.Stderr,
+		getenv:   os.Getenv,
+		lookup:   os.LookupEnv,
+		now:      time.Now,
+		stdinTTY: t.Stdin, stdoutTTY: t.Stdout, stderrTTY: t.Stderr,
+		width: t.Width,
 	}
-	e.detectTerminals()
-	return e
-}
-
-// colour reports whether output to a terminal may use colour.
-func (e *env) colour() bool {
-	return e.stdoutTTY && e.getenv("NO_COLOR") == "" && e.getenv("TERM") != "dumb"
 }
 
 // globals are the flags every command shares.

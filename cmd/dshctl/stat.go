@@ -1,11 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -51,9 +48,9 @@ list gives, and lockHeld, inheritedEventCount and exact.`,
 			// read; the reason then fails the command, after the report.
 			var perr error
 			if format != formatTable {
-				perr = writeJSON(e.stdout, format, newStatJSON(r))
+				perr = writeJSON(e.stdout, format, sessionview.NewStatJSON(r, reason))
 			} else {
-				perr = printStat(e, r)
+				perr = sessionview.StatFields(r, e.now(), reason).Print(e.stdout, e.stdoutTTY)
 			}
 			if perr != nil {
 				return perr
@@ -64,106 +61,4 @@ list gives, and lockHeld, inheritedEventCount and exact.`,
 	setFormats(cmd, listFormats...)
 	cmd.Flags().BoolVar(&exact, "exact", false, "also scan the whole log: counts by type, turns, first and last time")
 	return cmd
-}
-
-// printStat prints a stat report: aligned "key: value" lines for people,
-// or for a script "key:\tvalue" lines with machine values (RFC 3339 times,
-// integer bytes, one-word states; empty when unknown or absent).
-func printStat(e *env, r *inspect.StatReport) error {
-	var f fieldList
-	now := e.now()
-	h, snap := &r.Snapshot.Header, &r.Snapshot
-	f.add("id", r.ID(), r.ID())
-	f.add("state", r.State, r.State)
-	if r.Err != nil {
-		msg := reason(r.Err)
-		f.add("error", msg, msg)
-	}
-	if r.HeaderKnown {
-		f.add("version", fmt.Sprintf("v%d", h.Version), strconv.Itoa(h.Version))
-		f.add("project", orDash(h.Cwd), h.Cwd)
-		f.opt("parent", h.ParentSession, h.ParentSession)
-		if h.Origin != "" {
-			f.add("origin", fmt.Sprintf("%s (depth %d)", h.Origin, h.DelegationDepth), h.Origin)
-		} else {
-			f.opt("origin", "", "")
-		}
-		f.opt("preset", h.AgentPreset, h.AgentPreset)
-		f.time("created", h.CreatedAt, now, "")
-		note := ""
-		if r.MetaKnown && r.Meta.Approximate {
-			note = " approximate: the scan budget ended before the log's head and tail were settled; --exact reads it all"
-		}
-		f.time("updated", r.UpdatedAt(), now, note)
-	}
-	if r.MetaKnown {
-		if at := r.Meta.LastPromptAt; at > 0 {
-			f.time("last prompt", at, now, "")
-		} else {
-			f.add("last prompt", "-", "")
-		}
-	}
-	if r.HeaderKnown {
-		f.add("events", strconv.FormatInt(snap.EventCount, 10), strconv.FormatInt(snap.EventCount, 10))
-		if r.Inherited > 0 {
-			f.add("inherited", strconv.FormatInt(r.Inherited, 10), strconv.FormatInt(r.Inherited, 10))
-		}
-	}
-	if t := r.Meta.OpenTurn; r.MetaKnown && t != nil {
-		desc := fmt.Sprintf("turn %d", t.Turn)
-		if t.StepOpen {
-			desc += fmt.Sprintf(", step %d open", t.Step)
-		}
-		if n := len(t.PendingCalls); n > 0 {
-			ids := make([]string, n)
-			for i, c := range t.PendingCalls {
-				ids[i] = c.CallID
-			}
-			desc += fmt.Sprintf(", %s pending: %s", count(n, "tool call"), strings.Join(ids, ", "))
-		}
-		f.add("open turn", desc, desc)
-	}
-	f.add("size", fmt.Sprintf("%s (%d bytes)", humanBytes(snap.SizeBytes), snap.SizeBytes), strconv.FormatInt(snap.SizeBytes, 10))
-	loc := snap.Location
-	f.add("path", loc.Path, loc.Path)
-	f.add("backend", fmt.Sprintf("%s, %s, generation %d", loc.Backend, loc.Encoding, loc.Generation), loc.Backend)
-	f.opt("encoding", "", loc.Encoding)
-	f.opt("generation", "", strconv.Itoa(loc.Generation))
-	if len(loc.OlderGenerations) > 0 {
-		gens := make([]string, len(loc.OlderGenerations))
-		for i, g := range loc.OlderGenerations {
-			gens[i] = strconv.Itoa(g)
-		}
-		f.add("older generations", strings.Join(gens, ", "), strings.Join(gens, " "))
-	}
-	f.opt("revision", snap.Revision, snap.Revision)
-	if r.HeaderKnown {
-		f.tail("torn tail", loc.TornBytes, "never read; the next append removes it, saving the bytes to a backup")
-		f.tail("uncommitted tail", loc.UncommittedBytes, "never served; the next append removes it, saving the bytes to a backup")
-		f.add("lock", map[bool]string{true: "held by another process", false: "free"}[r.LockHeld],
-			map[bool]string{true: "held", false: "free"}[r.LockHeld])
-	}
-	if x := r.Exact; x != nil {
-		f.add("turns", strconv.FormatInt(x.Turns, 10), strconv.FormatInt(x.Turns, 10))
-		for _, kind := range sortedKeys(x.TurnEnds) {
-			n := strconv.FormatInt(x.TurnEnds[kind], 10)
-			f.add("  turn ends "+kind, n, n)
-		}
-		if x.Events > 0 {
-			f.time("first event", x.FirstTime, now, "")
-			f.time("last event", x.LastTime, now, "")
-		}
-		for _, typ := range sortedKeys(x.ByType) {
-			n := strconv.FormatInt(x.ByType[typ], 10)
-			f.add("  "+typ, n, n)
-		}
-	}
-	return f.print(e)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
 )
 
 // request is what the store package finds the store with.
@@ -134,7 +135,7 @@ func explainInput(in *store.InputError) error {
 func unknownTypes(ut *inspect.UnknownTypesError, op string) error {
 	pos := seam.NoPos
 	pos.Seq, pos.Path = ut.First, ut.Path
-	types := sortedKeys(ut.Types)
+	types := termui.SortedKeys(ut.Types)
 	for i, t := range types {
 		types[i] = strconv.Quote(t)
 		if !ut.Partial {

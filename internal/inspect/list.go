@@ -3,6 +3,7 @@ package inspect
 import (
 	"cmp"
 	"context"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -203,4 +204,50 @@ func (s *Session) UpdatedAt() int64 {
 		return s.Snapshot.Header.CreatedAt
 	}
 	return 0
+}
+
+// Selection says which of List's rows to show, and in what order.
+type Selection struct {
+	// All keeps blank sessions, which are hidden otherwise.
+	All bool
+	// Project keeps only sessions whose cwd is this folder (cleaned), when
+	// set.
+	Project string
+	// Sort is one of SortKeys (see SortRows); Limit keeps the first rows
+	// only, when positive.
+	Sort  string
+	Limit int
+}
+
+// Selected is what Select keeps, and what it counted on the way.
+type Selected struct {
+	Rows []*Session
+	// Hidden counts the blank sessions left out; Unreadable the sessions
+	// in StateError, of the project when one was chosen.
+	Hidden, Unreadable int
+}
+
+// Select keeps the rows s asks for, sorted and cut to its limit.
+func Select(rows []Session, s Selection) Selected {
+	var out Selected
+	out.Rows = make([]*Session, 0, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		if s.Project != "" && (!r.HeaderKnown || filepath.Clean(r.Snapshot.Header.Cwd) != s.Project) {
+			continue
+		}
+		if r.State == StateError {
+			out.Unreadable++
+		}
+		if r.State == StateBlank && !s.All {
+			out.Hidden++
+			continue
+		}
+		out.Rows = append(out.Rows, r)
+	}
+	SortRows(out.Rows, s.Sort)
+	if s.Limit > 0 && len(out.Rows) > s.Limit {
+		out.Rows = out.Rows[:s.Limit]
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package main
+package termui
 
 import (
 	"bytes"
@@ -11,14 +11,14 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// table prints rows the way gh does. On a terminal: an aligned table under
+// Table prints rows the way gh does. On a terminal: an aligned table under
 // a header, fitted to the terminal's width by cutting the widest of the
 // columns that may give way (by default all but the first, which is the
 // id). Otherwise: one line per row of
 // tab-separated fields, no header, no padding, so that cut -f and
 // awk -F'\t' work; the caller gives machine values then (full ids, RFC 3339
-// times, integer bytes, one-word states), deciding by tty().
-type table struct {
+// times, integer bytes, one-word states), deciding by TTY().
+type Table struct {
 	w      io.Writer
 	isTTY  bool
 	width  int
@@ -28,23 +28,23 @@ type table struct {
 	rows [][]string
 }
 
-// newTable returns a table for w, which is e's stdout or a buffer in front
-// of it, with the given column names.
-func (e *env) newTable(w io.Writer, header ...string) *table {
-	t := &table{w: w, isTTY: e.stdoutTTY, width: e.termWidth(), header: header, keep: make([]bool, len(header))}
+// NewTable returns a table with the given column names for w: for people
+// when tty, then fitted to width columns.
+func NewTable(w io.Writer, tty bool, width int, header ...string) *Table {
+	t := &Table{w: w, isTTY: tty, width: width, header: header, keep: make([]bool, len(header))}
 	if len(header) > 0 {
 		t.keep[0] = true
 	}
 	return t
 }
 
-// tty reports whether the table is for people: then cells hold human
+// TTY reports whether the table is for people: then cells hold human
 // values, else machine values.
-func (t *table) tty() bool { return t.isTTY }
+func (t *Table) TTY() bool { return t.isTTY }
 
-// giveWay says which columns may be cut to fit the terminal (long text,
+// GiveWay says which columns may be cut to fit the terminal (long text,
 // like paths), instead of all but the first; the others are never cut.
-func (t *table) giveWay(cols ...int) {
+func (t *Table) GiveWay(cols ...int) {
 	for j := range t.keep {
 		t.keep[j] = true
 	}
@@ -53,11 +53,11 @@ func (t *table) giveWay(cols ...int) {
 	}
 }
 
-// row adds a row; it must have a cell per column.
-func (t *table) row(cells ...string) { t.rows = append(t.rows, cells) }
+// Row adds a row; it must have a cell per column.
+func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
 
-// render writes the table.
-func (t *table) render() error {
+// Render writes the table.
+func (t *Table) Render() error {
 	if !t.isTTY {
 		return t.renderPlain()
 	}
@@ -65,7 +65,7 @@ func (t *table) render() error {
 	for i, r := range t.rows {
 		rows[i] = make([]string, len(r))
 		for j, c := range r {
-			rows[i][j] = oneLineCell(c)
+			rows[i][j] = OneLine(c)
 		}
 	}
 	widths := fitWidths(t.header, rows, t.keep, t.width)
@@ -118,14 +118,14 @@ func (t *table) render() error {
 }
 
 // renderPlain writes the rows as tab-separated fields.
-func (t *table) renderPlain() error {
+func (t *Table) renderPlain() error {
 	var b bytes.Buffer
 	for _, r := range t.rows {
 		for j, c := range r {
 			if j > 0 {
 				b.WriteByte('\t')
 			}
-			b.WriteString(plainField(c))
+			b.WriteString(PlainField(c))
 		}
 		b.WriteByte('\n')
 	}
@@ -133,9 +133,9 @@ func (t *table) renderPlain() error {
 	return err
 }
 
-// plainField keeps a field on its line and in its column: tabs and line
+// PlainField keeps a field on its line and in its column: tabs and line
 // breaks (which a cwd may hold) become spaces.
-func plainField(s string) string {
+func PlainField(s string) string {
 	if !strings.ContainsAny(s, "\t\n\r") {
 		return s
 	}
@@ -147,10 +147,10 @@ func plainField(s string) string {
 	}, s)
 }
 
-// oneLineCell makes a cell one line of printable text: a cell with a line
-// break would break the table, and a control character could move the
+// OneLine makes a value one line of printable text for a terminal: a line
+// break would break a table, and a control character could move the
 // cursor.
-func oneLineCell(s string) string {
+func OneLine(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r == '\t' || r == '\n' || r == '\r':

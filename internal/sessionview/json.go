@@ -1,13 +1,20 @@
-package main
+// Package sessionview is how dshctl shows a session, the same way in list
+// and stat: its JSON (every field present, null when unknown or absent,
+// RFC 3339 times with …Ms twins), its row in list's table for people, its
+// tab-separated fields for scripts, and stat's fields.
+package sessionview
 
-import "github.com/dshctl/dshctl/internal/inspect"
+import (
+	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/termui"
+)
 
-// sessionJSON is a session as list and stat give it in JSON (stat adds
-// fields of its own, see statJSON). Every field is always present: a value
+// JSON is a session as list and stat give it in JSON (stat adds fields of
+// its own, see StatJSON). Every field is always present: a value
 // that is unknown (the event count of a log that cannot be read) or that
 // does not exist (no prompt yet, no parent) is null, never left out. Times
-// are RFC 3339 strings with a …Ms twin (see jsonTime).
-type sessionJSON struct {
+// are RFC 3339 strings with a …Ms twin (see termui.JSONTime).
+type JSON struct {
 	ID string `json:"id"`
 	// State is blank, open, done or error; Error says why for error.
 	State              string        `json:"state"`
@@ -60,12 +67,12 @@ type locationJSON struct {
 	UncommittedBytes int64  `json:"uncommittedBytes"`
 }
 
-// newSessionJSON is the JSON of s.
-func newSessionJSON(s *inspect.Session) sessionJSON {
+// NewJSON is the JSON of s; word words the reason it cannot be read.
+func NewJSON(s *inspect.Session, word func(error) string) JSON {
 	snap := &s.Snapshot
 	h := &snap.Header
 	loc := snap.Location
-	j := sessionJSON{
+	j := JSON{
 		ID:        h.ID,
 		State:     s.State,
 		SizeBytes: snap.SizeBytes,
@@ -74,19 +81,19 @@ func newSessionJSON(s *inspect.Session) sessionJSON {
 			OlderGenerations: append([]int{}, loc.OlderGenerations...), TornBytes: loc.TornBytes, UncommittedBytes: loc.UncommittedBytes},
 	}
 	if s.Err != nil {
-		j.Error = ptr(reason(s.Err))
+		j.Error = ptr(word(s.Err))
 	}
 	if s.HeaderKnown {
 		j.Project, j.ParentSession, j.Origin, j.AgentPreset = nonEmpty(h.Cwd), nonEmpty(h.ParentSession), nonEmpty(h.Origin), nonEmpty(h.AgentPreset)
 		j.Version, j.DelegationDepth, j.Seeded = ptr(h.Version), ptr(h.DelegationDepth), ptr(h.Seeded())
-		j.CreatedAt, j.CreatedAtMs = jsonTime(h.CreatedAt, true)
+		j.CreatedAt, j.CreatedAtMs = termui.JSONTime(h.CreatedAt, true)
 		j.EventCount = ptr(snap.EventCount)
-		j.UpdatedAt, j.UpdatedAtMs = jsonTime(s.UpdatedAt(), true)
+		j.UpdatedAt, j.UpdatedAtMs = termui.JSONTime(s.UpdatedAt(), true)
 	}
 	if s.MetaKnown {
 		m := &s.Meta
 		j.UpdatedApproximate = ptr(m.Approximate)
-		j.LastPromptAt, j.LastPromptAtMs = jsonTime(m.LastPromptAt, m.LastPromptAt > 0)
+		j.LastPromptAt, j.LastPromptAtMs = termui.JSONTime(m.LastPromptAt, m.LastPromptAt > 0)
 		j.Blank = ptr(m.Blank)
 		j.OpenTurn = newOpenTurnJSON(m.OpenTurn)
 	}
@@ -111,10 +118,10 @@ func newOpenTurnJSON(t *inspect.OpenTurn) *openTurnJSON {
 	return j
 }
 
-// statJSON is what stat gives in JSON: the session as list gives it, and
+// StatJSON is what stat gives in JSON: the session as list gives it, and
 // what only stat reads.
-type statJSON struct {
-	sessionJSON
+type StatJSON struct {
+	JSON
 	LockHeld            bool       `json:"lockHeld"`
 	InheritedEventCount int64      `json:"inheritedEventCount"`
 	Exact               *exactJSON `json:"exact"`
@@ -133,12 +140,13 @@ type exactJSON struct {
 	LastEventAtMs  *int64           `json:"lastEventAtMs"`
 }
 
-func newStatJSON(r *inspect.StatReport) statJSON {
-	j := statJSON{sessionJSON: newSessionJSON(&r.Session), LockHeld: r.LockHeld, InheritedEventCount: r.Inherited}
+// NewStatJSON is the JSON of r; word words the reason it cannot be read.
+func NewStatJSON(r *inspect.StatReport, word func(error) string) StatJSON {
+	j := StatJSON{JSON: NewJSON(&r.Session, word), LockHeld: r.LockHeld, InheritedEventCount: r.Inherited}
 	if x := r.Exact; x != nil {
 		j.Exact = &exactJSON{Events: x.Events, ByType: x.ByType, Turns: x.Turns, TurnEnds: x.TurnEnds}
-		j.Exact.FirstEventAt, j.Exact.FirstEventAtMs = jsonTime(x.FirstTime, x.Events > 0)
-		j.Exact.LastEventAt, j.Exact.LastEventAtMs = jsonTime(x.LastTime, x.Events > 0)
+		j.Exact.FirstEventAt, j.Exact.FirstEventAtMs = termui.JSONTime(x.FirstTime, x.Events > 0)
+		j.Exact.LastEventAt, j.Exact.LastEventAtMs = termui.JSONTime(x.LastTime, x.Events > 0)
 	}
 	return j
 }
@@ -152,6 +160,3 @@ func nonEmpty(s string) *string {
 	}
 	return &s
 }
-
-// reason words err for a reader the way error messages do (see explain).
-func reason(err error) string { return explain(err).Error() }

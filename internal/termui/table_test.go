@@ -1,4 +1,4 @@
-package main
+package termui
 
 import (
 	"bytes"
@@ -31,12 +31,11 @@ func TestFitWidths(t *testing.T) {
 func TestTable(t *testing.T) {
 	render := func(tty bool, width int) string {
 		var b bytes.Buffer
-		e := &env{stdoutTTY: tty, width: width}
-		tb := e.newTable(&b, "ID", "PROJECT", "SIZE")
-		tb.giveWay(1)
-		tb.row("session-4f1c2a9e", "/home/dev/a\tlong/project/path", "108464")
-		tb.row("s2", "-", "3")
-		if err := tb.render(); err != nil {
+		tb := NewTable(&b, tty, width, "ID", "PROJECT", "SIZE")
+		tb.GiveWay(1)
+		tb.Row("session-4f1c2a9e", "/home/dev/a\tlong/project/path", "108464")
+		tb.Row("s2", "-", "3")
+		if err := tb.Render(); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
@@ -57,11 +56,11 @@ func TestTimestamp(t *testing.T) {
 		1785331918207: "2026-07-29T13:31:58.207Z",
 		0:             "1970-01-01T00:00:00.000Z",
 	} {
-		if got := timestamp(ms); got != want {
-			t.Errorf("timestamp(%d) = %s, want %s", ms, got, want)
+		if got := Timestamp(ms); got != want {
+			t.Errorf("Timestamp(%d) = %s, want %s", ms, got, want)
 		}
 	}
-	if s, m := jsonTime(5, false); s != nil || m != nil {
-		t.Errorf("jsonTime of an unknown time: %v, %v; want null, null", s, m)
+	if s, m := JSONTime(5, false); s != nil || m != nil {
+		t.Errorf("JSONTime of an unknown time: %v, %v; want null, null", s, m)
 	}
 }
