@@ -72,13 +72,14 @@ func completeSessions(e *env, g *globals, many bool) cobra.CompletionFunc {
 // registerCompletions completes the values of the flags that take one of a
 // fixed set, by flag name, on every command that has them: -o (the
 // command's own formats, see setFormats), --sort, --type, --policy,
-// --compression.
+// --compression, --mode.
 func registerCompletions(root *cobra.Command) {
 	fixed := map[string][]string{
 		"sort":        inspect.SortKeys,
 		"type":        eventTypes(),
 		"policy":      policyNames(),
 		"compression": {"zstd", "none"},
+		"mode":        {inspect.ModeTolerateTail.String(), inspect.ModeStrict.String(), inspect.ModePointInTime.String()},
 	}
 	root.RegisterFlagCompletionFunc("output", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		formats := cmd.Annotations[formatsAnnotation]
