@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,6 +31,9 @@ func TestMain(m *testing.M) {
 		// dshctl-measure runs a command and reports its peak memory and
 		// CPU time, for the catalogue's bounded.
 		"dshctl-measure": measureMain,
+		// testpager stands in for less: PAGER=testpager shows what was
+		// paged, after a "[paged]" line.
+		"testpager": testPager,
 	})
 }
 
@@ -284,4 +288,13 @@ func holdLock() {
 		os.Exit(1)
 	}
 	time.Sleep(time.Hour)
+}
+
+// testPager copies its input to its output after a "[paged]" line.
+func testPager() {
+	fmt.Println("[paged]")
+	if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }

@@ -2,7 +2,6 @@ package jsonl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -131,9 +130,6 @@ func (s *Store) visitEntry(ctx context.Context, de dirEntry, visit func(seam.Ent
 		return ok
 	}
 	snap, h, err, openErr := s.snapshotOpen(ctx, d)
-	if err != nil && errors.Is(err, errHeaderless) {
-		return false
-	}
 	if err != nil {
 		visit(seam.Entry{Snapshot: snap, Err: err}, nil, nil)
 		return true

@@ -104,12 +104,11 @@ func matchID(ctx context.Context, svc seam.Service, arg string) (string, error) 
 	case 0:
 		return "", err
 	case 1:
-		// A session that cannot be read is the command's to open, so that
-		// the problem is reported as what the command did, not as a list.
-		// An entry that is no session at all (a stray log file, say) is
-		// reported for what it is, not as "not found".
+		// An entry that is no session (a stray log file, say) is reported
+		// for what it is, not as "not found"; a session that cannot be
+		// read is found, for the command to report what it can.
 		if matchErr != nil {
-			if _, serr := svc.Stat(ctx, matches[0]); errors.Is(serr, seam.ErrNotFound) {
+			if _, err := svc.Stat(ctx, matches[0]); errors.Is(err, seam.ErrNotFound) {
 				return "", matchErr
 			}
 		}
