@@ -702,16 +702,16 @@ func (h *handle) materialize(lines []byte, n int64) error {
 	if err != nil {
 		return &seam.Error{Kind: seam.ErrIO, Op: "create", ID: h.id, Pos: seam.NoPos, Err: err}
 	}
-	ok := false
+	ok, unpublished := false, false
 	defer func() {
 		if ok {
 			return
 		}
-		// A create that failed (a full disk, say) leaves no empty session
-		// folder behind: the folders it made go, if they hold nothing but
-		// its lock. Nobody else can use that lock: it is held, and no log
-		// was ever published next to it.
-		if madeSession {
+		// A create that failed before it published its log (a full disk,
+		// say) leaves no empty session folder behind: the folders it made
+		// go, if they hold nothing but its lock. Nobody else can use that
+		// lock: it is held, and no log was ever published next to it.
+		if madeSession && unpublished {
 			s.fs.Remove(filepath.Join(d.dir, lockName))
 			s.fs.Remove(d.dir)
 			if madeProject {
@@ -721,8 +721,9 @@ func (h *handle) materialize(lines []byte, n int64) error {
 		lock.Close()
 	}()
 	if cur, err := s.inspect("create", h.id, d.project, filepath.Base(d.dir)); err != nil || cur.live >= 0 {
-		return exists()
+		return exists() // a racing creator published first: its lock stays
 	}
+	unpublished = true
 	gen, enc := h.hdr.Version, s.Encoding()
 	final := filepath.Join(d.dir, LogName(gen, enc))
 	headerLine := append(h.hdr.AppendJSON(nil), '\n')
@@ -750,11 +751,13 @@ func (h *handle) materialize(lines []byte, n int64) error {
 	err = s.fs.Link(tmp, final)
 	s.fs.Remove(tmp)
 	if errors.Is(err, fs.ErrExist) {
+		unpublished = false
 		return exists()
 	}
 	if err != nil {
 		return l.ioError(err, 0)
 	}
+	unpublished = false
 	for dir := d.dir; ; dir = filepath.Dir(dir) {
 		if err := syncDir(s.fs, dir); err != nil {
 			return l.ioError(err, 0)
