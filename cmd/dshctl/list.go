@@ -79,7 +79,7 @@ generation, encoding; an unknown or absent value is empty. -o json and
 	f.IntVarP(&o.limit, "limit", "n", 0, "print at most `N` sessions (0: all)")
 	f.StringVar(&o.sort, "sort", "updated", "order: created|updated|size|events (newest or largest first)")
 	f.BoolVar(&o.strict, "strict", false, "exit 1 when any session cannot be read")
-	f.Int64Var(&o.budget, "scan-budget", inspect.DefaultScanBudget, "bytes read per session and direction to prove blankness and find the last prompt")
+	f.Int64Var(&o.budget, "scan-budget", inspect.DefaultScanBudget, "bytes read per session and direction (and 16 times as many decoded) to prove blankness and find the last prompt")
 	return cmd
 }
 
