@@ -48,6 +48,21 @@ type RawRow struct {
 	// Ignorable is the schema-17 column: -1 when NULL (and in schema 14),
 	// else its value; 0 marks a packed row.
 	Ignorable int64
+
+	// inflated marks a BLOB data column that the reader of the row
+	// decompressed already (see prefetcher): plain holds its JSON, or
+	// plainErr why there is none.
+	inflated bool
+	plain    []byte
+	plainErr error
+}
+
+// payload returns the JSON a schema-17 BLOB data column holds.
+func (r *RawRow) payload() ([]byte, error) {
+	if r.inflated {
+		return r.plain, r.plainErr
+	}
+	return decompress(nil, r.Data)
 }
 
 // size is the row's physical size, for scan budgets and repairs.
@@ -70,7 +85,7 @@ func decodeRow(r *RawRow, schema, v int) (seam.Record, error) {
 	switch {
 	case r.DataBlob && schema == Schema17:
 		var err error
-		if data, err = decompress(r.Data); err != nil {
+		if data, err = r.payload(); err != nil {
 			return rec, corruptf("row seq %d: data: %v", r.Seq, err)
 		}
 	case r.DataBlob:
@@ -119,7 +134,7 @@ func decodePackedRow(r *RawRow, v int) (seam.Record, error) {
 	payload := r.Data
 	if r.DataBlob {
 		var err error
-		if payload, err = decompress(r.Data); err != nil {
+		if payload, err = r.payload(); err != nil {
 			return rec, corruptf("packed row seq %d: data: %v", r.Seq, err)
 		}
 	}
@@ -298,8 +313,9 @@ func compress(text []byte) []byte {
 	return enc.EncodeAll(text, make([]byte, 0, len(text)/2))
 }
 
-// decompress decodes a zstd payload of at most maxPayload bytes.
-func decompress(blob []byte) ([]byte, error) {
+// decompress appends to dst the zstd payload blob, of at most maxPayload
+// bytes.
+func decompress(dst, blob []byte) ([]byte, error) {
 	_, dec, err := zstdCodecs()
 	if err != nil {
 		return nil, err
@@ -314,7 +330,7 @@ func decompress(blob []byte) ([]byte, error) {
 	if h.HasFCS && h.FrameContentSize > maxPayload {
 		return nil, fmt.Errorf("zstd frame declares %d bytes, more than %d", h.FrameContentSize, maxPayload)
 	}
-	out, err := dec.DecodeAll(blob, nil)
+	out, err := dec.DecodeAll(blob, dst)
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %v", err)
 	}

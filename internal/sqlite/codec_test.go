@@ -82,7 +82,7 @@ func TestPayloadCompression(t *testing.T) {
 			if len(blob) >= len(c.text) {
 				t.Fatalf("BLOB of %d bytes for %d bytes of text", len(blob), len(c.text))
 			}
-			back, err := decompress(blob)
+			back, err := decompress(nil, blob)
 			if err != nil || !bytes.Equal(back, c.text) {
 				t.Fatalf("decompress: %v", err)
 			}
@@ -105,7 +105,7 @@ func TestDecompressRejects(t *testing.T) {
 		// A frame header declaring 1 TiB of content.
 		"huge_declared": {0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0, 0, 0x01, 0, 0},
 	} {
-		if _, err := decompress(blob); err == nil {
+		if _, err := decompress(nil, blob); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

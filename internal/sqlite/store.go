@@ -76,6 +76,8 @@ type Store struct {
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt // prepared statements by query text
+
+	direct directPool // connections that read events rows (direct.go)
 }
 
 // writes counts the write transactions every store of this process
@@ -132,25 +134,13 @@ func Open(path string, opts Options) (*Store, error) {
 // creates the file (Open does that, with mode 0600) and the pragmas every
 // connection runs. Write transactions begin IMMEDIATE.
 func dsn(abs string, busy time.Duration) string {
-	p := filepath.ToSlash(abs)
-	if p[0] != '/' {
-		p = "/" + p // a Windows drive path
-	}
-	u := url.URL{Scheme: "file", Path: p}
 	q := url.Values{}
 	q.Set("mode", "rw")
 	q.Set("_txlock", "immediate")
-	for _, pragma := range []string{
-		"busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")",
-		"synchronous(FULL)",
-		"mmap_size(0)",
-		"trusted_schema(OFF)",
-		"foreign_keys(ON)",
-		"cell_size_check(ON)",
-	} {
+	for _, pragma := range connPragmas(busy) {
 		q.Add("_pragma", pragma)
 	}
-	return u.String() + "?" + q.Encode()
+	return fileURI(abs, q)
 }
 
 // checkFile checks the database file; it makes a new empty one (mode
@@ -310,6 +300,7 @@ func (s *Store) closeDB() error {
 	}
 	s.stmts = map[string]*sql.Stmt{}
 	s.stmtMu.Unlock()
+	s.closeDirect()
 	return s.db.Close()
 }
 
