@@ -79,59 +79,46 @@ func NewOpenTurnTracker(version int) *OpenTurnTracker {
 // does not decode is passed over, except that a turn/start or turn/end still
 // opens or closes the turn.
 func (t *OpenTurnTracker) Observe(e *seam.Event) {
+	var f turnFacts
+	readFacts(e, &f)
+	t.observe(e, &f)
+}
+
+// observe is Observe with the payload's facts read already.
+func (t *OpenTurnTracker) observe(e *seam.Event, f *turnFacts) {
 	t.seen, t.lastSeq, t.lastTime = true, e.Seq, e.Time
 	switch e.Type {
 	case typeTurnStart:
-		var d turnStep
-		_ = json.Unmarshal(e.Data, &d)
-		t.open, t.turn, t.stepOpen, t.pending = true, d.Turn, false, t.pending[:0]
+		t.open, t.turn, t.stepOpen, t.pending = true, f.turn, false, t.pending[:0]
 	case typeTurnEnd:
 		t.open, t.stepOpen, t.pending = false, false, t.pending[:0]
 	case typeStepStart:
-		var d turnStep
-		if json.Unmarshal(e.Data, &d) == nil {
-			t.step, t.stepOpen = d.Step, true
+		if !f.bad && !f.badTurn {
+			t.step, t.stepOpen = f.step, true
 		}
 	case typeStepEnd:
 		t.stepOpen, t.pending = false, t.pending[:0]
 	case typeAssistantMessage:
-		// Only the tool-call blocks matter: the other fields are skipped.
-		var d struct {
-			Step    int64 `json:"step"`
-			Message struct {
-				Content []struct {
-					Type string `json:"type"`
-					ID   string `json:"id"`
-					Name string `json:"name"`
-				} `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(e.Data, &d) != nil {
+		// Only the tool-call blocks matter.
+		if f.bad {
 			return
 		}
-		for _, b := range d.Message.Content {
-			if b.Type != "tool-call" {
-				continue
-			}
-			if i := t.find(b.ID); i >= 0 {
-				t.pending[i].Step, t.pending[i].Name = d.Step, b.Name
+		for _, c := range f.calls {
+			if i := t.find(c.id); i >= 0 {
+				t.pending[i].Step, t.pending[i].Name = f.step, c.name
 			} else {
-				t.pending = append(t.pending, PendingCall{CallID: b.ID, Name: b.Name, Step: d.Step, CallSeq: -1})
+				t.pending = append(t.pending, PendingCall{CallID: c.id, Name: c.name, Step: f.step, CallSeq: -1})
 			}
 		}
 	case typeToolCall:
-		var d toolCallPayload
-		if json.Unmarshal(e.Data, &d) == nil {
-			if i := t.find(d.CallID); i >= 0 {
+		if !f.bad {
+			if i := t.find(f.callID); i >= 0 {
 				t.pending[i].CallSeq = e.Seq
 			}
 		}
 	case typeToolResult:
-		var d struct {
-			Message msgHead `json:"message"`
-		}
-		if json.Unmarshal(e.Data, &d) == nil {
-			if i := t.find(d.Message.callID()); i >= 0 {
+		if !f.bad {
+			if i := t.find(f.callID); i >= 0 {
 				t.pending = append(t.pending[:i], t.pending[i+1:]...)
 			}
 		}
