@@ -244,8 +244,16 @@ type scanEnd struct {
 func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget int64, lenient bool, emit func(*seam.Event) bool) (scanEnd, error) {
 	end := scanEnd{complete: from == 0, lastFirst: -1}
 	v := h.hdr.Version
-	rows, err := s.eventRows(ctx, q, false, `WHERE session_id = ?1
-		AND seq >= coalesce((SELECT max(seq) FROM events WHERE session_id = ?1 AND seq <= ?2), 0) ORDER BY seq`, h.id, from)
+	// From seq 0, every row (one with a negative seq is damage); else
+	// from the row that holds seq from, which may be a packed row that
+	// starts before it.
+	rest, args := `WHERE session_id = ?1 ORDER BY seq`, []any{h.id}
+	if from > 0 {
+		rest = `WHERE session_id = ?1
+		AND seq >= coalesce((SELECT max(seq) FROM events WHERE session_id = ?1 AND seq <= ?2), 0) ORDER BY seq`
+		args = append(args, from)
+	}
+	rows, err := s.eventRows(ctx, q, false, rest, args...)
 	if err != nil {
 		return end, err
 	}

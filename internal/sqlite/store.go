@@ -59,6 +59,11 @@ type Options struct {
 	// row), under <BackupDir>/<seam.SafeName(id)>/. A write that has to
 	// remove a row fails when it is empty.
 	BackupDir string
+	// OpenDamaged opens a database that Open would refuse as damaged
+	// (pages that do not read, a changed schema), for verify: its
+	// VerifyLayout reports the damage, and every other operation fails
+	// with it.
+	OpenDamaged bool
 }
 
 // Store is a SQLite session store. It implements seam.Service,
@@ -78,6 +83,15 @@ type Store struct {
 	stmts  map[string]*sql.Stmt // prepared statements by query text
 
 	direct directPool // connections that read events rows (direct.go)
+
+	dbMu sync.Mutex
+	dbc  dbCheck // what verify found of the database as a whole
+
+	// damaged is why a store opened with OpenDamaged is unusable.
+	damaged error
+	// walPending says the database is not in WAL mode yet (see ensureWAL).
+	walPending atomic.Bool
+	walMu      sync.Mutex
 }
 
 // writes counts the write transactions every store of this process
@@ -124,6 +138,10 @@ func Open(path string, opts Options) (*Store, error) {
 	db.SetMaxIdleConns(max(2, runtime.GOMAXPROCS(0)))
 	s := &Store{path: abs, opts: opts, db: db, stmts: map[string]*sql.Stmt{}}
 	if err := s.init(opts.Create); err != nil {
+		if opts.OpenDamaged && errors.Is(err, seam.ErrCorrupt) {
+			s.damaged = err
+			return s, nil
+		}
 		db.Close()
 		return nil, err
 	}
@@ -184,8 +202,11 @@ func (s *Store) init(create bool) error {
 		return s.sqlErr("open store", "", err)
 	}
 	if mode != "wal" {
-		// dsh's stores are WAL already; a read-only file stays as it is.
-		if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil && create {
+		// dsh's stores are WAL already. Another one becomes WAL before
+		// dshctl's first write to it, not when it is only read.
+		if !create {
+			s.walPending.Store(true)
+		} else if err := toWAL(ctx, conn); err != nil {
 			return s.sqlErr("open store", "", err)
 		}
 	}
@@ -222,6 +243,41 @@ func (s *Store) init(create bool) error {
 	} else if len(problems) > 0 {
 		return storeErr(seam.ErrCorrupt, s.path, fmt.Errorf("schema %d: %s", s.schema, problems[0]))
 	}
+	return nil
+}
+
+// toWAL puts the database in WAL mode.
+func toWAL(ctx context.Context, conn *sql.Conn) error {
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		return err
+	}
+	if mode != "wal" {
+		return fmt.Errorf("the database stays in journal mode %s, not WAL", mode)
+	}
+	return nil
+}
+
+// ensureWAL puts a database that is not in WAL mode yet in it, before a
+// write.
+func (s *Store) ensureWAL(ctx context.Context) error {
+	if !s.walPending.Load() {
+		return nil
+	}
+	s.walMu.Lock()
+	defer s.walMu.Unlock()
+	if !s.walPending.Load() {
+		return nil
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := toWAL(ctx, conn); err != nil {
+		return err
+	}
+	s.walPending.Store(false)
 	return nil
 }
 
@@ -270,6 +326,9 @@ func (s *Store) check(ctx context.Context, op string) error {
 	defer s.mu.Unlock()
 	if s.closed {
 		return &seam.Error{Kind: seam.ErrHandleClosed, Op: op, Pos: seam.NoPos, Err: errors.New("store is closed")}
+	}
+	if s.damaged != nil && op != "verify" {
+		return s.damaged
 	}
 	return nil
 }
@@ -385,6 +444,7 @@ func (s *Store) sqlErr(op, id string, err error) error {
 			err = fmt.Errorf("the database is locked by another connection (waited %v): %w", s.opts.BusyTimeout, err)
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 			kind = seam.ErrCorrupt
+			err = fmt.Errorf("the database file is damaged (dshctl verify says where): %w", err)
 		case sqlite3.SQLITE_INTERRUPT:
 			kind = seam.ErrIO
 		}
