@@ -64,6 +64,8 @@ func TestScripts(t *testing.T) {
 			"zstdify":    cmdZstdify,
 			"zipnames":   cmdZipNames,
 			"unzipentry": cmdUnzipEntry,
+			"sqlexec":    cmdSQLExec,
+			"patchbytes": cmdPatchBytes,
 		},
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
