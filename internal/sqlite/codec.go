@@ -72,8 +72,10 @@ func (r *RawRow) size() int64 {
 
 // decodeRow decodes and validates one row of a session of log format v in
 // a database of the given schema. It returns ErrCorrupt errors without a
-// position; vocabulary and contiguity are the caller's.
-func decodeRow(r *RawRow, schema, v int) (seam.Record, error) {
+// position; vocabulary and contiguity are the caller's. With alias, the
+// event's Data and SurfaceOp may alias r's buffers (see
+// seam.DecodeStoredEventAlias).
+func decodeRow(r *RawRow, schema, v int, alias bool) (seam.Record, error) {
 	var rec seam.Record
 	if r.Type == "" || !utf8.ValidString(r.Type) {
 		return rec, corruptf("row seq %d: type %q is empty or not UTF-8", r.Seq, r.Type)
@@ -114,7 +116,11 @@ func decodeRow(r *RawRow, schema, v int) (seam.Record, error) {
 	default:
 		return rec, corruptf("row seq %d: ignorable is %d", r.Seq, r.Ignorable)
 	}
-	e, err := seam.DecodeStoredEvent(r.Type, r.Seq, r.Time, data, r.SurfaceOp, ignorable, seqs, v)
+	decode := seam.DecodeStoredEvent
+	if alias {
+		decode = seam.DecodeStoredEventAlias
+	}
+	e, err := decode(r.Type, r.Seq, r.Time, data, r.SurfaceOp, ignorable, seqs, v)
 	if err != nil {
 		return rec, err
 	}

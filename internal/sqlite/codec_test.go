@@ -248,7 +248,7 @@ func FuzzDecodeRow(f *testing.F) {
 		}
 		v = min(max(v, 0), seam.MaxVersion)
 		r := RawRow{Seq: seq, Time: 1785331619000, Type: typ, Data: data, DataBlob: dataBlob, Seqs: seqs, SeqsBlob: seqsBlob, SurfaceOp: sop, Ignorable: ign}
-		rec, err := decodeRow(&r, schema, v)
+		rec, err := decodeRow(&r, schema, v, false)
 		if err != nil {
 			if !errors.Is(err, seam.ErrCorrupt) && !errors.Is(err, seam.ErrUnsupportedFormat) {
 				t.Fatalf("error of no kind: %v", err)

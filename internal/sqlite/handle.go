@@ -198,10 +198,10 @@ func (h *handle) Scan(ctx context.Context, opts seam.ScanOptions) iter.Seq2[seam
 		emit := func(e *seam.Event) bool { return yield(*e, nil) }
 		var err error
 		if opts.Reverse {
-			err = h.s.reverse(ctx, h.reader(), h, opts.From, opts.MaxBytes, emit)
+			err = h.s.reverse(ctx, h.reader(), h, opts.From, opts.MaxBytes, opts.Transient, emit)
 		} else {
 			var end scanEnd
-			end, err = h.s.forward(ctx, h.reader(), h, opts.From, opts.MaxBytes, h.s.opts.AllowUnknownTypes, emit)
+			end, err = h.s.forward(ctx, h.reader(), h, opts.From, opts.MaxBytes, h.s.opts.AllowUnknownTypes, opts.Transient, emit)
 			if err == nil && end.complete {
 				err = h.checkMarker(&end)
 			}
@@ -240,8 +240,9 @@ type scanEnd struct {
 
 // forward streams the events of h's session from seq from on. A row that
 // does not decode ends the committed log when it is the final row (a torn
-// row: skipped, recorded in the end) and is an error anywhere else.
-func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget int64, lenient bool, emit func(*seam.Event) bool) (scanEnd, error) {
+// row: skipped, recorded in the end) and is an error anywhere else. With
+// alias, events alias the row's buffers until emit returns.
+func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget int64, lenient, alias bool, emit func(*seam.Event) bool) (scanEnd, error) {
 	end := scanEnd{complete: from == 0, lastFirst: -1}
 	v := h.hdr.Version
 	// From seq 0, every row (one with a negative seq is damage); else
@@ -297,7 +298,7 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 		if read += r.size(); budget > 0 && read > budget {
 			return end, &seam.Error{Kind: seam.ErrScanBudget, Op: "read", ID: h.id, Pos: pathPos(s.path)}
 		}
-		rec, err := decodeRow(r, s.schema, v)
+		rec, err := decodeRow(r, s.schema, v, alias)
 		if err != nil {
 			if !errors.Is(err, seam.ErrCorrupt) {
 				return end, s.rowErr("read", h.id, r.Seq, err)
@@ -336,7 +337,7 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 
 // reverse streams the events of h's session below seq from (all when from
 // is 0), newest first. Only the session's final row may be torn.
-func (s *Store) reverse(ctx context.Context, q querier, h *handle, from, budget int64, emit func(*seam.Event) bool) error {
+func (s *Store) reverse(ctx context.Context, q querier, h *handle, from, budget int64, alias bool, emit func(*seam.Event) bool) error {
 	v := h.hdr.Version
 	upper := from
 	if upper == 0 {
@@ -360,7 +361,7 @@ func (s *Store) reverse(ctx context.Context, q querier, h *handle, from, budget 
 		if read += r.size(); budget > 0 && read > budget {
 			return &seam.Error{Kind: seam.ErrScanBudget, Op: "read", ID: h.id, Pos: pathPos(s.path)}
 		}
-		rec, err := decodeRow(r, s.schema, v)
+		rec, err := decodeRow(r, s.schema, v, alias)
 		if err != nil {
 			if expect < 0 && errors.Is(err, seam.ErrCorrupt) && rows.isFinal() {
 				continue // the torn final row

@@ -1,5 +1,7 @@
 package sqlite
 
+import "github.com/klauspost/compress/zstd"
+
 // A prefetcher reads the rows of a forward scan on a goroutine of its own,
 // a few batches ahead of the scan, so that SQLite's part of the work
 // (stepping, reading pages, copying the columns out, inflating zstd
@@ -72,11 +74,12 @@ func (p *prefetcher) run(inflate bool, budget int64) {
 					break
 				}
 			}
-			if len(b.rows) > 0 && (len(b.arena)+int(r.size()) > target || len(b.rows) == maxBatchRows) {
+			need := arenaNeed(r, inflate)
+			if len(b.rows) > 0 && (len(b.arena)+need > target || len(b.rows) == maxBatchRows) {
 				pending = r // still valid: the source did not step
 				break
 			}
-			b.add(r, inflate)
+			b.add(r, inflate, need)
 			if read += r.size(); budget > 0 && read > budget {
 				b.end = true
 				break
@@ -109,10 +112,30 @@ func (b *rowBatch) reset(target int) {
 	b.arena = b.arena[:0]
 }
 
-// add copies r into b; with inflate, a BLOB data column is decompressed
-// too. The rows of b may alias an older arena when this one grows: that
-// memory stays theirs until b is reset.
-func (b *rowBatch) add(r *RawRow, inflate bool) {
+// arenaNeed is about the arena bytes row r takes: its columns and, with
+// inflate, the JSON of a compressed data column, as far as its frame
+// declares it.
+func arenaNeed(r *RawRow, inflate bool) int {
+	n := int(r.size())
+	if inflate && r.DataBlob {
+		var h zstd.Header
+		if h.Decode(r.Data) == nil && h.HasFCS && h.FrameContentSize <= maxPayload {
+			n += int(h.FrameContentSize)
+		} else {
+			n += 4 * len(r.Data)
+		}
+	}
+	return n
+}
+
+// add copies r, which takes need arena bytes, into b; with inflate, a
+// BLOB data column is decompressed too. A row larger than what is left of
+// the arena starts a new one; the rows before keep the old one until b is
+// reset.
+func (b *rowBatch) add(r *RawRow, inflate bool, need int) {
+	if cap(b.arena)-len(b.arena) < need {
+		b.arena = make([]byte, 0, max(cap(b.arena), need))
+	}
 	c := *r
 	c.Data = b.copy(r.Data)
 	if r.Seqs != nil {

@@ -228,7 +228,7 @@ func (s *Store) RawRows(ctx context.Context, id string) iter.Seq2[RawRow, error]
 // database and seq. Vocabulary and contiguity are the caller's, as with
 // seam.DecodeRecord.
 func (s *Store) DecodeRow(r *RawRow, version int) (seam.Record, error) {
-	rec, err := decodeRow(r, s.schema, version)
+	rec, err := decodeRow(r, s.schema, version, false)
 	if err != nil {
 		return rec, s.rowErr("verify", "", r.Seq, err)
 	}

@@ -129,7 +129,7 @@ func (s *Store) readTail(ctx context.Context, q querier, id string, v int) (tail
 		if err != nil {
 			return t, err
 		}
-		rec, err := decodeRow(r, s.schema, v)
+		rec, err := decodeRow(r, s.schema, v, false)
 		if err != nil {
 			if i > 0 || !errors.Is(err, seam.ErrCorrupt) {
 				return t, s.rowErr("stat", id, r.Seq, err)
@@ -275,7 +275,7 @@ func (s *Store) listIn(ctx context.Context, q querier, op string, visit func(sea
 		snap.Header = h
 		last := []seam.Event{}
 		if hasRow {
-			rec, err := decodeRow(er, s.schema, h.Version)
+			rec, err := decodeRow(er, s.schema, h.Version, false)
 			if err != nil {
 				// A torn final row: its predecessor gives the count.
 				torn = append(torn, tornEntry{seam.Entry{Snapshot: snap}, r})

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -485,5 +486,47 @@ func insertSessions(t *testing.T, s *Store, sessions map[string][]seam.Event) {
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScanTransient checks that a transient scan serves the events a
+// copying scan serves, forward and reverse, packed rows and compressed
+// payloads included, each valid while the consumer holds it.
+func TestScanTransient(t *testing.T) {
+	for _, schema := range []int{Schema14, Schema17} {
+		s := newStore(t, schema, Options{})
+		h, err := s.Create(ctx, seam.Header{Version: 0, ID: "t", CreatedAt: 1785331618000, Cwd: "/w"}, seam.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch := append(chunkEvents(0, 2000, func(i int) string { return strings.Repeat(fmt.Sprint(i), i%50) }),
+			seam.Event{Type: "session/title", Seq: 2000, Time: 1, Data: []byte(`{"title":"` + strings.Repeat("long ", 2000) + `"}`)})
+		if err := h.Append(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		h.Close()
+		r, err := s.Open(ctx, "t", seam.Read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, reverse := range []bool{false, true} {
+			var want, got []string
+			for e, err := range r.Scan(ctx, seam.ScanOptions{Reverse: reverse}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, string(e.AppendJSON(nil)))
+			}
+			for e, err := range r.Scan(ctx, seam.ScanOptions{Reverse: reverse, Transient: true}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, string(e.AppendJSON(nil)))
+			}
+			if len(got) != 2001 || !slices.Equal(got, want) {
+				t.Fatalf("schema %d, reverse %v: %d transient events differ from %d copied ones", schema, reverse, len(got), len(want))
+			}
+		}
+		r.Close()
 	}
 }

@@ -313,7 +313,7 @@ func (w *rowWalk) rows(ctx context.Context, id string) error {
 		}
 		w.rowsRead++
 		w.bytes += r.size()
-		rec, err := decodeRow(r, s.schema, w.ver)
+		rec, err := decodeRow(r, s.schema, w.ver, true) // LogCheck keeps no payload
 		if err != nil {
 			c := r.clone()
 			bad, badErr, w.resync = &c, err, true

@@ -151,7 +151,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 		return s.rowErr("open", h.id, -1, err)
 	}
 	h.inherited = inheritedOf(&r, &h.hdr)
-	end, err := s.forward(ctx, tx, h, 0, 0, false, func(*seam.Event) bool { return true })
+	end, err := s.forward(ctx, tx, h, 0, 0, false, true, func(*seam.Event) bool { return true })
 	if err != nil {
 		return s.sqlErr("open", h.id, err)
 	}
