@@ -3,11 +3,14 @@
 // row per event, JSON text) or schema 17 (packed chunk rows, zstd payloads,
 // varint sourceEventSeqs), told apart by PRAGMA user_version (store.md 6).
 //
-// It uses modernc.org/sqlite (pure Go) through database/sql and owns all of
-// its SQL. Connections run in WAL mode with synchronous=FULL, mmap off,
-// trusted_schema off and a bounded busy_timeout. Stat and List read the
-// sessions table and each session's last row only (the primary key index
-// finds it); scans stream rows with memory bounded by the largest row.
+// It uses modernc.org/sqlite (pure Go) and owns all of its SQL: through
+// database/sql for sessions rows, listings and writes, and through SQLite's
+// C API as modernc transpiles it for the reads of events rows (direct.go),
+// which a goroutine reads ahead (prefetch.go). Connections run in WAL mode
+// with synchronous=FULL, mmap off, trusted_schema off and a bounded
+// busy_timeout. Stat and List read the sessions table and each session's
+// last row only (the primary key index finds it); scans stream rows with
+// memory bounded by the largest row.
 // Appends run in BEGIN IMMEDIATE: they check the stored tail and revision,
 // insert the batch's rows and bump the revision once, so a commit costs
 // about one fsync of the WAL. Write ownership is described in lock.go.
