@@ -65,6 +65,14 @@ func (r *RawRow) payload() ([]byte, error) {
 	return decompress(nil, r.Data)
 }
 
+// tornable reports whether r, when it is a session's final row and does
+// not decode, is a torn tail rather than damaged committed data: only a
+// packed row can be (store.md 6; a scalar row is inserted in one
+// transaction, whole, so a bad one was written or damaged that way).
+func (s *Store) tornable(r *RawRow) bool {
+	return s.schema == Schema17 && r.Ignorable == 0
+}
+
 // size is the row's physical size, for scan budgets and repairs.
 func (r *RawRow) size() int64 {
 	return int64(len(r.Data) + len(r.Seqs) + len(r.SurfaceOp) + len(r.Type) + 24)
@@ -170,7 +178,8 @@ type row struct {
 
 // encodeRows returns the rows that store a validated batch of a version-v
 // session in a database of the given schema. Schema 17 packs runs of chunk
-// events of v0/v1 sessions (seam.PackChunks) and compresses large payloads.
+// events of v0/v1 sessions (seam.PackChunks) and compresses the large
+// payloads of scalar rows.
 func encodeRows(events []seam.Event, schema, v int) ([]row, error) {
 	if schema == Schema14 {
 		out := make([]row, len(events))
@@ -197,7 +206,9 @@ func encodeRows(events []seam.Event, schema, v int) ([]row, error) {
 	out := make([]row, len(recs))
 	for i := range recs {
 		if p := recs[i].Packed; p != nil {
-			out[i] = row{seq: p.Seq0, time: p.Time0, typ: p.Kind, data: payload(p.AppendPayloadJSON(nil)), ignorable: 0}
+			// A packed payload stays JSON text: store.md 6 compresses the
+			// data of scalar rows only. Readers take either.
+			out[i] = row{seq: p.Seq0, time: p.Time0, typ: p.Kind, data: string(p.AppendPayloadJSON(nil)), ignorable: 0}
 			continue
 		}
 		e := &recs[i].Event

@@ -171,7 +171,8 @@ func TestSchema17RoundTrip(t *testing.T) {
 			t.Fatalf("event %d:\n got %.300s\nwant %.300s", i, g, w)
 		}
 	}
-	// The rows: packed runs, BLOB payloads and the empty varint list.
+	// The rows: packed runs (their payloads text, as store.md 6 has them),
+	// BLOB payloads of scalar rows and the empty varint list.
 	var shape []string
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, type, ignorable, typeof(data), length(data), typeof(source_event_seqs) FROM events ORDER BY seq`)
 	if err != nil {
@@ -193,8 +194,8 @@ func TestSchema17RoundTrip(t *testing.T) {
 	}
 	rows.Close()
 	want := []string{"turn/start:text:null",
-		"text-chunks:blob:null", "text-chunks:blob:null", "assistant/chunk:text:null", "assistant/chunk:text:null", // 1024 + 1024 + 2
-		"text-chunks:blob:null", "assistant/chunk:blob:null", "assistant/chunk:blob:null", // 10 members of 100 KiB fill 1 MiB
+		"text-chunks:text:null", "text-chunks:text:null", "assistant/chunk:text:null", "assistant/chunk:text:null", // 1024 + 1024 + 2
+		"text-chunks:text:null", "assistant/chunk:blob:null", "assistant/chunk:blob:null", // 10 members of 100 KiB fill 1 MiB
 		"tool/result:blob:blob", "user/message:text:blob", "plugin/custom:text:blob"}
 	if strings.Join(shape, " ") != strings.Join(want, " ") {
 		t.Fatalf("rows:\n %s\nwant\n %s", strings.Join(shape, " "), strings.Join(want, " "))

@@ -103,7 +103,7 @@ func TestScanStops(t *testing.T) {
 				n++
 			}
 			cancel()
-			if !errors.Is(got, context.Canceled) || time.Since(start) > 5*time.Second || n > after+1+maxBatchRows {
+			if !errors.Is(got, context.Canceled) || time.Since(start) > 5*time.Second || n > after+1 {
 				t.Fatalf("schema %d, cancelled after %d: %v after %d events", schema, after, got, n)
 			}
 			settled(t, base)

@@ -238,9 +238,10 @@ type scanEnd struct {
 	marker    seam.SeedMarker
 }
 
-// forward streams the events of h's session from seq from on. A row that
-// does not decode ends the committed log when it is the final row (a torn
-// row: skipped, recorded in the end) and is an error anywhere else. With
+// forward streams the events of h's session from seq from on. A packed row
+// that does not decode ends the committed log when it is the final row (a
+// torn row: skipped, recorded in the end); any other row that does not
+// decode is an error. With
 // alias, events alias the row's buffers until emit returns.
 func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget int64, lenient, alias bool, emit func(*seam.Event) bool) (scanEnd, error) {
 	end := scanEnd{complete: from == 0, lastFirst: -1}
@@ -281,10 +282,16 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 	var one seam.Event
 	var cur seam.Cursor
 	started := false
+	done := ctx.Done() // checked per row: rows read ahead are not served once ctx ends
 	var read int64
 	var bad *RawRow
 	var badErr error
 	for {
+		select {
+		case <-done:
+			return end, ctx.Err()
+		default:
+		}
 		r, err := rows.next()
 		if err != nil {
 			return end, s.rowErr("read", h.id, -1, err)
@@ -300,7 +307,7 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 		}
 		rec, err := decodeRow(r, s.schema, v, alias)
 		if err != nil {
-			if !errors.Is(err, seam.ErrCorrupt) {
+			if !errors.Is(err, seam.ErrCorrupt) || !s.tornable(r) {
 				return end, s.rowErr("read", h.id, r.Seq, err)
 			}
 			c := r.clone()
@@ -363,7 +370,7 @@ func (s *Store) reverse(ctx context.Context, q querier, h *handle, from, budget 
 		}
 		rec, err := decodeRow(r, s.schema, v, alias)
 		if err != nil {
-			if expect < 0 && errors.Is(err, seam.ErrCorrupt) && rows.isFinal() {
+			if expect < 0 && errors.Is(err, seam.ErrCorrupt) && rows.isFinal() && s.tornable(r) {
 				continue // the torn final row
 			}
 			return s.rowErr("read", h.id, r.Seq, err)

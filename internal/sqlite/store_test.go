@@ -229,13 +229,13 @@ func TestWriterBehindHandle(t *testing.T) {
 	}
 }
 
-// TestTornRowRepair checks that the append that removes a torn final row
-// saves it first, and reports the repair.
+// TestTornRowRepair checks that the append that removes a torn final
+// packed row saves it first, and reports the repair.
 func TestTornRowRepair(t *testing.T) {
 	backups := t.TempDir()
 	s := newStore(t, Schema17, Options{BackupDir: backups})
 	stored(t, s, "a/b", 3)
-	insertRaw(t, s, "a/b", []row{{seq: 3, time: 9, typ: "turn/start", data: []byte{0x28, 0xb5, 0x2f, 0xfd, 1}}})
+	insertRaw(t, s, "a/b", []row{{seq: 3, time: 9, typ: seam.TextChunks, data: []byte{0x28, 0xb5, 0x2f, 0xfd, 1}, ignorable: 0}})
 	snap, err := s.Stat(ctx, "a/b")
 	if err != nil || snap.EventCount != 3 || snap.Location.TornBytes == 0 {
 		t.Fatalf("Stat: %+v %v", snap, err)
@@ -265,8 +265,9 @@ func TestTornRowRepair(t *testing.T) {
 	}
 }
 
-// TestCorruptRowBeforeTail checks that a row that does not decode is a
-// torn tail only at the end: anywhere else reads fail with ErrCorrupt.
+// TestCorruptRowBeforeTail checks that a row that does not decode before
+// the end fails reads with ErrCorrupt (point 19 of the contract checks a
+// damaged final row).
 func TestCorruptRowBeforeTail(t *testing.T) {
 	s := newStore(t, Schema14, Options{})
 	stored(t, s, "a", 2)

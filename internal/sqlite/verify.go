@@ -185,8 +185,8 @@ func (s *Store) VerifyLayout(ctx context.Context) (seam.StoreLayout, error) {
 // header, then every events row in seq order, each decoded and validated
 // as reads do and handed to v, with seq contiguity checked here. A row
 // that does not decode is damaged committed data, unless it is the
-// session's final row: readers skip that one as a torn row, and a repair
-// removes it. When the database as a whole was not reported on by
+// session's final row and a packed row (store.md 6): readers skip that one
+// as a torn row, and a repair removes it. When the database as a whole was not reported on by
 // VerifyLayout, its findings come first.
 func (s *Store) VerifyLog(ctx context.Context, id string, v seam.LogVisitor) (seam.LogSummary, error) {
 	sum := seam.LogSummary{Location: s.location(0)}
@@ -302,13 +302,7 @@ func (w *rowWalk) rows(ctx context.Context, id string) error {
 			break
 		}
 		if bad != nil {
-			// Not the final row: damaged committed data.
-			code := "row-decode"
-			if bad.Ignorable == 0 && s.schema == Schema17 {
-				code = "packed-row"
-			}
-			w.v.Finding(seam.Finding{Class: seam.ClassDamage, Code: code, Pos: w.pos(bad.Seq),
-				Message: fmt.Sprintf("%s; only a session's final row can be a torn row: this is damaged committed data, which dsh refuses", causeOf(badErr))})
+			w.damaged(bad, badErr)
 			bad = nil
 		}
 		w.rowsRead++
@@ -333,14 +327,27 @@ func (w *rowWalk) rows(ctx context.Context, id string) error {
 			w.marker.Observe(&rec.Event)
 		}
 	}
-	if bad != nil {
-		// The final row: a torn row, which readers skip.
+	switch {
+	case bad != nil && s.tornable(bad):
+		// The final packed row: a torn row, which readers skip.
 		w.v.Finding(seam.Finding{Class: seam.ClassNote, Code: "torn-row", Pos: w.pos(bad.Seq),
-			Message: fmt.Sprintf("the final row does not decode (%s): readers skip it as a torn row", causeOf(badErr))})
+			Message: fmt.Sprintf("the final row, a packed row, does not decode (%s): readers skip it as a torn row", causeOf(badErr))})
 		w.v.TornTail(w.pos(bad.Seq), bad.size())
+	case bad != nil:
+		w.damaged(bad, badErr)
 	}
 	w.complete = true
 	return nil
+}
+
+// damaged reports row r, which does not decode and is no torn final row.
+func (w *rowWalk) damaged(r *RawRow, cause error) {
+	code, why := "row-decode", "a scalar row is written whole, in one transaction, so it is never a torn tail"
+	if w.s.tornable(r) {
+		code, why = "packed-row", "only a session's final packed row can be a torn tail"
+	}
+	w.v.Finding(seam.Finding{Class: seam.ClassDamage, Code: code, Pos: w.pos(r.Seq),
+		Message: fmt.Sprintf("%s; damaged committed data, which dsh refuses (%s)", causeOf(cause), why)})
 }
 
 // gapCode and gapText describe a row that starts at seq got where seq
