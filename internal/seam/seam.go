@@ -188,6 +188,9 @@ type Repair struct {
 	// with the first uncommitted record; it was written back as a frame of
 	// its own, so no committed record is lost.
 	Rewritten int64 `json:"rewritten,omitempty"`
+	// Seq is the seq of the row removed from a store of rows (SQLite),
+	// where Offset is -1; nil for bytes of a file.
+	Seq *int64 `json:"seq"`
 }
 
 // TailRepairer is implemented by the write handles of backends whose write
