@@ -73,6 +73,13 @@ func (s *Store) tornable(r *RawRow) bool {
 	return s.schema == Schema17 && r.Ignorable == 0
 }
 
+// repair describes the removal of r, a torn row of the database at path,
+// saved to backup.
+func (r *RawRow) repair(path, backup string) seam.Repair {
+	seq := r.Seq
+	return seam.Repair{Path: path, Offset: -1, Bytes: r.size(), Kind: seam.RepairTorn, Backup: backup, Seq: &seq}
+}
+
 // size is the row's physical size, for scan budgets and repairs.
 func (r *RawRow) size() int64 {
 	return int64(len(r.Data) + len(r.Seqs) + len(r.SurfaceOp) + len(r.Type) + 24)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/dshctl/dshctl/internal/seam"
 	sqlite "modernc.org/sqlite"
@@ -48,7 +49,12 @@ func (s *Store) databaseFindings(ctx context.Context) ([]seam.Finding, error) {
 		fs = append(fs, seam.Finding{Class: class, Code: code, Message: fmt.Sprintf(format, args...), Pos: pathPos(s.path)})
 	}
 	if s.damaged != nil {
-		add(seam.ClassDamage, "database-open", "the database cannot be read as a dsh store: %s; its sessions are not checked", driverText(s.damaged))
+		what := driverText(s.damaged)
+		var oe *OpenError
+		if errors.As(s.damaged, &oe) {
+			what = strings.TrimPrefix(oe.Msg, oe.Path+" ")
+		}
+		add(seam.ClassDamage, "database-open", "the database %s; its sessions are not checked", what)
 	}
 	lines, err := s.integrityCheck(ctx, maxDatabaseFindings+1)
 	switch {
@@ -60,7 +66,17 @@ func (s *Store) databaseFindings(ctx context.Context) ([]seam.Finding, error) {
 		return nil, err
 	}
 	if s.damaged != nil {
-		// Nothing else is known of its schema.
+		// The open reported the first schema problem; the others follow.
+		if s.schema != 0 {
+			if conn, err := s.db.Conn(ctx); err == nil {
+				if problems, err := schemaProblems(ctx, conn, s.schema); err == nil && len(problems) > 1 {
+					for _, p := range problems[1:] {
+						add(seam.ClassDamage, "schema", "schema %d: %s", s.schema, p)
+					}
+				}
+				conn.Close()
+			}
+		}
 		for i, l := range lines {
 			if i == maxDatabaseFindings {
 				break
@@ -447,7 +463,7 @@ func (h *handle) TrimTail(ctx context.Context, salvage bool) (seam.TrimResult, e
 	if err != nil {
 		return res, err
 	}
-	rp := seam.Repair{Path: s.path, Offset: -1, Bytes: w.torn.size(), Kind: seam.RepairTorn, Backup: backup}
+	rp := w.torn.repair(s.path, backup)
 	w.repairs = append(w.repairs, rp)
 	w.torn = nil
 	w.revision++

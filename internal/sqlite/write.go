@@ -353,7 +353,7 @@ func (h *handle) appendRows(ctx context.Context, rows []row, n int64) error {
 		return err
 	}
 	if w.torn != nil {
-		w.repairs = append(w.repairs, seam.Repair{Path: s.path, Offset: -1, Bytes: w.torn.size(), Kind: seam.RepairTorn, Backup: backup})
+		w.repairs = append(w.repairs, w.torn.repair(s.path, backup))
 		w.torn = nil
 	}
 	w.next += n
