@@ -218,12 +218,17 @@ func (s *Store) integrityCheck(ctx context.Context, max int) ([]string, error) {
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
+		var text string
+		if err := rows.Scan(&text); err != nil {
 			return nil, s.sqlErr("verify", "", err)
 		}
-		if line != "ok" {
-			out = append(out, line)
+		// A result may hold several lines, after a "*** in database
+		// main ***" heading: one problem per line.
+		for _, line := range strings.Split(text, "\n") {
+			line = strings.TrimSpace(line)
+			if line != "ok" && line != "" && !(strings.HasPrefix(line, "*** in database ") && strings.HasSuffix(line, " ***")) {
+				out = append(out, line)
+			}
 		}
 	}
 	return out, s.sqlErr("verify", "", rows.Err())

@@ -346,47 +346,62 @@ func TestVerifyDatabaseFindings(t *testing.T) {
 	}
 }
 
-// TestVerifyIntegrity breaks a b-tree page of the events table: the
-// integrity check reports it, reads of the session report damage rather
-// than failing, and nothing is repaired or changed.
+// TestVerifyIntegrity damages the database below what reads look at: the
+// page type of the events index's root page, the freelist count of the
+// file header. The integrity check reports it, one line per finding, in
+// the database's report; nothing is repaired or changed.
 func TestVerifyIntegrity(t *testing.T) {
-	path := fixtureCopy(t)
-	s := openCopy(t, path)
-	var pageSize, root int64
-	if err := s.db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.db.QueryRow("SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_autoindex_events_1'").Scan(&root); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	file, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The page type byte of the index's root page: 0x0d is no index page.
-	file[(root-1)*pageSize] = 0x0d
-	if err := os.WriteFile(path, file, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	before := fileSum(t, path)
-	s = openCopy(t, path)
-	var reports []*inspect.SessionReport
-	sum, err := inspect.Verify(ctx, s, nil, inspect.Options{Repair: true, Report: func(r *inspect.SessionReport) error {
-		reports = append(reports, r)
-		return nil
-	}})
-	if err != nil || sum.Errors == 0 || !reports[0].Stray || finding(reports[0], "integrity") == nil {
-		t.Fatalf("Verify: %+v %v %v", sum, err, reports[0])
-	}
-	for _, r := range reports {
-		if r.Repair != nil && r.Repair.Skipped == "" {
-			t.Fatalf("%s repaired: %+v", r.ID, r.Repair)
-		}
-	}
-	s.Close()
-	if fileSum(t, path) != before {
-		t.Fatal("the database changed")
+	for _, c := range []struct {
+		name   string
+		damage func(file []byte, pageSize, indexRoot int64)
+	}{
+		{"index-page-type", func(file []byte, pageSize, root int64) { file[(root-1)*pageSize] = 0x0d }},
+		{"freelist-count", func(file []byte, _, _ int64) { file[39] = 5 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := fixtureCopy(t)
+			s := openCopy(t, path)
+			var pageSize, root int64
+			if err := s.db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.db.QueryRow("SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_autoindex_events_1'").Scan(&root); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			file, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.damage(file, pageSize, root)
+			if err := os.WriteFile(path, file, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before := fileSum(t, path)
+			s = openCopy(t, path)
+			var reports []*inspect.SessionReport
+			sum, err := inspect.Verify(ctx, s, nil, inspect.Options{Repair: true, Report: func(r *inspect.SessionReport) error {
+				reports = append(reports, r)
+				return nil
+			}})
+			if err != nil || sum.Errors == 0 || !reports[0].Stray || finding(reports[0], "integrity") == nil {
+				t.Fatalf("Verify: %+v %v %v", sum, err, reports[0])
+			}
+			for _, r := range reports {
+				for _, f := range r.Findings {
+					if strings.Contains(f.Message, "\n") || strings.Contains(f.Message, "***") {
+						t.Errorf("%s: finding %q is not one line", r.ID, f.Message)
+					}
+				}
+				if r.Repair != nil && r.Repair.Skipped == "" {
+					t.Fatalf("%s repaired: %+v", r.ID, r.Repair)
+				}
+			}
+			s.Close()
+			if fileSum(t, path) != before {
+				t.Fatal("the database changed")
+			}
+		})
 	}
 }
 
