@@ -16,6 +16,27 @@ type position struct {
 	textOff int64 // byte offset in the decoded text
 	lineNo  int   // lines of decoded text before it
 	frame   int   // index of the frame starting at fileOff (zstd)
+	// relative says lineNo and frame count from this position, whose own
+	// numbers are unknown: a read that starts from the tail (the write
+	// open) knows byte offsets only. Errors then give no line or frame.
+	relative bool
+}
+
+// frameNo is the index of the current frame for a message, -1 when the
+// numbering is relative.
+func (p *position) frameNo() int {
+	if p.relative {
+		return -1
+	}
+	return p.frame
+}
+
+// lineAt is line for a message, -1 when the numbering is relative.
+func (p *position) lineAt(line int) int {
+	if p.relative {
+		return -1
+	}
+	return line
 }
 
 // physRecord is one complete line of a log as stored.
@@ -169,7 +190,7 @@ func (z *zstdReader) next() (physRecord, error) {
 		if z.streaming {
 			l, err := z.lr.next()
 			if err != nil && err != io.EOF {
-				return physRecord{}, z.l.frameError(err, z.pos.frame, 0)
+				return physRecord{}, z.l.frameError(err, z.pos.frameNo(), 0)
 			}
 			if err == io.EOF {
 				if len(l) > 0 {
@@ -200,7 +221,7 @@ func (z *zstdReader) next() (physRecord, error) {
 }
 
 func (z *zstdReader) unterminated() error {
-	return z.l.errorf(seam.ErrCorrupt, z.l.pos(z.cur.Offset, z.pos.frame, z.pos.lineNo+1, -1),
+	return z.l.errorf(seam.ErrCorrupt, z.l.pos(z.cur.Offset, z.pos.frameNo(), z.pos.lineAt(z.pos.lineNo+1), -1),
 		"frame at byte %d does not end on a record boundary", z.cur.Offset)
 }
 
@@ -219,7 +240,7 @@ func (z *zstdReader) enterFrame() error {
 		return io.EOF
 	}
 	if err != nil {
-		return z.l.frameError(err, z.pos.frame, z.base)
+		return z.l.frameError(err, z.pos.frameNo(), z.base)
 	}
 	if z.limit > 0 && z.n+f.Size > z.limit {
 		return errBudget
@@ -232,16 +253,16 @@ func (z *zstdReader) enterFrame() error {
 		z.mem, z.streaming = content, false
 		return nil
 	case !errors.Is(err, zstdframe.ErrTooLarge):
-		return z.l.frameError(err, z.pos.frame, 0)
+		return z.l.frameError(err, z.pos.frameNo(), 0)
 	}
 	// Too large to hold: verify it whole before serving a line of it, so
 	// a damaged frame yields nothing (store.md 4), then stream it.
 	if err := z.dec.Verify(z.l.f, f); err != nil {
-		return z.l.frameError(err, z.pos.frame, 0)
+		return z.l.frameError(err, z.pos.frameNo(), 0)
 	}
 	rd, err := z.dec.NewReader(z.l.f, f)
 	if err != nil {
-		return z.l.frameError(err, z.pos.frame, 0)
+		return z.l.frameError(err, z.pos.frameNo(), 0)
 	}
 	z.lr.reset(rd)
 	z.streaming = true
