@@ -76,62 +76,60 @@ func NewOpenTurnTracker(version int) *OpenTurnTracker {
 }
 
 // Observe feeds the next event of the log, in seq order. A payload that
-// does not decode is passed over, except that a turn/start or turn/end still
-// opens or closes the turn.
+// does not decode (a member it reads has the wrong type) is passed over,
+// except that a turn/start or turn/end still opens or closes the turn.
+// It reads only the members it needs, with seam.Lookup: a large tool
+// result is skipped over, not decoded.
 func (t *OpenTurnTracker) Observe(e *seam.Event) {
 	t.seen, t.lastSeq, t.lastTime = true, e.Seq, e.Time
+	d := e.Data
 	switch e.Type {
 	case typeTurnStart:
-		var d turnStep
-		_ = json.Unmarshal(e.Data, &d)
-		t.open, t.turn, t.stepOpen, t.pending = true, d.Turn, false, t.pending[:0]
+		turn, _ := seam.LookupInt(d, "turn")
+		t.open, t.turn, t.stepOpen, t.pending = true, turn, false, t.pending[:0]
 	case typeTurnEnd:
 		t.open, t.stepOpen, t.pending = false, false, t.pending[:0]
 	case typeStepStart:
-		var d turnStep
-		if json.Unmarshal(e.Data, &d) == nil {
-			t.step, t.stepOpen = d.Step, true
+		f, ok := fields(d, "turn", "step")
+		_, okTurn := integer(f[0])
+		step, okStep := integer(f[1])
+		if ok && okTurn && okStep {
+			t.step, t.stepOpen = step, true
 		}
 	case typeStepEnd:
 		t.stepOpen, t.pending = false, t.pending[:0]
 	case typeAssistantMessage:
-		// Only the tool-call blocks matter: the other fields are skipped.
-		var d struct {
-			Step    int64 `json:"step"`
-			Message struct {
-				Content []struct {
-					Type string `json:"type"`
-					ID   string `json:"id"`
-					Name string `json:"name"`
-				} `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(e.Data, &d) != nil {
+		// Only the tool-call blocks matter: the other members are skipped.
+		f, ok := fields(d, "step")
+		step, okStep := integer(f[0])
+		content, okContent := messageContent(d)
+		if !ok || !okStep || !okContent {
 			return
 		}
-		for _, b := range d.Message.Content {
-			if b.Type != "tool-call" {
-				continue
+		seam.Items(content, func(b json.RawMessage) bool {
+			f, _ := fields(b, "type", "id", "name")
+			if typ, _ := str(f[0]); typ == "tool-call" {
+				id, _ := str(f[1])
+				name, _ := str(f[2])
+				if i := t.find(id); i >= 0 {
+					t.pending[i].Step, t.pending[i].Name = step, name
+				} else {
+					t.pending = append(t.pending, PendingCall{CallID: id, Name: name, Step: step, CallSeq: -1})
+				}
 			}
-			if i := t.find(b.ID); i >= 0 {
-				t.pending[i].Step, t.pending[i].Name = d.Step, b.Name
-			} else {
-				t.pending = append(t.pending, PendingCall{CallID: b.ID, Name: b.Name, Step: d.Step, CallSeq: -1})
-			}
-		}
+			return true
+		})
 	case typeToolCall:
-		var d toolCallPayload
-		if json.Unmarshal(e.Data, &d) == nil {
-			if i := t.find(d.CallID); i >= 0 {
+		f, ok := fields(d, "callId", "name", "arguments")
+		callID, okID := str(f[0])
+		if ok && okID && typed(f[1], `"`) && typed(f[2], `"`) {
+			if i := t.find(callID); i >= 0 {
 				t.pending[i].CallSeq = e.Seq
 			}
 		}
 	case typeToolResult:
-		var d struct {
-			Message msgHead `json:"message"`
-		}
-		if json.Unmarshal(e.Data, &d) == nil {
-			if i := t.find(d.Message.callID()); i >= 0 {
+		if id, ok := resultCallID(d); ok {
+			if i := t.find(id); i >= 0 {
 				t.pending = append(t.pending[:i], t.pending[i+1:]...)
 			}
 		}

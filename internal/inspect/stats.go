@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -51,9 +50,11 @@ func (c *statsCollector) Observe(e *seam.Event) {
 	case typeTurnStart:
 		s.Turns++
 	case typeTurnEnd:
-		var d turnEnd
-		_ = json.Unmarshal(e.Data, &d)
-		s.TurnEnds[d.Reason.Kind]++
+		kind := ""
+		if f, _ := fields(e.Data, "reason"); typed(f[0], "{") && present(f[0]) != nil {
+			kind, _ = stringMember(f[0], "kind")
+		}
+		s.TurnEnds[kind]++
 	case typeUserMessage:
 		if isHumanPrompt(e) {
 			s.LastPromptAt = e.Time
