@@ -123,7 +123,15 @@ var envelopeKeys = map[string]bool{"type": true, "seq": true, "time": true, "dat
 // (v0/v1 only). Vocabulary and seq contiguity are the caller's (see
 // CheckVocabulary and Cursor), because they are judged differently. Errors
 // are ErrCorrupt without a position.
-func DecodeRecord(line []byte, v int) (Record, error) {
+func DecodeRecord(line []byte, v int) (Record, error) { return decodeRecord(line, v, false) }
+
+// DecodeRecordView is DecodeRecord for a reader that serves events only
+// while line is valid (ScanOptions.Transient): the event's Data and
+// SurfaceOp alias line when they are compact, as dsh writes every record,
+// instead of being copies.
+func DecodeRecordView(line []byte, v int) (Record, error) { return decodeRecord(line, v, true) }
+
+func decodeRecord(line []byte, v int, view bool) (Record, error) {
 	var r Record
 	var fields fieldList
 	compact, err := fields.parse(line)
@@ -167,7 +175,7 @@ func DecodeRecord(line []byte, v int) (Record, error) {
 		return r, corruptf("event seq %d: data must be an object", e.Seq)
 	}
 	// A compact record has compact values; others are compacted here.
-	e.Data = compactValid(data, compact || isCompact(data))
+	e.Data = compactView(data, compact || isCompact(data), view)
 	if raw, ok := fields.get("ignorable"); ok {
 		switch string(raw) {
 		case "true":
@@ -178,7 +186,7 @@ func DecodeRecord(line []byte, v int) (Record, error) {
 		}
 	}
 	if raw, ok := fields.get("surfaceOp"); ok {
-		e.SurfaceOp = compactValid(raw, compact || isCompact(raw))
+		e.SurfaceOp = compactView(raw, compact || isCompact(raw), view)
 	}
 	if raw, ok := fields.get("sourceEventSeqs"); ok {
 		if e.SourceEventSeqs, err = decodeSourceSeqs(raw, v); err != nil {

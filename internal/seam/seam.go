@@ -105,6 +105,11 @@ type ScanOptions struct {
 	// ErrScanBudget and stops, so a caller can degrade conservatively
 	// instead of reading a whole log.
 	MaxBytes int64
+	// Transient lets the backend yield events whose Data and SurfaceOp
+	// alias its own buffers, valid only until the iteration goes on, so
+	// that a consumer that writes each event out and keeps none (cat,
+	// export, counting) costs no copy of them. A backend may ignore it.
+	Transient bool
 }
 
 // Snapshot is what Stat and List report about one session.
