@@ -82,7 +82,8 @@ func (s *Stats) Meta(createdAt int64) Meta {
 // ExactStats reads the whole of h once and returns its Stats.
 func ExactStats(ctx context.Context, h seam.Handle) (Stats, error) {
 	c := newStatsCollector(h.Header().Version)
-	for e, err := range h.Scan(ctx, seam.ScanOptions{}) {
+	// The collector keeps no payload: strings it keeps are copies.
+	for e, err := range h.Scan(ctx, seam.ScanOptions{Transient: true}) {
 		if err != nil {
 			return c.Stats(), err
 		}

@@ -99,7 +99,8 @@ func Stream(ctx context.Context, h seam.Handle, o StreamOptions, sink Sink) (Str
 // streamEvents gives sink the events of h from seq next on that filter
 // matches and returns the seq after the last event read.
 func streamEvents(ctx context.Context, h seam.Handle, next int64, filter *Filter, sink Sink) (int64, error) {
-	for ev, err := range h.Scan(ctx, seam.ScanOptions{From: next}) {
+	// Sinks write each event out and keep none of it.
+	for ev, err := range h.Scan(ctx, seam.ScanOptions{From: next, Transient: true}) {
 		if err != nil {
 			return next, err
 		}

@@ -466,6 +466,7 @@ func (h *handle) Scan(ctx context.Context, opts seam.ScanOptions) iter.Seq2[seam
 			}
 			return
 		}
+		r.transient = opts.Transient
 		cp := h.checkpointFor(opts.From)
 		end, done, err := r.forward(ctx, cp, size, opts.MaxBytes, opts.From, emit)
 		switch {

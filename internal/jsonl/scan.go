@@ -63,6 +63,9 @@ type reader struct {
 	hdr     *seam.Header
 	body    position // the first body record
 	lenient bool     // serve unknown non-ignorable types
+	// transient serves events whose payloads alias the read buffers, valid
+	// until the next record is read (seam.ScanOptions.Transient).
+	transient bool
 	// onCheckpoint, if set, receives resumable positions as they pass.
 	onCheckpoint func(checkpoint)
 	// tail, if set, is the decoded last frame of the log at the size a
@@ -111,7 +114,11 @@ func (r *reader) forward(ctx context.Context, cp checkpoint, size, limit, from i
 			r.onCheckpoint(checkpoint{at: position{fileOff: rec.frameOff, textOff: rec.frameText,
 				lineNo: rec.lineNo - 1, frame: rec.frame, relative: cp.at.relative}, next: cur.Next, marker: marker})
 		}
-		row, derr := seam.DecodeRecord(rec.line[:len(rec.line)-1], v)
+		decode := seam.DecodeRecord
+		if r.transient {
+			decode = seam.DecodeRecordView
+		}
+		row, derr := decode(rec.line[:len(rec.line)-1], v)
 		if derr == nil {
 			derr = cur.Advance(&row)
 		}
