@@ -201,3 +201,15 @@ func scanValue(raw []byte, i int) int {
 	}
 	return i
 }
+
+// ValueEnd returns the index after the JSON value that starts at raw[i],
+// under Lookup's terms (strings skipped eight bytes at a time, nothing
+// validated), or -1 when it does not end.
+func ValueEnd(raw []byte, i int) int { return scanValue(raw, i) }
+
+// ValidJSON reports whether raw is exactly one valid JSON value, accepting
+// exactly what json.Valid accepts, in the readers' one-pass scanner.
+func ValidJSON(raw []byte) bool {
+	valid, _ := scanJSON(raw)
+	return valid
+}
