@@ -176,4 +176,3 @@ func skipWS(b []byte, i int) int {
 	}
 	return i
 }
-
