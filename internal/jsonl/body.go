@@ -72,6 +72,15 @@ func (l *logFile) newBodyReader(p position, size, limit int64) (bodyReader, erro
 		}
 		z := &zstdReader{l: l, dec: d, pos: p, base: p.fileOff, limit: limit,
 			shifted: &offsetReader{r: l.f, base: p.fileOff}, size: size - p.fileOff}
+		if limit == 0 && z.size > 0 {
+			// A read without a bound goes to the end: decode ahead.
+			pd, err := l.decs.get()
+			if err != nil {
+				l.decs.put(d)
+				return nil, err
+			}
+			z.pf = newPrefetcher(z, pd)
+		}
 		return z, nil
 	}
 	pr := &plainReader{l: l, pos: p, src: &section{r: l.f, off: p.fileOff, end: size, limit: limit}}
@@ -163,6 +172,8 @@ type zstdReader struct {
 	pos      position // the current frame's index, and the text and line counts
 	limit    int64
 	n        int64
+	// pf, for a read without a bound, walks and decodes the frames ahead.
+	pf *prefetcher
 
 	inFrame   bool
 	cur       zstdframe.Frame
@@ -229,7 +240,15 @@ func (z *zstdReader) enterFrame() error {
 	if z.done || z.at >= z.size {
 		return io.EOF
 	}
-	f, err := zstdframe.ParseFrame(z.shifted, z.at, z.size)
+	var f zstdframe.Frame
+	var err error
+	var ahead prefetched
+	if z.pf != nil {
+		ahead = z.pf.next()
+		f, err = ahead.f, ahead.perr
+	} else {
+		f, err = zstdframe.ParseFrame(z.shifted, z.at, z.size)
+	}
 	if err != nil {
 		z.done = true
 	}
@@ -247,7 +266,15 @@ func (z *zstdReader) enterFrame() error {
 	}
 	z.n += f.Size
 	z.cur, z.curText, z.first, z.inFrame = f, z.pos.textOff, true, true
-	content, err := z.dec.DecodeAll(z.l.f, f, frameMemLimit)
+	var content []byte
+	switch {
+	case z.pf == nil:
+		content, err = z.dec.DecodeAll(z.l.f, f, frameMemLimit)
+	case ahead.large:
+		err = frameTooLarge
+	default:
+		content, err = ahead.content, ahead.derr
+	}
 	switch {
 	case err == nil:
 		z.mem, z.streaming = content, false
@@ -275,7 +302,13 @@ func (z *zstdReader) leaveFrame() {
 	z.pos.fileOff = z.cur.End()
 }
 
+// frameTooLarge stands for the ErrTooLarge the prefetcher's DecodeAll gave.
+var frameTooLarge = &zstdframe.Error{Kind: zstdframe.ErrTooLarge}
+
 func (z *zstdReader) torn() int64 { return z.tornN }
 func (z *zstdReader) close() {
+	if z.pf != nil {
+		z.pf.close()
+	}
 	z.l.decs.put(z.dec)
 }
