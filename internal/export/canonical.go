@@ -1,7 +1,9 @@
 // Package export serializes a session's log from what a read handle serves,
 // so that every backend gives the same bytes for the same logical session:
 // the canonical JSONL log (what `cat` prints and an export archives), the
-// same log as one JSON document, and the records as stored.
+// same log as one JSON document, and the records as stored; and the
+// deterministic, streamed ZIP of a session and its descendants (Session,
+// ToDir).
 package export
 
 import (

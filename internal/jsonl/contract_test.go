@@ -2,10 +2,12 @@ package jsonl
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/seam/seamtest"
@@ -94,6 +96,12 @@ func (b contractBackend) HoldLockElsewhere(t *testing.T, dir, id string) func() 
 
 func TestContract(t *testing.T) {
 	for _, enc := range []Encoding{Zstd, None} {
-		t.Run(string(enc), func(t *testing.T) { seamtest.Run(t, contractBackend{enc}) })
+		t.Run(string(enc), func(t *testing.T) { seamtest.Run(t, contractBackend{enc}, seamtest.WithExport(exportSession)) })
 	}
+}
+
+// exportSession is the export point 22 checks.
+func exportSession(ctx context.Context, svc seam.Service, id string, w io.Writer) error {
+	_, err := export.Session(ctx, svc, id, w, export.Options{})
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // fetchWindow is how many rows a chunk fetch returns: the last 100 non-usage rows.
@@ -16,25 +17,29 @@ const interruptHeader = "\n\n[USER INTERRUPT]\nThe user sent this while you were
 // client never saw its text.
 const otherClientText = "(message from another client)"
 
-// lookahead holds the facts about the server's handling of each message that
-// a trace reveals only later: a send is queued at the server if a
-// message-queued frame or a "queued" answer names it, and failed if its POST
-// was answered with an error. Both the backend model and the truth tracker
-// need them to tell which send a turn-start belongs to.
+// lookahead holds the facts about the server's handling of each message, and
+// of its turns, that a trace reveals only later: a send is queued at the
+// server if a message-queued frame or a "queued" answer names it, and failed
+// if its POST was answered with an error; which turn the server runs where
+// its frames do not say (a reconnect) is told by the frames after it. Both the backend
+// model and the truth tracker need them.
 type lookahead struct {
 	alias        map[string]string // server message id -> client id
 	serverQueued map[string]bool
 	failed       map[string]bool
+	ahead        []string // record index -> the turn the frames after it show the server was running
 }
 
 func newLookahead(recs []Record, tab string) *lookahead {
 	la := &lookahead{alias: map[string]string{}, serverQueued: map[string]bool{}, failed: map[string]bool{}}
-	for _, r := range recs {
+	for i := range recs {
+		r := &recs[i]
 		if r.Kind == KindHTTP && r.MessageID != "" && r.MessageID != r.ID {
 			la.alias[r.MessageID] = r.ID
 		}
 	}
-	for _, r := range recs {
+	for i := range recs {
+		r := &recs[i]
 		switch {
 		case r.Kind == KindHTTP && r.Status == "queued":
 			la.serverQueued[r.ID] = true
@@ -44,6 +49,7 @@ func newLookahead(recs []Record, tab string) *lookahead {
 			la.serverQueued[la.local(r.Ev.MessageID)] = true
 		}
 	}
+	la.ahead = turnsAhead(recs, tab)
 	return la
 }
 
@@ -66,39 +72,112 @@ func ofTab(ev *Event, tab string) bool {
 }
 
 // Backend models the server from the records of a trace: which rows are
-// durable after each record. A turn's user row is written at its turn-start;
+// durable after each record. A turn's user row is written when it starts;
 // its assistant and tool rows in one batch when it is sealed, with interrupt
 // texts folded into the last tool result. It answers the fetches a trace does
 // not record.
 type Backend struct {
-	la   *lookahead
-	tab  string
+	la    *lookahead
+	tab   string
+	turns serverTurns
+	index int // the record being applied
+	// lazy: the records the model follows on demand (a replay); done of
+	// them are applied. A recorded trace answers every request itself and
+	// never needs the model.
+	lazy []Record
+	done int
 	rows []Chunk
 	seq  int64
+	snap *rowSet // the window as of the last write, shared until the next
 
+	started  map[string]bool   // turns started
 	texts    map[string]string // client message id -> text
 	awaiting []string          // sends waiting to start a turn, oldest first
 	cont     []string          // continuation texts waiting for their turn-start
 
-	turn    string  // running turn, "" when idle
-	step    int     // step of the running turn
-	pend    []Chunk // the running turn's rows, written when it is sealed
-	newText bool    // the next delta starts a new text row
+	turn    string     // running turn, "" when idle
+	step    int        // step of the running turn
+	pend    []*pending // the running turn's rows, written when it is sealed
+	newText bool       // the next delta starts a new text row
 }
 
-// NewBackend returns the backend model for the records of a trace about tab.
+// pending is a row of the running turn; text rows grow delta by delta and
+// are encoded once, when the turn is written.
+type pending struct {
+	Chunk
+	text    []byte          // the row's text: data.text, data.result or data.error
+	callID  string          // tool_call, tool_result
+	name    string          // tool_call
+	args    json.RawMessage // tool_call
+	isError bool            // tool_result
+}
+
+// data encodes the row's data as the server writes it.
+func (p *pending) data() json.RawMessage {
+	b := make([]byte, 0, len(p.text)+len(p.args)+64)
+	switch p.Type {
+	case "tool_call":
+		b = append(b, `{"arguments":`...)
+		b = append(b, p.args...)
+		b = append(b, `,"name":`...)
+		b = appendJSONString(b, p.name)
+		b = append(b, `,"toolCallId":`...)
+		b = appendJSONString(b, p.callID)
+		return append(b, '}')
+	case "tool_result":
+		b = append(b, `{"isError":`...)
+		b = strconv.AppendBool(b, p.isError)
+		b = append(b, `,"result":`...)
+		b = appendJSONString(b, string(p.text))
+		b = append(b, `,"toolCallId":`...)
+		b = appendJSONString(b, p.callID)
+		return append(b, '}')
+	case "error":
+		b = append(b, `{"error":`...)
+	default:
+		b = append(b, `{"text":`...)
+	}
+	b = appendJSONString(b, string(p.text))
+	return append(b, '}')
+}
+
+// NewBackend returns the backend model for the records of a trace about
+// tab. It follows them when asked for its rows (at).
 func NewBackend(recs []Record, tab string) *Backend {
-	return &Backend{la: newLookahead(recs, tab), tab: tab, texts: map[string]string{}}
+	b := newBackend(newLookahead(recs, tab), tab)
+	b.lazy = recs
+	return b
+}
+
+func newBackend(la *lookahead, tab string) *Backend {
+	return &Backend{la: la, tab: tab, texts: map[string]string{}, started: map[string]bool{}, turns: serverTurns{la: la}, rows: make([]Chunk, 0, 16)}
 }
 
 // Rows returns the durable rows a chunk fetch would return now.
-func (b *Backend) Rows() []Chunk {
-	from := max(0, len(b.rows)-fetchWindow)
-	return append([]Chunk(nil), b.rows[from:]...)
+func (b *Backend) Rows() []Chunk { return b.window().list }
+
+// at returns the rows a chunk fetch returns after record i, applying the
+// records up to it first when the model follows a trace on demand.
+func (b *Backend) at(i int) *rowSet {
+	for b.lazy != nil && b.done <= i && b.done < len(b.lazy) {
+		b.Apply(b.done, b.lazy[b.done])
+		b.done++
+	}
+	return b.window()
 }
 
-// Apply advances the model past one record.
-func (b *Backend) Apply(rec Record) {
+func (b *Backend) window() *rowSet {
+	if b.snap == nil {
+		from := max(0, len(b.rows)-fetchWindow)
+		// Rows are only ever appended: the window can share them.
+		b.snap = newRowSet(b.rows[from:len(b.rows):len(b.rows)])
+	}
+	return b.snap
+}
+
+// Apply advances the model past one record, the i-th of its trace.
+func (b *Backend) Apply(i int, rec Record) {
+	b.index = i
 	switch rec.Kind {
 	case KindSend:
 		b.texts[rec.ID] = rec.Text
@@ -113,6 +192,18 @@ func (b *Backend) Apply(rec Record) {
 }
 
 func (b *Backend) frame(ev *Event) {
+	ch := b.turns.frame(b.index, ev, b.tab)
+	for _, t := range ch.sealed {
+		if t != "" && t == b.turn && t != ch.started {
+			b.seal()
+		}
+	}
+	if ch.started != "" && !(ch.implicit && b.started[ch.started]) {
+		b.startTurn(ch.started)
+		if ch.sealed[0] == ch.started {
+			b.seal() // a turn known only by its seal
+		}
+	}
 	switch ev.Type {
 	case "message-queued":
 		id := b.la.local(ev.MessageID)
@@ -131,31 +222,30 @@ func (b *Backend) frame(ev *Event) {
 			return
 		}
 		b.foldInterrupt(strings.Join(texts, continuationSep))
-	case "turn-start":
-		b.startTurn(ev.TurnID)
 	case "text-delta":
 		b.appendText("text", ev.Delta)
 	case "reasoning-delta":
 		b.appendText("thinking", ev.Delta)
 	case "tool-call":
 		if ev.ToolCall != nil {
-			b.add(RoleAssistant, "tool_call", map[string]any{"toolCallId": ev.ToolCall.ID, "name": ev.ToolCall.Name, "arguments": ev.ToolCall.Arguments})
+			p := b.add(RoleAssistant, "tool_call")
+			p.callID, p.name, p.args = ev.ToolCall.ID, ev.ToolCall.Name, ev.ToolCall.Arguments
+			if len(p.args) == 0 {
+				p.args = json.RawMessage("null")
+			}
 		}
 	case "tool-result":
 		if ev.ToolResult != nil {
-			b.add(RoleTool, "tool_result", map[string]any{"toolCallId": ev.ToolResult.ToolCallID, "result": rawText(ev.ToolResult.Result), "isError": ev.ToolResult.IsError})
+			p := b.add(RoleTool, "tool_result")
+			p.callID, p.isError = ev.ToolResult.ToolCallID, ev.ToolResult.IsError
+			p.text = append(p.text, rawText(ev.ToolResult.Result)...)
 		}
 	case "error":
-		b.add(RoleAssistant, "error", map[string]any{"error": rawText(ev.Error)})
+		p := b.add(RoleAssistant, "error")
+		p.text = append(p.text, rawText(ev.Error)...)
 	case "done":
 		b.step++
 		b.newText = true
-	case "turn-sealed":
-		b.seal()
-	case "statuses":
-		if s, ok := ev.Statuses[b.tab]; ok && s.Status != StatusRunning {
-			b.seal()
-		}
 	}
 }
 
@@ -166,6 +256,7 @@ func (b *Backend) write(c Chunk) {
 	c.TabID = b.tab
 	b.seq++
 	b.rows = append(b.rows, c)
+	b.snap = nil
 }
 
 func (b *Backend) startTurn(t string) {
@@ -180,23 +271,28 @@ func (b *Backend) startTurn(t string) {
 		b.awaiting = b.awaiting[1:]
 	}
 	b.turn, b.step, b.newText = t, 0, true
-	b.write(Chunk{TurnID: t, Role: RoleUser, Type: "text", Data: mustJSON(map[string]string{"text": text})})
+	b.started[t] = true
+	b.write(Chunk{TurnID: t, Role: RoleUser, Type: "text", Data: appendJSONString(append(make([]byte, 0, len(text)+12), `{"text":`...), text), text: text})
+	b.rows[len(b.rows)-1].Data = append(b.rows[len(b.rows)-1].Data, '}')
 }
 
-func (b *Backend) add(role, typ string, data map[string]any) {
-	b.pend = append(b.pend, Chunk{TurnID: b.turn, Step: b.step, Role: role, Type: typ, Data: mustJSON(data)})
+// add starts a row of the running turn.
+func (b *Backend) add(role, typ string) *pending {
+	if b.turn == "" {
+		return &pending{} // no turn runs: nothing becomes durable
+	}
+	b.pend = append(b.pend, &pending{Chunk: Chunk{TurnID: b.turn, Step: b.step, Role: role, Type: typ}})
 	b.newText = true
+	return b.pend[len(b.pend)-1]
 }
 
 func (b *Backend) appendText(typ, delta string) {
 	if n := len(b.pend); n > 0 && !b.newText && b.pend[n-1].Type == typ {
-		var d map[string]string
-		if json.Unmarshal(b.pend[n-1].Data, &d) == nil {
-			b.pend[n-1].Data = mustJSON(map[string]string{"text": d["text"] + delta})
-			return
-		}
+		b.pend[n-1].text = append(b.pend[n-1].text, delta...)
+		return
 	}
-	b.pend = append(b.pend, Chunk{TurnID: b.turn, Step: b.step, Role: RoleAssistant, Type: typ, Data: mustJSON(map[string]string{"text": delta})})
+	p := b.add(RoleAssistant, typ)
+	p.text = append(p.text, delta...)
 	b.newText = false
 }
 
@@ -204,18 +300,13 @@ func (b *Backend) appendText(typ, delta string) {
 // running turn (a tool result is created when a trace shows none).
 func (b *Backend) foldInterrupt(text string) {
 	for i := len(b.pend) - 1; i >= 0; i-- {
-		if b.pend[i].Type != "tool_result" {
-			continue
-		}
-		var d map[string]any
-		if json.Unmarshal(b.pend[i].Data, &d) == nil {
-			res, _ := d["result"].(string)
-			d["result"] = res + interruptHeader + text
-			b.pend[i].Data = mustJSON(d)
+		if b.pend[i].Type == "tool_result" {
+			b.pend[i].text = append(append(b.pend[i].text, interruptHeader...), text...)
 			return
 		}
 	}
-	b.add(RoleTool, "tool_result", map[string]any{"toolCallId": "", "result": interruptHeader + text, "isError": false})
+	p := b.add(RoleTool, "tool_result")
+	p.text = append(append(p.text, interruptHeader...), text...)
 }
 
 // seal writes the running turn's rows with contiguous seqs.
@@ -223,17 +314,62 @@ func (b *Backend) seal() {
 	if b.turn == "" {
 		return
 	}
-	for _, c := range b.pend {
+	for _, p := range b.pend {
+		c := p.Chunk
+		c.Data = p.data()
+		if c.Type == "tool_call" {
+			c.text = chunkText(c.Role, c.Data)
+		} else {
+			c.text = string(p.text)
+		}
 		b.write(c)
 	}
-	b.turn, b.pend = "", nil
+	b.turn, b.pend = "", b.pend[:0]
 }
 
-// mustJSON encodes values built from strings, bools, numbers and raw JSON.
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage(`null`)
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it (HTML characters left as they are).
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				dst = append(dst, s[start:i]...)
+				switch r {
+				case utf8.RuneError:
+					dst = append(dst, `\ufffd`...)
+				default:
+					dst = append(dst, `\u202`...)
+					dst = append(dst, hex[r&0xf])
+				}
+				start = i + size
+			}
+			i += size
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
 	}
-	return b
+	return append(append(dst, s[start:]...), '"')
 }

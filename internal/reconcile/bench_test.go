@@ -1,6 +1,188 @@
 package reconcile
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// recordedSession builds a trace shaped like a captured session of turns
+// turns: each a user message, a turn with reasoning, streamed text in small
+// deltas, tool calls with results, usage frames and done, then the seal and
+// the recorded chunk answer (the last 100 rows, as the server returns them).
+// Every fourth turn a message is queued and interrupts it; every seventh,
+// the user sends while the turn runs and it becomes a continuation.
+func recordedSession(turns int) *Trace {
+	tab := "tab-1"
+	var recs []Record
+	la := &lookahead{alias: map[string]string{}, serverQueued: map[string]bool{}, failed: map[string]bool{}}
+	be := newBackend(la, tab)
+	ws := func(ev *Event) {
+		ev.TabID = tab
+		raw, err := json.Marshal(ev)
+		if err != nil {
+			panic(err)
+		}
+		ev.Raw = raw
+		recs = append(recs, Record{Kind: KindWS, Ev: ev})
+		be.Apply(len(recs)-1, recs[len(recs)-1])
+	}
+	add := func(r Record) {
+		recs = append(recs, r)
+		be.Apply(len(recs)-1, r)
+	}
+	words := []string{"the ", "reconcile ", "keeps ", "every ", "live ", "row ", "that ", "has ", "a ", "reason ", "to ", "stay; ", "`go test` ", "passes.\n"}
+	add(Record{Kind: KindWS, Ev: &Event{Type: "tab-created", TabID: tab, ID: tab, Raw: json.RawMessage(`{"type":"tab-created","tabId":"tab-1","id":"tab-1","title":"New chat","keyId":"k1","modelId":"deepseek-chat","parentTabId":null,"workingDirectory":"/home/u/src/app"}`)}})
+	ws(&Event{Type: "status", Status: StatusIdle})
+	req := 0
+	cont := false
+	for n := 1; n <= turns; n++ {
+		turn := "turn-" + strconv.Itoa(n)
+		if !cont {
+			id := "m" + strconv.Itoa(n)
+			add(Record{Kind: KindSend, ID: id, Text: fmt.Sprintf("please change step %d of the plan", n)})
+			add(Record{Kind: KindHTTP, ID: id, Status: "ok"})
+		}
+		cont = false
+		ws(&Event{Type: "turn-start", TurnID: turn})
+		ws(&Event{Type: "status", Status: StatusRunning})
+		for k := range 20 {
+			ws(&Event{Type: "reasoning-delta", Delta: words[k%len(words)]})
+		}
+		ws(&Event{Type: "reasoning-end"})
+		for step := range 3 {
+			for k := range 40 {
+				ws(&Event{Type: "text-delta", Delta: words[(k+step)%len(words)]})
+			}
+			call := fmt.Sprintf("call-%d-%d", n, step)
+			ws(&Event{Type: "tool-call", ToolCall: &ToolCall{ID: call, Name: "read_file", Arguments: json.RawMessage(`{"path":"internal/reconcile/state.go"}`)}})
+			if step == 1 && n%4 == 0 {
+				q := "q" + strconv.Itoa(n)
+				ws(&Event{Type: "message-queued", MessageID: q, Message: "also check the tests"})
+			}
+			ws(&Event{Type: "tool-result", ToolResult: &ToolResult{ToolCallID: call, Result: json.RawMessage(`"package reconcile\n\nimport (\n\t\"fmt\"\n)\n"`)}})
+			if step == 1 && n%4 == 0 {
+				ws(&Event{Type: "message-consumed", MessageIDs: []string{"q" + strconv.Itoa(n)}})
+			}
+			recs = append(recs, Record{Kind: KindWS, Ev: &Event{Type: "usage", TabID: tab, Raw: json.RawMessage(`{"type":"usage","tabId":"tab-1","usage":{"inputTokens":5120,"outputTokens":380,"cacheReadTokens":4096,"cacheWriteTokens":0}}`)}})
+			ws(&Event{Type: "done"})
+		}
+		if n%7 == 0 {
+			c := "c" + strconv.Itoa(n)
+			la.serverQueued[c] = true
+			add(Record{Kind: KindSend, ID: c, Text: "and then the docs"})
+			add(Record{Kind: KindHTTP, ID: c, Status: "queued", MessageID: c})
+			ws(&Event{Type: "message-queued", MessageID: c, Message: "and then the docs"})
+		}
+		ws(&Event{Type: "status", Status: StatusIdle})
+		ws(&Event{Type: "turn-sealed", TurnID: turn})
+		req++
+		add(Record{Kind: KindFetch, Req: req, Rows: be.Rows(), HasRows: true})
+		if n%7 == 0 {
+			ws(&Event{Type: "message-consumed", MessageIDs: []string{"c" + strconv.Itoa(n)}, Reason: "continuation"})
+			cont = true
+		}
+	}
+	return &Trace{Name: "recorded session", Tab: tab, Records: recs}
+}
+
+// encodeDecode returns t as it reads back from its JSONL encoding, and the bytes.
+func encodeDecode(tb testing.TB, t *Trace) (*Trace, []byte) {
+	var buf bytes.Buffer
+	if err := t.Encode(&buf); err != nil {
+		tb.Fatal(err)
+	}
+	b := buf.Bytes()
+	back, err := DecodeTrace(bytes.NewReader(b), "bench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return back, b
+}
+
+var recordedOut = flag.String("recorded-session", "", "write the benchmarks' recorded session (200 turns) to `FILE` (scripts/bench-replay.sh)")
+
+// TestWriteRecordedSession writes the recorded session the benchmarks
+// replay, for the command-line measurement; it does nothing without
+// -recorded-session.
+func TestWriteRecordedSession(t *testing.T) {
+	if *recordedOut == "" {
+		t.Skip("no -recorded-session FILE")
+	}
+	var buf bytes.Buffer
+	tr := recordedSession(200)
+	tr.Name = "recorded session, 200 turns"
+	if err := tr.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(*recordedOut, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRecordedSessionPasses(t *testing.T) {
+	tr, _ := encodeDecode(t, recordedSession(30))
+	for _, pol := range []Policy{Membership, Legacy} {
+		if res := Run(tr, Options{Policy: pol}); res.Verdict != Pass || res.Reconciles != 30 {
+			t.Fatalf("%s: %s after %d reconciles: %+v %v", pol.Name, res.Verdict, res.Reconciles, res.First(), res.Warnings)
+		}
+	}
+}
+
+// BenchmarkReplayRecorded measures events per second through the machine
+// and the checker on a recorded session of 200 turns (about 30,000 frames,
+// fetches of 100 rows), decoded beforehand.
+func BenchmarkReplayRecorded(b *testing.B) {
+	tr, _ := encodeDecode(b, recordedSession(200))
+	cpu := startCPU(b)
+	for b.Loop() {
+		if res := Run(tr, Options{}); res.Verdict != Pass {
+			b.Fatal(res.Verdict)
+		}
+	}
+	cpu.report(b, len(tr.Records), "events")
+}
+
+// cpuClock reports a benchmark's throughput per wall-clock second and per
+// CPU second: the machine is shared, and the second says what the code costs.
+type cpuClock struct{ start time.Duration }
+
+func startCPU(b *testing.B) cpuClock {
+	b.ResetTimer()
+	return cpuClock{cpuTime()}
+}
+
+func (c cpuClock) report(b *testing.B, perOp int, unit string) {
+	n := float64(perOp) * float64(b.N)
+	b.ReportMetric(n/b.Elapsed().Seconds(), unit+"/s")
+	if used := cpuTime() - c.start; used > 0 {
+		b.ReportMetric(n/used.Seconds(), unit+"/cpu-s")
+	}
+}
+
+// BenchmarkDecodeAndReplayRecorded is BenchmarkReplayRecorded with the
+// decoding of the JSONL file counted.
+func BenchmarkDecodeAndReplayRecorded(b *testing.B) {
+	tr, raw := encodeDecode(b, recordedSession(200))
+	b.SetBytes(int64(len(raw)))
+	cpu := startCPU(b)
+	for b.Loop() {
+		t, err := DecodeTrace(bytes.NewReader(raw), "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res := Run(t, Options{}); res.Verdict != Pass {
+			b.Fatal(res.Verdict)
+		}
+	}
+	cpu.report(b, len(tr.Records), "events")
+}
 
 // BenchmarkMachine measures records per second through the machine and the
 // checker (Run, deferral replay included), on generated traces.
@@ -11,19 +193,51 @@ func BenchmarkMachine(b *testing.B) {
 		traces[i] = Generate(99, i, Membership)
 		events += len(traces[i].Records)
 	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	cpu := startCPU(b)
+	for b.Loop() {
 		for _, tr := range traces {
 			Run(tr, Options{})
 		}
 	}
-	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	cpu.report(b, events, "events")
 }
 
 // BenchmarkGenerate measures generated traces per second.
 func BenchmarkGenerate(b *testing.B) {
-	for i := 0; i < b.N; i++ {
+	cpu := startCPU(b)
+	i := 0
+	for b.Loop() {
 		Generate(99, i, Membership)
+		i++
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "traces/s")
+	cpu.report(b, 1, "traces")
+}
+
+// BenchmarkGenerated is what --generate does per trace: generate, replay
+// and check (shrinking only runs on a failure), on every core.
+func BenchmarkGenerated(b *testing.B) {
+	var next atomic.Int64
+	cpu := startCPU(b)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := int(next.Add(1) - 1)
+			if res := Run(Generate(99, i, Membership), Options{}); res.Verdict != Pass {
+				b.Errorf("gen-99-%d: %s", i, res.Verdict)
+			}
+		}
+	})
+	cpu.report(b, 1, "traces")
+}
+
+// BenchmarkDecodeRecorded measures decoding alone.
+func BenchmarkDecodeRecorded(b *testing.B) {
+	tr, raw := encodeDecode(b, recordedSession(200))
+	b.SetBytes(int64(len(raw)))
+	cpu := startCPU(b)
+	for b.Loop() {
+		if _, err := DecodeTrace(bytes.NewReader(raw), "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b, len(tr.Records), "events")
 }

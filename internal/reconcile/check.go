@@ -3,6 +3,7 @@ package reconcile
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -41,8 +42,21 @@ type Snapshot struct {
 	CA string    `json:"currentAssistantId"`
 }
 
+// snapshotOf copies s for a report: the machine goes on changing its rows.
 func snapshotOf(s State) *Snapshot {
-	return &Snapshot{C: s.C, L: s.L, Q: s.Q, LT: s.LT, CA: s.CA}
+	c := s.Clone()
+	snap := &Snapshot{C: c.C, L: c.L, Q: c.Q, LT: c.LT, CA: c.CA}
+	// Empty lists, not null, for JSON readers.
+	if snap.C == nil {
+		snap.C = []Chunk{}
+	}
+	if snap.L == nil {
+		snap.L = []Message{}
+	}
+	if snap.Q == nil {
+		snap.Q = []Queued{}
+	}
+	return snap
 }
 
 // Violation is one invariant failing at one quiescent point.
@@ -60,6 +74,8 @@ type Violation struct {
 // Result is the outcome of replaying one trace under one policy.
 type Result struct {
 	Name       string      `json:"name"`
+	Source     string      `json:"source,omitempty"`
+	Tab        string      `json:"tab,omitempty"`
 	Policy     string      `json:"policy"`
 	Verdict    Verdict     `json:"verdict"`
 	Expect     string      `json:"expect,omitempty"`
@@ -67,6 +83,7 @@ type Result struct {
 	Reconciles int         `json:"reconciles"` // quiescent points checked, the end excluded
 	Violations []Violation `json:"violations,omitempty"`
 	Warnings   []string    `json:"warnings,omitempty"`
+	Notes      []string    `json:"notes,omitempty"` // what an importer left out; no effect on the verdict
 }
 
 // First returns the violation reported for the trace: the first invariant
@@ -90,13 +107,9 @@ func Run(t *Trace, opts Options) Result {
 	if pol.Name == "" {
 		pol = Membership
 	}
-	res := Result{Name: t.Name, Policy: pol.Name, Expect: t.Expect, Events: len(t.Records)}
 	tab := traceTab(t)
-	idx := make([]int, len(t.Records))
-	for i := range idx {
-		idx[i] = i
-	}
-	main := runOnce(t.Records, idx, tab, pol, true, nil)
+	res := Result{Name: t.Name, Source: t.Source, Tab: tab, Policy: pol.Name, Expect: t.Expect, Events: len(t.Records), Notes: t.Notes}
+	main := runOnce(t.Records, tab, pol, runOpts{check: true})
 	res.Warnings, res.Reconciles, res.Violations = main.warnings, main.points, main.violations
 	// A trace that proves nothing must not read as a pass.
 	if len(t.Records) == 0 {
@@ -126,8 +139,8 @@ func traceTab(t *Trace) string {
 	if t.Tab != "" {
 		return t.Tab
 	}
-	for _, r := range t.Records {
-		if r.Kind == KindWS && r.Ev.TabID != "" && r.Ev.Type != "statuses" {
+	for i := range t.Records {
+		if r := &t.Records[i]; r.Kind == KindWS && r.Ev.TabID != "" && r.Ev.Type != "statuses" {
 			return r.Ev.TabID
 		}
 	}
@@ -135,53 +148,60 @@ func traceTab(t *Trace) string {
 }
 
 type runOut struct {
-	final      State
-	answered   map[int]reqKey
-	view       []string
-	violations []Violation
-	warnings   []string
-	points     int
+	final                    State
+	deferred, deferredFailed bool
+	answered                 map[int]reqKey
+	view                     func() finalView // what the user sees at the end
+	violations               []Violation
+	warnings                 []string
+	points                   int
 }
 
-// runOnce replays recs; idx maps each record to its index in the full trace,
-// so that content keeps its identity when records are left out.
-//
-// Fetch records answer requests by number; when answered is set (the replay
-// without scroll events), by the turn and mode of the request they answered
-// in the full replay, since request numbers shift when deferrals collapse.
-func runOnce(recs []Record, idx []int, tab string, pol Policy, check bool, answered map[int]reqKey) runOut {
+// runOpts says what runOnce does besides replaying.
+type runOpts struct {
+	check    bool // check the invariants
+	noScroll bool // leave the scroll records out
+	// answered: route fetch records by the turn and mode of the request
+	// they answered in the full replay (for the replay without scroll
+	// events, whose request numbers shift when deferrals collapse).
+	answered map[int]reqKey
+}
+
+// runOnce replays recs. Records keep their index when scroll records are
+// left out, so that content keeps its identity.
+func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 	be := NewBackend(recs, tab)
 	tr := newTruth(be.la, tab)
-	m := newMachine(pol, tab, be, router(recs, idx, answered))
+	m := newMachine(pol, tab, be, router(recs, o.answered))
 	var out runOut
-	ck := checker{tr: tr, m: m, pol: pol}
-	for j, rec := range recs {
-		i := idx[j]
-		be.Apply(rec)
+	end := len(recs)
+	ck := newChecker(tr, m, pol, end+1)
+	check := o.check
+	for i := range recs {
+		rec := &recs[i]
+		if o.noScroll && rec.Kind == KindScroll {
+			continue
+		}
 		tr.observe(i, rec)
-		for _, a := range m.apply(i, rec) {
+		for _, a := range m.apply(i, *rec) {
 			out.points++
 			if !check {
 				continue
 			}
-			if vs := ck.point(a); len(vs) > 0 {
+			if vs := ck.point(&a); len(vs) > 0 {
 				for k := range vs {
-					vs[k].Index, vs[k].Line, vs[k].Event = j, rec.Line, rec.String()
+					vs[k].Index, vs[k].Line, vs[k].Event = i, rec.Line, rec.String()
 				}
 				out.violations, out.warnings = vs, m.warnings
 				return out
 			}
 		}
 	}
-	end := len(recs)
-	if len(idx) > 0 {
-		end = idx[len(idx)-1] + 1
-	}
 	for _, a := range m.flush(end) {
 		if !check {
 			continue
 		}
-		if vs := ck.point(a); len(vs) > 0 {
+		if vs := ck.point(&a); len(vs) > 0 {
 			for k := range vs {
 				vs[k].Index, vs[k].Event = len(recs), "end of trace (flush)"
 			}
@@ -190,102 +210,159 @@ func runOnce(recs []Record, idx []int, tab string, pol Policy, check bool, answe
 		}
 	}
 	if check {
-		var vs []Violation
-		for _, n := range checkOrder {
-			if d := ck.invariant(n, nil, m.S); d != "" {
-				vs = append(vs, Violation{Invariant: n, Name: InvariantName(n), Detail: d,
-					Index: len(recs), Event: "end of trace", Before: snapshotOf(m.S), After: snapshotOf(m.S)})
-			}
-		}
-		out.violations = vs
+		out.violations = ck.end(m.S, len(recs))
 	}
 	out.final, out.warnings, out.answered = m.S, m.warnings, m.answered
-	out.view = ck.view(m.S)
+	out.deferred, out.deferredFailed = m.deferred, m.deferredFailed
+	out.view = func() finalView { return ck.view(m.S) }
 	return out
 }
 
 // router returns the function that tells which fetch record answers a
 // request: the first with its number, or with its key when answered is set.
-func router(recs []Record, idx []int, answered map[int]reqKey) func(*request) int {
+func router(recs []Record, answered map[int]reqKey) func(*request) (int, bool) {
 	byReq := map[int]int{}
 	var keyed []int // fetch records not claimed yet
-	for j, r := range recs {
+	for i := range recs {
+		r := &recs[i]
 		if r.Kind != KindFetch {
 			continue
 		}
 		if _, ok := byReq[r.Req]; !ok {
-			byReq[r.Req] = idx[j]
+			byReq[r.Req] = i
 		}
-		if _, ok := answered[idx[j]]; ok {
-			keyed = append(keyed, idx[j])
+		if _, ok := answered[i]; ok {
+			keyed = append(keyed, i)
 		}
 	}
+	carried := func(i int) (int, bool) { return i, recs[i].HasRows || recs[i].FetchErr }
 	if answered == nil {
-		return func(r *request) int {
+		return func(r *request) (int, bool) {
 			if i, ok := byReq[r.req]; ok {
-				return i
+				return carried(i)
 			}
-			return -1
+			return -1, false
 		}
 	}
-	return func(r *request) int {
+	return func(r *request) (int, bool) {
 		for k, i := range keyed {
 			if answered[i] == r.key() {
 				keyed = append(keyed[:k:k], keyed[k+1:]...)
-				return i
+				return carried(i)
 			}
 		}
-		return -1
+		return -1, false
 	}
 }
 
 // deferralCheck replays t without its scroll events and compares what the
-// user ends up seeing; nil when they agree or t has no scroll event.
+// user ends up seeing; nil when they agree, or no reconcile was deferred
+// (scroll events then change nothing), or a deferred reconcile's fetch
+// failed (the seals it stood for stay unreconciled by the failure, not by
+// the deferral).
 func deferralCheck(t *Trace, tab string, pol Policy, main runOut) *Violation {
-	var recs []Record
-	var idx []int
-	for i, r := range t.Records {
-		if r.Kind != KindScroll {
-			recs = append(recs, r)
-			idx = append(idx, i)
-		}
-	}
-	if len(recs) == len(t.Records) {
+	if !main.deferred || main.deferredFailed {
 		return nil
 	}
-	alt := runOnce(recs, idx, tab, pol, false, main.answered)
-	for k := 0; k < max(len(main.view), len(alt.view)); k++ {
-		a, b := at(main.view, k), at(alt.view, k)
-		if a == b {
-			continue
-		}
-		return &Violation{Invariant: 4, Name: InvariantName(4),
-			Detail: fmt.Sprintf("final state differs without scroll events: %q with them, %q without", a, b),
-			Index:  len(t.Records), Event: "end of trace (replayed without scroll events)",
-			Before: snapshotOf(alt.final), After: snapshotOf(main.final)}
+	alt := runOnce(t.Records, tab, pol, runOpts{noScroll: true, answered: main.answered})
+	a, b, differ := main.view().diff(alt.view())
+	if !differ {
+		return nil
 	}
-	return nil
+	return &Violation{Invariant: 4, Name: InvariantName(4),
+		Detail: fmt.Sprintf("final state differs without scroll events: %q with them, %q without", a, b),
+		Index:  len(t.Records), Event: "end of trace (replayed without scroll events)",
+		Before: snapshotOf(alt.final), After: snapshotOf(main.final)}
 }
 
-func at(s []string, k int) string {
-	if k < len(s) {
-		return s[k]
-	}
-	return "(nothing)"
-}
-
-// checker evaluates the invariants against the truth tracker.
+// checker evaluates the invariants against the truth tracker. A quiescent
+// point costs what the reconcile touched — the fetched rows (indexed once
+// per answer), the live rows before and after, the messages not settled yet
+// and those of the turns the rows show or that are newer — never the
+// trace's whole history: a message durable in a turn older than the rows'
+// window is paged out, not lost.
 type checker struct {
 	tr  *Truth
 	m   *Machine
 	pol Policy
+
+	pass        int // bumped per point, to visit each message once
+	after, prev liveIndex
+	cands       []*tmsg
+}
+
+// liveIndex is what the live rows of one state show, by the truth's ids.
+type liveIndex struct {
+	count     map[string]int // message id -> live user rows
+	joined    []string       // texts of joined continuation rows
+	joinedIDs []string       // their ids
+	srcs      bitset         // records whose content a live row shows
+	built     bool
+}
+
+type bitset []uint64
+
+func (b bitset) set(i int)      { b[i>>6] |= 1 << (i & 63) }
+func (b bitset) clear(i int)    { b[i>>6] &^= 1 << (i & 63) }
+func (b bitset) has(i int) bool { return i>>6 < len(b) && b[i>>6]&(1<<(i&63)) != 0 }
+
+func newChecker(tr *Truth, m *Machine, pol Policy, records int) *checker {
+	words := records/64 + 1
+	return &checker{tr: tr, m: m, pol: pol,
+		after: liveIndex{count: map[string]int{}, srcs: make(bitset, words)},
+		prev:  liveIndex{count: map[string]int{}, srcs: make(bitset, words)}}
+}
+
+// build indexes the live rows of s.
+func (x *liveIndex) build(s State, la *lookahead) {
+	for i := range s.L {
+		r := &s.L[i]
+		for _, p := range r.Parts {
+			if p.Src >= 0 && p.Src>>6 < len(x.srcs) {
+				x.srcs.set(p.Src)
+			}
+		}
+		if r.Role != RoleUser {
+			continue
+		}
+		id := la.local(msgID(r.ID))
+		if t := r.text(); strings.Contains(t, continuationSep) {
+			// A joined continuation row stands for each message it joins.
+			x.joined = append(x.joined, t)
+			x.joinedIDs = append(x.joinedIDs, id)
+			continue
+		}
+		x.count[id]++
+	}
+	x.built = true
+}
+
+// reset undoes build, touching only what build set.
+func (x *liveIndex) reset(s State) {
+	if !x.built {
+		return
+	}
+	for i := range s.L {
+		for _, p := range s.L[i].Parts {
+			if p.Src >= 0 && p.Src>>6 < len(x.srcs) {
+				x.srcs.clear(p.Src)
+			}
+		}
+	}
+	clear(x.count)
+	x.joined, x.joinedIDs = x.joined[:0], x.joinedIDs[:0]
+	x.built = false
 }
 
 // point checks one applied fetch result; every failing invariant, in checkOrder.
-func (ck checker) point(a applied) []Violation {
+func (ck *checker) point(a *applied) []Violation {
+	ck.after.build(a.after, ck.tr.la)
+	defer ck.after.reset(a.after)
+	defer ck.prev.reset(a.before)
+	ck.candidates(a.after)
 	var vs []Violation
 	for _, n := range checkOrder {
-		if d := ck.invariant(n, &a, a.after); d != "" {
+		if d := ck.invariant(n, a, a.after); d != "" {
 			vs = append(vs, Violation{Invariant: n, Name: InvariantName(n), Detail: d,
 				Before: snapshotOf(a.before), After: snapshotOf(a.after)})
 		}
@@ -293,9 +370,73 @@ func (ck checker) point(a applied) []Violation {
 	return vs
 }
 
+// end checks the state at the end of the trace.
+func (ck *checker) end(s State, index int) []Violation {
+	ck.after.build(s, ck.tr.la)
+	defer ck.after.reset(s)
+	ck.candidates(s)
+	var vs []Violation
+	for _, n := range checkOrder {
+		if d := ck.invariant(n, nil, s); d != "" {
+			vs = append(vs, Violation{Invariant: n, Name: InvariantName(n), Detail: d,
+				Index: index, Event: "end of trace", Before: snapshotOf(s), After: snapshotOf(s)})
+		}
+	}
+	return vs
+}
+
+// candidates gathers, in the order the tracker met them, the messages whose
+// visibility s can decide: those not settled, those with a live row, and
+// those of the turns in the fetched rows or newer than any of them.
+func (ck *checker) candidates(s State) {
+	tr := ck.tr
+	ck.pass++
+	ck.cands = ck.cands[:0]
+	add := func(m *tmsg) {
+		if m.mark != ck.pass {
+			m.mark = ck.pass
+			ck.cands = append(ck.cands, m)
+		}
+	}
+	open := tr.open[:0]
+	for _, m := range tr.open {
+		if m.open() {
+			open = append(open, m)
+			add(m)
+		}
+	}
+	clear(tr.open[len(open):])
+	tr.open = open
+	for id := range ck.after.count {
+		if m := tr.byID[id]; m != nil {
+			add(m)
+		}
+	}
+	for _, id := range ck.after.joinedIDs {
+		if m := tr.byID[id]; m != nil {
+			add(m)
+		}
+	}
+	newest := -1
+	for _, t := range s.rows.turnList() {
+		for _, m := range tr.byTurn[t] {
+			add(m)
+		}
+		if o, ok := tr.order[t]; ok && o > newest {
+			newest = o
+		}
+	}
+	for _, t := range tr.turnList[newest+1:] {
+		for _, m := range tr.byTurn[t] {
+			add(m)
+		}
+	}
+	slices.SortFunc(ck.cands, func(a, b *tmsg) int { return a.n - b.n })
+}
+
 // invariant returns why invariant n fails in state s, or "". a is the fetch
 // result just applied; nil at the end of the trace.
-func (ck checker) invariant(n int, a *applied, s State) string {
+func (ck *checker) invariant(n int, a *applied, s State) string {
 	switch n {
 	case 1:
 		return ck.loss(s)
@@ -307,7 +448,7 @@ func (ck checker) invariant(n int, a *applied, s State) string {
 		}
 	case 4:
 		if a != nil {
-			again := ck.pol.applyTo(a.after.Clone(), &ck.m.bk, a.fetchResult)
+			again := ck.pol.applyTo(a.after, &ck.m.bk, a.fetchResult)
 			if d := diffState(a.after, again); d != "" {
 				return fmt.Sprintf("applying the %s of %s (request %d) again changes the state: %s", a.mode, a.turn, a.req, d)
 			}
@@ -316,46 +457,52 @@ func (ck checker) invariant(n int, a *applied, s State) string {
 	return ""
 }
 
-// visible counts where message m shows in s: live rows and durable rows.
-func (ck checker) visible(m *tmsg, s State) (live, durable int) {
-	for _, r := range s.L {
-		if r.Role != RoleUser {
-			continue
-		}
-		if msgID(r.ID) == m.id {
-			live++
-			continue
-		}
-		if (m.fate == fateContWaiting || m.fate == fateContinuation) && strings.Contains(r.text(), continuationSep) && joinedHas(r.text(), m.text) {
-			live++
+// visible counts where message m shows in s, whose live rows x indexes:
+// live rows and durable rows.
+func (ck *checker) visible(m *tmsg, s State, x *liveIndex) (live, durable int) {
+	live = x.count[m.id]
+	if m.fate == fateContWaiting || m.fate == fateContinuation {
+		for _, j := range x.joined {
+			if joinedHas(j, m.text) {
+				live++
+			}
 		}
 	}
-	for _, c := range s.C {
-		if c.TurnID != m.turn || m.turn == "" {
-			continue
+	switch m.fate {
+	case fateInitiator, fateContinuation:
+		durable = s.rows.userCount(m.turn, m.text)
+	case fateInterrupt:
+		if !m.anyTurn {
+			durable = s.rows.toolCount(m.turn, m.text)
+			break
 		}
-		switch m.fate {
-		case fateInitiator, fateContinuation:
-			if c.Role == RoleUser && joinedHas(userText(c), m.text) {
-				durable++
+		for _, t := range s.rows.turnList() {
+			if at, ok := ck.tr.sealedAt[t]; ok && at < m.at {
+				continue
 			}
-		case fateInterrupt:
-			if m.text != "" && c.Type == "tool_result" && strings.Contains(textOf(c.Data), m.text) {
-				durable++
-			}
+			durable += s.rows.toolCount(t, m.text)
 		}
+	}
+	if durable == 0 && ck.pagedOut(m, s.rows) {
+		durable = 1 // written before the window the rows show
 	}
 	return live, durable
 }
 
-func srcSet(s State) map[int]bool {
-	set := map[int]bool{}
-	for _, r := range s.L {
-		for _, p := range r.Parts {
-			set[p.Src] = true
-		}
+// pagedOut reports whether message m, durable in its turn, is written
+// before the window of rows: its turn is older than the first turn the rows
+// show, or the window starts inside it (which rows of a turn precede the
+// window cannot be told then).
+func (ck *checker) pagedOut(m *tmsg, rows *rowSet) bool {
+	if m.turn == "" || rows.first() == "" {
+		return false
 	}
-	return set
+	if rows.startsInside(m.turn) {
+		return true
+	}
+	at, ok := ck.tr.order[m.turn]
+	first, ok2 := ck.tr.order[rows.first()]
+	return ok && ok2 && first > at
 }
 
 func hasRow(s State, id string) bool {
@@ -363,12 +510,12 @@ func hasRow(s State, id string) bool {
 }
 
 // loss: invariant 1.
-func (ck checker) loss(s State) string {
-	for _, m := range ck.tr.msgs {
+func (ck *checker) loss(s State) string {
+	for _, m := range ck.cands {
 		if m.fate == fateCancelled {
 			continue
 		}
-		live, dur := ck.visible(m, s)
+		live, dur := ck.visible(m, s, &ck.after)
 		if m.fate == fateFailed && m.errShown {
 			if live == 0 || !hasRow(s, errorRowPrefix+m.id) {
 				return fmt.Sprintf("failed message %q (%q) is not visible with its error", m.id, m.text)
@@ -379,10 +526,11 @@ func (ck checker) loss(s State) string {
 			return fmt.Sprintf("message %q (%q, %s%s) is not visible", m.id, m.text, m.fate, turnSuffix(m.turn))
 		}
 	}
-	srcs := srcSet(s)
-	for _, c := range ck.tr.content {
-		if !ck.tr.sealed[c.turn] && !srcs[c.src] {
-			return fmt.Sprintf("content of running turn %s (record %d, %q) is not visible", c.turn, c.src, c.text)
+	for _, t := range ck.tr.unsealed {
+		for c := range ck.tr.turnContent(t) {
+			if !ck.after.srcs.has(c.src) {
+				return fmt.Sprintf("content of running turn %s (record %d, %q) is not visible", c.turn, c.src, c.text)
+			}
 		}
 	}
 	return ""
@@ -396,9 +544,9 @@ func turnSuffix(t string) string {
 }
 
 // duplicate: invariant 2.
-func (ck checker) duplicate(s State) string {
-	for _, m := range ck.tr.msgs {
-		live, dur := ck.visible(m, s)
+func (ck *checker) duplicate(s State) string {
+	for _, m := range ck.cands {
+		live, dur := ck.visible(m, s, &ck.after)
 		switch {
 		case m.fate == fateCancelled && live > 0:
 			return fmt.Sprintf("cancelled message %q (%q) is still visible", m.id, m.text)
@@ -407,7 +555,7 @@ func (ck checker) duplicate(s State) string {
 		}
 	}
 	for _, r := range s.L {
-		if r.TurnID != "" && ck.tr.sealed[r.TurnID] && hasContent(s.C, r.TurnID) {
+		if r.TurnID != "" && ck.tr.sealed(r.TurnID) && s.rows.hasContent(r.TurnID) {
 			return fmt.Sprintf("live row %q carries turn %s, which is sealed and reconciled", r.ID, r.TurnID)
 		}
 	}
@@ -416,8 +564,8 @@ func (ck checker) duplicate(s State) string {
 
 // newerTurn: invariant 3, for a reconcile of an older turn applied while a
 // newer turn runs.
-func (ck checker) newerTurn(a *applied) string {
-	r := ck.tr.running
+func (ck *checker) newerTurn(a *applied) string {
+	r := ck.tr.turns.cur
 	if r == "" || !ck.tr.newer(r, a.turn) {
 		return ""
 	}
@@ -427,18 +575,15 @@ func (ck checker) newerTurn(a *applied) string {
 	if a.before.LT == r && a.before.CA != "" && a.after.CA != a.before.CA {
 		return fmt.Sprintf("reconcile of %s moved CA off %q of the running turn %s (to %q)", a.turn, a.before.CA, r, a.after.CA)
 	}
-	before, after := srcSet(a.before), srcSet(a.after)
-	for _, c := range ck.tr.content {
-		if c.turn == r && before[c.src] && !after[c.src] {
+	ck.prev.build(a.before, ck.tr.la)
+	for c := range ck.tr.turnContent(r) {
+		if ck.prev.srcs.has(c.src) && !ck.after.srcs.has(c.src) {
 			return fmt.Sprintf("reconcile of %s removed content of the running turn %s (record %d, %q)", a.turn, r, c.src, c.text)
 		}
 	}
-	for _, m := range ck.tr.msgs {
-		if m.turn != r {
-			continue
-		}
-		lb, db := ck.visible(m, a.before)
-		la, da := ck.visible(m, a.after)
+	for _, m := range ck.tr.byTurn[r] {
+		lb, db := ck.visible(m, a.before, &ck.prev)
+		la, da := ck.visible(m, a.after, &ck.after)
 		if lb+db > 0 && la+da == 0 {
 			return fmt.Sprintf("reconcile of %s removed message %q (%s) of the running turn %s", a.turn, m.id, m.fate, r)
 		}
@@ -446,30 +591,63 @@ func (ck checker) newerTurn(a *applied) string {
 	return ""
 }
 
-// view is what the user sees at the end, in terms of the truth: how often
-// each message shows, which content shows, LT and the queue. Two replays of
-// one trace that end with equal views showed the user the same thing.
-func (ck checker) view(s State) []string {
-	var v []string
+// finalView is what the user sees at the end, in terms of the truth: how
+// often each message shows, which content shows, LT and the queue. Two
+// replays of one trace that end with equal views showed the user the same
+// thing.
+type finalView struct {
+	msgs  []*tmsg
+	shown []int // per message
+	cont  []content
+	seen  []bool // per content
+	lt    string
+	queue []string
+}
+
+func (ck *checker) view(s State) finalView {
+	ck.after.build(s, ck.tr.la)
+	defer ck.after.reset(s)
+	v := finalView{msgs: ck.tr.msgs, cont: ck.tr.content, lt: s.LT}
 	for _, m := range ck.tr.msgs {
-		live, dur := ck.visible(m, s)
-		v = append(v, fmt.Sprintf("message %s shown %d times", m.id, live+dur))
+		live, dur := ck.visible(m, s, &ck.after)
+		v.shown = append(v.shown, live+dur)
 	}
-	srcs := srcSet(s)
 	for _, c := range ck.tr.content {
-		shown := srcs[c.src]
-		if !shown && c.text != "" {
-			shown = slices.ContainsFunc(s.C, func(x Chunk) bool {
-				return x.TurnID == c.turn && x.Role != RoleUser && strings.Contains(textOf(x.Data), c.text)
-			})
-		}
-		v = append(v, fmt.Sprintf("content of record %d shown: %t", c.src, shown))
+		v.seen = append(v.seen, ck.after.srcs.has(c.src) || s.rows.showsContent(c.turn, c.text))
 	}
-	var q []string
 	for _, e := range s.Q {
-		q = append(q, e.ID)
+		v.queue = append(v.queue, e.ID)
 	}
-	return append(v, "liveTurnId "+s.LT, "queue ["+strings.Join(q, " ")+"]")
+	return v
+}
+
+// diff describes the first difference between two views of one trace.
+func (v finalView) diff(w finalView) (a, b string, differ bool) {
+	for k := range min(len(v.shown), len(w.shown)) {
+		if v.shown[k] != w.shown[k] {
+			f := func(n int) string { return fmt.Sprintf("message %s shown %d times", v.msgs[k].id, n) }
+			return f(v.shown[k]), f(w.shown[k]), true
+		}
+	}
+	for k := range min(len(v.seen), len(w.seen)) {
+		if v.seen[k] != w.seen[k] {
+			f := func(ok bool) string { return fmt.Sprintf("content of record %d shown: %t", v.cont[k].src, ok) }
+			return f(v.seen[k]), f(w.seen[k]), true
+		}
+	}
+	if v.lt != w.lt {
+		return "liveTurnId " + v.lt, "liveTurnId " + w.lt, true
+	}
+	if !slices.Equal(v.queue, w.queue) {
+		return "queue [" + strings.Join(v.queue, " ") + "]", "queue [" + strings.Join(w.queue, " ") + "]", true
+	}
+	if len(v.shown) != len(w.shown) || len(v.seen) != len(w.seen) {
+		f := func(x finalView) string {
+			return strconv.Itoa(len(x.shown)) + " messages, " + strconv.Itoa(len(x.seen)) + " pieces of content"
+		}
+		return f(v), f(w), true
+	}
+	return "", "", false
 }
 
 // diffState describes the first difference between two states, or "".

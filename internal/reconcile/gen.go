@@ -2,7 +2,7 @@ package reconcile
 
 import (
 	"encoding/json"
-	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -17,23 +17,40 @@ const pendingAnswer = 1 << 30
 // Generate returns the index-th trace of seed: a random interleaving of this
 // client's sends (each answered later, or never), a second client's sends,
 // queueing, interrupts, continuations, cancels, seals, scrolls, statuses
-// snapshots and fetch timing. The server runs ahead of the client: its frames
-// wait in a delivery queue while the user acts on a stale view. pol decides
-// which chunk requests the client issues, so the trace times their answers.
-// The same (seed, index, pol) always gives the same trace.
+// snapshots, dropped sockets and fetch timing. The server runs ahead of the
+// client: its frames wait in a delivery queue while the user acts on a stale
+// view — sending while it believes the agent idle when the server is running
+// (the server queues the message under its own id) or running when it is
+// idle (an optimistic queue that starts a turn), or after a reconnect
+// snapshot that does not say which turn runs. pol decides which chunk
+// requests the client issues, so the trace times their answers. The same
+// (seed, index, pol) always gives the same trace.
 func Generate(seed uint64, index int, pol Policy) *Trace {
 	g := &gen{r: rand.New(rand.NewPCG(seed, uint64(index)))}
 	g.la = &lookahead{alias: map[string]string{}, serverQueued: map[string]bool{}, failed: map[string]bool{}}
-	g.be = &Backend{la: g.la, tab: genTab, texts: map[string]string{}}
+	g.be = newBackend(g.la, genTab)
 	g.m = newMachine(pol, genTab, g.be, g.route)
-	g.run(8 + g.r.IntN(40))
+	steps := 8 + g.r.IntN(40)
+	g.recs = make([]Record, 0, steps+16)
+	g.la.ahead = make([]string, 0, steps+16)
+	g.run(steps)
+	s, i, name := strconv.FormatUint(seed, 10), strconv.Itoa(index), pol.Name
 	return &Trace{
-		Name:    fmt.Sprintf("gen-%d-%d", seed, index),
+		Name:    "gen-" + s + "-" + i,
+		Source:  GeneratedSource(seed, index),
 		Tab:     genTab,
 		Expect:  "pass",
-		Meta:    &Meta{Version: 1, Extra: map[string]string{"seed": strconv.FormatUint(seed, 10), "index": strconv.Itoa(index), "policy": pol.Name}},
+		Meta:    &Meta{Version: 1, Extra: map[string]string{"seed": s, "index": i, "policy": name}},
 		Records: g.recs,
 	}
+}
+
+// generatedPrefix starts the source of a generated trace.
+const generatedPrefix = "generated: "
+
+// GeneratedSource names the source of the index-th generated trace of seed.
+func GeneratedSource(seed uint64, index int) string {
+	return generatedPrefix + "seed " + strconv.FormatUint(seed, 10) + ", trace " + strconv.Itoa(index)
 }
 
 type gen struct {
@@ -47,50 +64,83 @@ type gen struct {
 	running bool
 	turns   int
 	queue   []genMsg
-	tool    bool // the current step has run a tool: the queue may be consumed
-	pending []*Event
-	answers []Record // POST answers not delivered yet
-	fetches []int    // requests whose answer is delayed
+	tool    bool        // the current step has run a tool: the queue may be consumed
+	pending []genFrame  // frames the server sent that the client has not got yet
+	answers []genAnswer // POST answers not delivered yet
+	fetches []int       // requests whose answer is delayed
 	msgs    int
 	deltas  int
 }
 
-type genMsg struct{ id, text string }
+// genFrame is a frame in flight, with the turn the server ran when it sent it.
+type genFrame struct {
+	ev   *Event
+	turn string
+}
+
+// genMsg is a message in the server's queue: its id there, and the
+// client's id for it (the same unless the client sent it as a plain row).
+type genMsg struct{ id, client, text string }
+
+// genAnswer is a POST answer in flight. must: the trace needs it, since only
+// the answer tells the replay what became of the message.
+type genAnswer struct {
+	rec  Record
+	must bool
+}
 
 // route decides, as the client issues request r, whether its answer is
 // delivered later by a fetch record or right away. A delayed answer's
 // record index is not known yet: answerFetch sets it.
-func (g *gen) route(r *request) int {
+func (g *gen) route(r *request) (int, bool) {
 	if g.r.IntN(100) < 40 {
 		g.fetches = append(g.fetches, r.req)
-		return pendingAnswer
+		return pendingAnswer, false
 	}
-	return -1
+	return -1, false
 }
 
 // emit appends a record and runs it through the client and its backend.
 func (g *gen) emit(rec Record) {
 	i := len(g.recs)
 	g.recs = append(g.recs, rec)
-	g.be.Apply(rec)
+	g.be.Apply(i, rec)
 	g.m.apply(i, rec)
 }
 
 func (g *gen) ws(ev *Event) {
 	ev.TabID = genTab
-	g.pending = append(g.pending, ev)
+	f := genFrame{ev: ev}
+	if g.running {
+		f.turn = g.turnID()
+	}
+	g.pending = append(g.pending, f)
 }
 
 func (g *gen) deliver() {
-	ev := g.pending[0]
+	f := g.pending[0]
 	g.pending = g.pending[1:]
-	g.emit(Record{Kind: KindWS, Ev: ev})
+	g.emitFrame(f)
+}
+
+// emitFrame delivers a frame. Every turn is sealed within a trace, so the
+// turn it was sent in is what the replay's lookahead will find: the
+// generator's backend model knows it at once.
+func (g *gen) emitFrame(f genFrame) {
+	for len(g.la.ahead) < len(g.recs) {
+		g.la.ahead = append(g.la.ahead, "")
+	}
+	g.la.ahead = append(g.la.ahead, f.turn)
+	g.emit(Record{Kind: KindWS, Ev: f.ev})
 }
 
 func (g *gen) run(steps int) {
-	g.emit(Record{Kind: KindWS, Ev: &Event{Type: "tab-created", TabID: genTab, ID: genTab}})
+	g.emitFrame(genFrame{ev: &Event{Type: "tab-created", TabID: genTab, ID: genTab}})
 	for tries := 0; len(g.recs) < steps && tries < 20*steps; tries++ {
 		g.step()
+	}
+	for g.running {
+		g.seal()
 	}
 	for len(g.pending) > 0 || len(g.fetches) > 0 {
 		if len(g.pending) > 0 && (len(g.fetches) == 0 || g.r.IntN(2) == 0) {
@@ -100,9 +150,8 @@ func (g *gen) run(steps int) {
 		}
 	}
 	for len(g.answers) > 0 {
-		if g.answers[0].Status != "error" && g.r.IntN(5) == 0 {
-			// Never answered within the trace. An error always is: only
-			// the answer tells the replay that the server dropped the send.
+		if !g.answers[0].must && g.r.IntN(5) == 0 {
+			// Never answered within the trace.
 			g.answers = g.answers[1:]
 			continue
 		}
@@ -110,66 +159,108 @@ func (g *gen) run(steps int) {
 	}
 }
 
-// step takes one random action among those possible now.
+// Moves of the generator, with their weights when possible.
+type move uint8
+
+const (
+	mvLocalSend move = iota
+	mvOtherSend
+	mvScroll
+	mvDeliver
+	mvStatuses
+	mvReconnect
+	mvContent
+	mvSeal
+	mvInterrupt
+	mvCancel
+	mvAnswerPOST
+	mvAnswerFetch
+	nMoves
+)
+
+// step takes one random move among those possible now.
 func (g *gen) step() {
-	type action struct {
-		w  int
-		do func()
-	}
-	acts := []action{
-		{2, g.localSend},
-		{1, g.otherSend},
-		{1, g.scroll},
-	}
+	var w [nMoves]int
+	w[mvLocalSend], w[mvOtherSend], w[mvScroll] = 2, 1, 1
 	if len(g.pending) > 0 {
-		acts = append(acts, action{8, g.deliver})
+		w[mvDeliver] = 8
+		if g.droppable() {
+			w[mvReconnect] = 1
+		}
 	} else {
-		acts = append(acts, action{1, g.statuses})
+		w[mvStatuses] = 1
 	}
 	if g.running {
-		acts = append(acts, action{5, g.content}, action{2, g.seal})
+		w[mvContent], w[mvSeal] = 5, 2
 		if len(g.queue) > 0 && g.tool {
-			acts = append(acts, action{3, g.interrupt})
+			w[mvInterrupt] = 3
 		}
 	}
-	if g.cancellable() != "" {
-		acts = append(acts, action{1, g.cancel})
+	if g.cancellable() >= 0 {
+		w[mvCancel] = 1
 	}
 	if len(g.answers) > 0 {
-		acts = append(acts, action{3, g.answerPOST})
+		w[mvAnswerPOST] = 3
 	}
 	if len(g.fetches) > 0 {
-		acts = append(acts, action{3, g.answerFetch})
+		w[mvAnswerFetch] = 3
 	}
 	total := 0
-	for _, a := range acts {
-		total += a.w
+	for _, x := range w {
+		total += x
 	}
 	n := g.r.IntN(total)
-	for _, a := range acts {
-		if n < a.w {
-			a.do()
-			return
-		}
-		n -= a.w
+	mv := move(0)
+	for ; n >= w[mv]; mv++ {
+		n -= w[mv]
+	}
+	switch mv {
+	case mvLocalSend:
+		g.localSend()
+	case mvOtherSend:
+		g.otherSend()
+	case mvScroll:
+		g.emit(Record{Kind: KindScroll, Up: !g.m.S.ScrolledUp})
+	case mvDeliver:
+		g.deliver()
+	case mvStatuses:
+		g.statuses()
+	case mvReconnect:
+		g.reconnect()
+	case mvContent:
+		g.content()
+	case mvSeal:
+		g.seal()
+	case mvInterrupt:
+		g.interrupt()
+	case mvCancel:
+		g.cancel()
+	case mvAnswerPOST:
+		g.answerPOST()
+	case mvAnswerFetch:
+		g.answerFetch()
 	}
 }
+
+func (g *gen) turnID() string { return "turn-" + strconv.Itoa(g.turns) }
 
 func (g *gen) startTurn() {
 	g.turns++
 	g.running, g.tool = true, false
-	g.ws(&Event{Type: "turn-start", TurnID: "turn-" + strconv.Itoa(g.turns)})
+	g.ws(&Event{Type: "turn-start", TurnID: g.turnID()})
 	g.ws(&Event{Type: "status", Status: StatusRunning})
 }
 
-func (g *gen) newMsg(prefix string) genMsg {
+func (g *gen) newMsg(prefix string) (id, text string) {
 	g.msgs++
 	n := strconv.Itoa(g.msgs)
-	return genMsg{id: prefix + n, text: "message " + n}
+	return prefix + n, "message " + n
 }
 
 // localSend: the user sends; the server handles the POST at once, its
-// answer and frames arrive later.
+// answer and frames arrive later. The client queues the message itself
+// (with its own id) when it believes the agent runs, and sends a plain row
+// otherwise; either belief may be stale.
 func (g *gen) localSend() {
 	if !g.running {
 		// A turn-start still in the delivery queue while the server is idle
@@ -180,26 +271,34 @@ func (g *gen) localSend() {
 			g.deliver()
 		}
 	}
-	msg := g.newMsg("c")
+	id, text := g.newMsg("c")
+	optimistic := g.m.S.Status == StatusRunning
 	switch {
 	case g.r.IntN(20) == 0:
-		g.la.failed[msg.id] = true
-		g.answers = append(g.answers, Record{Kind: KindHTTP, ID: msg.id, Status: "error"})
+		g.la.failed[id] = true
+		g.answers = append(g.answers, genAnswer{rec: Record{Kind: KindHTTP, ID: id, Status: "error"}, must: true})
 	case g.running:
-		g.la.serverQueued[msg.id] = true
-		g.queue = append(g.queue, msg)
-		g.ws(&Event{Type: "message-queued", MessageID: msg.id, Message: msg.text})
-		g.answers = append(g.answers, Record{Kind: KindHTTP, ID: msg.id, Status: "queued", MessageID: msg.id})
+		// The server queues it: under the client's queue id when there is
+		// one, else under an id of its own, which only the answer links.
+		sid := id
+		if !optimistic {
+			sid = "s" + id[1:]
+			g.la.alias[sid] = id
+		}
+		g.la.serverQueued[id] = true
+		g.queue = append(g.queue, genMsg{id: sid, client: id, text: text})
+		g.ws(&Event{Type: "message-queued", MessageID: sid, Message: text})
+		g.answers = append(g.answers, genAnswer{rec: Record{Kind: KindHTTP, ID: id, Status: "queued", MessageID: sid}, must: sid != id})
 	default:
 		g.startTurn()
-		g.answers = append(g.answers, Record{Kind: KindHTTP, ID: msg.id, Status: "ok"})
+		g.answers = append(g.answers, genAnswer{rec: Record{Kind: KindHTTP, ID: id, Status: "ok"}})
 	}
-	g.emit(Record{Kind: KindSend, ID: msg.id, Text: msg.text})
+	g.emit(Record{Kind: KindSend, ID: id, Text: text})
 }
 
 func (g *gen) hasPendingStart() bool {
-	for _, ev := range g.pending {
-		if ev.Type == "turn-start" {
+	for _, f := range g.pending {
+		if f.ev.Type == "turn-start" {
 			return true
 		}
 	}
@@ -208,10 +307,10 @@ func (g *gen) hasPendingStart() bool {
 
 // otherSend: a second client on the same tab sends.
 func (g *gen) otherSend() {
-	msg := g.newMsg("o")
+	id, text := g.newMsg("o")
 	if g.running {
-		g.queue = append(g.queue, msg)
-		g.ws(&Event{Type: "message-queued", MessageID: msg.id, Message: msg.text})
+		g.queue = append(g.queue, genMsg{id: id, client: id, text: text})
+		g.ws(&Event{Type: "message-queued", MessageID: id, Message: text})
 		return
 	}
 	g.startTurn()
@@ -254,7 +353,7 @@ func (g *gen) queueIDs() []string {
 // seal ends the running turn; a queue left over becomes the next turn.
 func (g *gen) seal() {
 	g.ws(&Event{Type: "status", Status: StatusIdle})
-	g.ws(&Event{Type: "turn-sealed", TurnID: "turn-" + strconv.Itoa(g.turns)})
+	g.ws(&Event{Type: "turn-sealed", TurnID: g.turnID()})
 	g.running = false
 	if len(g.queue) > 0 {
 		g.ws(&Event{Type: "message-consumed", MessageIDs: g.queueIDs(), Reason: "continuation"})
@@ -263,49 +362,91 @@ func (g *gen) seal() {
 	}
 }
 
-// cancellable returns a message the user can cancel: queued in the client's
-// view and still in the server's queue.
-func (g *gen) cancellable() string {
+// cancellable returns the index in the server's queue of a message the user
+// can cancel: queued in the client's view and still in the server's queue.
+func (g *gen) cancellable() int {
 	for _, q := range g.m.S.Q {
-		for _, s := range g.queue {
-			if s.id == q.ID && strings.HasPrefix(s.id, "c") {
-				return s.id
+		for i, s := range g.queue {
+			if s.client == q.ID && strings.HasPrefix(s.client, "c") {
+				return i
 			}
 		}
 	}
-	return ""
+	return -1
 }
 
 func (g *gen) cancel() {
-	id := g.cancellable()
-	for i, s := range g.queue {
-		if s.id == id {
-			g.queue = append(g.queue[:i:i], g.queue[i+1:]...)
-			break
+	i := g.cancellable()
+	s := g.queue[i]
+	g.queue = append(g.queue[:i:i], g.queue[i+1:]...)
+	g.ws(&Event{Type: "message-cancelled", MessageID: s.id})
+	g.emit(Record{Kind: KindCancel, ID: s.client})
+}
+
+// snapshot is the statuses frame for the server's state now; withTurn says
+// whether a running snapshot names its turn.
+func (g *gen) snapshot(withTurn bool) genFrame {
+	s := StatusSnapshot{Status: StatusIdle}
+	f := genFrame{}
+	if g.running {
+		s = StatusSnapshot{Status: StatusRunning}
+		f.turn = g.turnID()
+		if withTurn {
+			s.CurrentTurnID = f.turn
 		}
 	}
-	g.ws(&Event{Type: "message-cancelled", MessageID: id})
-	g.emit(Record{Kind: KindCancel, ID: id})
+	f.ev = &Event{Type: "statuses", TabID: genTab, Statuses: map[string]StatusSnapshot{genTab: s}}
+	return f
 }
 
-func (g *gen) scroll() {
-	g.emit(Record{Kind: KindScroll, Up: !g.m.S.ScrolledUp})
-}
-
-// statuses: a reconnect snapshot, sent when the client has caught up.
+// statuses: a snapshot sent when the client has caught up; a third of the
+// running ones do not name the turn.
 func (g *gen) statuses() {
-	s := StatusSnapshot{Status: StatusIdle}
-	if g.running {
-		s = StatusSnapshot{Status: StatusRunning, CurrentTurnID: "turn-" + strconv.Itoa(g.turns)}
+	g.emitFrame(g.snapshot(g.r.IntN(3) > 0))
+}
+
+// droppable: frames a dropped socket may lose, leaving the client's view of
+// the turn and of the agent's status stale. Frames about messages are kept
+// (the truth could not follow a message whose fate was lost), and so is
+// turn-sealed, whose turn id is what tells which turn a snapshot that names
+// none was about.
+func droppable(ev *Event) bool {
+	switch ev.Type {
+	case "text-delta", "reasoning-delta", "tool-call", "tool-result", "done", "status", "turn-start":
+		return true
 	}
-	g.emit(Record{Kind: KindWS, Ev: &Event{Type: "statuses", Statuses: map[string]StatusSnapshot{genTab: s}}})
+	return false
+}
+
+func (g *gen) droppable() bool {
+	for _, f := range g.pending {
+		if droppable(f.ev) {
+			return true
+		}
+	}
+	return false
+}
+
+// reconnect: the socket drops and comes back. The client loses the frames
+// in flight that the server does not send again, gets the others, then a
+// snapshot of the server's state that half of the time does not name the
+// running turn.
+func (g *gen) reconnect() {
+	frames := g.pending
+	g.pending = nil
+	for _, f := range frames {
+		if !droppable(f.ev) {
+			g.emitFrame(f)
+		}
+	}
+	g.emitFrame(g.snapshot(g.r.IntN(2) == 0))
 }
 
 func (g *gen) answerPOST() {
 	i := g.r.IntN(len(g.answers))
-	rec := g.answers[i]
+	a := g.answers[i]
 	g.answers = append(g.answers[:i:i], g.answers[i+1:]...)
-	g.emit(rec)
+	g.emit(a.rec)
 }
 
 // answerFetch delivers a delayed chunk answer; it carries no rows, so the
@@ -322,4 +463,24 @@ func (g *gen) answerFetch() {
 		}
 	}
 	g.emit(rec)
+}
+
+// Failing returns t with its meta record saying that it fails under pol with
+// invariant n and which command reproduces it: a saved failure explains
+// itself.
+func (t *Trace) Failing(pol Policy, n int, reproduce string) *Trace {
+	meta := Meta{Version: 1}
+	if t.Meta != nil {
+		meta = *t.Meta
+	}
+	meta.Extra = maps.Clone(meta.Extra)
+	if meta.Extra == nil {
+		meta.Extra = map[string]string{}
+	}
+	meta.Extra["foundWith"] = pol.Name
+	meta.Extra["invariant"] = strconv.Itoa(n) + " (" + InvariantName(n) + ")"
+	meta.Extra["reproduce"] = reproduce
+	c := *t
+	c.Meta = &meta
+	return &c
 }

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 )
 
@@ -30,6 +31,8 @@ func TestGeneratorFindsBugs(t *testing.T) {
 		{MembershipPre2, 2},
 		{MembershipPre3, 2},
 		{MembershipPre4, 2},
+		{MembershipPre7, 2},
+		{MembershipPre8, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.pol.Name, func(t *testing.T) {
@@ -52,6 +55,60 @@ func TestGeneratorFindsBugs(t *testing.T) {
 				return
 			}
 			t.Fatalf("no trace of %d failed with invariant %d", genBudget, c.invariant)
+		})
+	}
+}
+
+// TestGeneratorCatchesLegacyOnStaleViews: the generator's moves that leave
+// the client's view stale — a reconnect snapshot without currentTurnId, a
+// send while the client believes the agent idle (the server queues it under
+// its own id) or running (an optimistic queue the server starts a turn
+// with) — catch the shipped client from a seed, on a failure that the
+// pre-fix membership variant shares and membership does not.
+func TestGeneratorCatchesLegacyOnStaleViews(t *testing.T) {
+	cases := []struct {
+		name      string
+		pre       Policy
+		invariant int
+		shows     func(*Trace) bool
+	}{
+		{"snapshot without currentTurnId", MembershipPre7, 2, func(tr *Trace) bool {
+			return slices.ContainsFunc(tr.Records, func(r Record) bool {
+				return r.Kind == KindWS && r.Ev.Type == "statuses" && r.Ev.Statuses[genTab].Status == StatusRunning && r.Ev.Statuses[genTab].CurrentTurnID == ""
+			})
+		}},
+		{"stale idle: queued under the server's id", MembershipPre8, 2, func(tr *Trace) bool {
+			return slices.ContainsFunc(tr.Records, func(r Record) bool { return r.Kind == KindHTTP && r.MessageID != "" && r.MessageID != r.ID })
+		}},
+		{"stale running: an optimistic queue starts a turn", MembershipPre3, 2, func(tr *Trace) bool {
+			return slices.ContainsFunc(tr.Records, func(r Record) bool { return r.Kind == KindSend })
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			fails := func(tr *Trace) bool {
+				v := Run(tr, Options{Policy: Legacy}).First()
+				if v == nil || v.Invariant != c.invariant || !c.shows(tr) {
+					return false
+				}
+				p := Run(tr, Options{Policy: c.pre}).First()
+				return p != nil && p.Invariant == c.invariant && Run(tr, Options{}).Verdict == Pass
+			}
+			for i := range genBudget {
+				tr := Generate(genSeed, i, Legacy)
+				if !fails(tr) {
+					continue
+				}
+				small := Shrink(tr, fails)
+				var buf bytes.Buffer
+				if err := small.Encode(&buf); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("found by trace %d of seed %d, shrunk from %d to %d records:\n%s", i, genSeed, len(tr.Records), len(small.Records), buf.String())
+				return
+			}
+			t.Fatalf("no trace of %d fails legacy and %s with invariant %d", genBudget, c.pre.Name, c.invariant)
 		})
 	}
 }

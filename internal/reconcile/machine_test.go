@@ -62,9 +62,8 @@ func TestMachineProperties(t *testing.T) {
 		pol := rapid.SampledFrom(Policies()).Draw(t, "policy")
 		recs := rapid.SliceOfN(recordGen(), 0, 40).Draw(t, "records")
 		be := NewBackend(recs, "t1")
-		m := newMachine(pol, "t1", be, func(*request) int { return -1 })
+		m := newMachine(pol, "t1", be, func(*request) (int, bool) { return -1, false })
 		for i, rec := range recs {
-			be.Apply(rec)
 			before := m.S.Clone()
 			for _, a := range m.apply(i, rec) {
 				// Applying one fetch result twice changes nothing.
@@ -73,8 +72,8 @@ func TestMachineProperties(t *testing.T) {
 					t.Fatalf("record %d: applyTo not idempotent under %s: %s", i, pol.Name, d)
 				}
 				// C is exactly the fetched rows.
-				if len(a.after.C) != len(a.rows) {
-					t.Fatalf("record %d: C has %d rows, fetched %d", i, len(a.after.C), len(a.rows))
+				if len(a.after.C) != len(a.rows.list) {
+					t.Fatalf("record %d: C has %d rows, fetched %d", i, len(a.after.C), len(a.rows.list))
 				}
 			}
 			if rec.Kind == KindWS && rec.Ev.Type == "turn-start" {

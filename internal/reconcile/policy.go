@@ -52,6 +52,16 @@ const (
 	// had seen that turn sealed, even when the fetched rows, requested
 	// before the seal, did not hold it yet.
 	bugDropSealed
+	// bugInterruptLT: membership before fix 7: a consumed interrupt was
+	// taken to belong to the client's LT, and tagged with it, instead of
+	// the turn the server's frames say it was running; after a reconnect
+	// snapshot without currentTurnId LT is stale.
+	bugInterruptLT
+	// bugNoServerLink: membership before fix 8: a message the client sent
+	// as a plain row (believing the agent idle) but the server queued under
+	// its own id showed twice: its row, and the row message-queued added
+	// for the server's id.
+	bugNoServerLink
 )
 
 // The policies, by name. membership is the default.
@@ -75,12 +85,17 @@ var (
 		Doc: "membership before fix 5: LT preserved after the client saw that turn sealed"}
 	MembershipPre6 = Policy{Name: "membership-pre6", Hidden: true, membership: true, bugs: bugDropSealed,
 		Doc: "membership before fix 6: LT dropped once seen sealed, even by rows requested before the seal"}
+	MembershipPre7 = Policy{Name: "membership-pre7", Hidden: true, membership: true, bugs: bugInterruptLT,
+		Doc: "membership before fix 7: an interrupt belongs to the client's LT, not to the turn the server was running"}
+	MembershipPre8 = Policy{Name: "membership-pre8", Hidden: true, membership: true, bugs: bugNoServerLink,
+		Doc: "membership before fix 8: a plain send the server queued under its own id shows twice"}
 )
 
 // Policies lists every policy, the default first.
 func Policies() []Policy {
 	return []Policy{Membership, Legacy, BugA, BugB, BugC, BugD,
-		MembershipPre1, MembershipPre2, MembershipPre3, MembershipPre4, MembershipPre5, MembershipPre6}
+		MembershipPre1, MembershipPre2, MembershipPre3, MembershipPre4, MembershipPre5, MembershipPre6,
+		MembershipPre7, MembershipPre8}
 }
 
 // fixed returns the policy this one becomes once its bugs are fixed.
@@ -109,7 +124,7 @@ func (p Policy) String() string { return p.Name }
 // keep computes the live rows that survive applying fetched rows for a
 // reconcile of turn t, and whether LT and CA survive. It is pure: the
 // idempotence check calls it a second time on its own result.
-func (p Policy) keep(s *State, bk *book, f fetchResult) (kept []Message, keepLTCA bool) {
+func (p Policy) keep(s *State, bk *book, f fetchResult) (kept []Message, keepLT, keepCA bool) {
 	if p.membership {
 		return p.keepMembership(s, bk, f)
 	}
@@ -119,7 +134,7 @@ func (p Policy) keep(s *State, bk *book, f fetchResult) (kept []Message, keepLTC
 	}
 	if f.mode == modeResync {
 		// Non-preserving reload: L cleared.
-		return nil, false
+		return nil, false, false
 	}
 	for _, r := range s.L {
 		switch {
@@ -129,7 +144,7 @@ func (p Policy) keep(s *State, bk *book, f fetchResult) (kept []Message, keepLTC
 			kept = append(kept, r)
 		}
 	}
-	return kept, preserve != ""
+	return kept, preserve != "", preserve != ""
 }
 
 // keepMembership keeps a live row only with a positive reason:
@@ -137,10 +152,14 @@ func (p Policy) keep(s *State, bk *book, f fetchResult) (kept []Message, keepLTC
 //     continuation waiting for turn-start, a failed send and its error row);
 //   - or it belongs to the preserved newer turn and the fetched rows do not
 //     represent it yet; a user row of any turn is likewise kept until the
-//     fetched rows hold it (a fetch issued before that turn started does not).
+//     fetched rows hold it (a fetch issued before that turn started does not);
+//   - or it is content of a turn the fetched rows cannot hold yet: one this
+//     client had not seen sealed when it asked for them (LT can be stale
+//     after a reconnect), or the turn a reconnect hid, still running.
 //
 // Everything else goes, untagged rows included: no row is kept "just in case".
-func (p Policy) keepMembership(s *State, bk *book, f fetchResult) ([]Message, bool) {
+// CA survives with its row.
+func (p Policy) keepMembership(s *State, bk *book, f fetchResult) ([]Message, bool, bool) {
 	// For a resync, f.turn is LT when it was issued: a turn that started
 	// since is newer than the snapshot the server answered from.
 	preserve := ""
@@ -148,16 +167,18 @@ func (p Policy) keepMembership(s *State, bk *book, f fetchResult) ([]Message, bo
 		preserve = s.LT
 	}
 	var kept []Message
+	keepCA := false
 	for _, r := range s.L {
-		if !p.keepRow(r, bk, f.rows, preserve) {
+		if !p.keepRow(r, bk, f, preserve) {
 			continue
 		}
 		if p.bugs&bugStaleTag == 0 {
 			r = retag(r, bk, preserve)
 		}
+		keepCA = keepCA || (r.ID == s.CA && p.bugs&bugInterruptLT == 0)
 		kept = append(kept, r)
 	}
-	return kept, preserve != ""
+	return kept, preserve != "", preserve != "" || keepCA
 }
 
 // holdsSealed reports whether the rows of f already hold turn t: this client
@@ -178,14 +199,18 @@ func (p Policy) holdsSealed(bk *book, f fetchResult, t string) bool {
 
 // retag gives a kept user row the turn membership knows it belongs to: a
 // message that is not durable yet belongs to no turn, whatever turn-start's
-// backfill guessed; only the preserved turn's rows and interrupts keep theirs.
+// backfill guessed; the preserved turn's rows keep theirs, and an interrupt
+// gets the turn the server folded it into.
 func retag(r Message, bk *book, preserve string) Message {
 	if r.Role != RoleUser {
 		return r
 	}
 	e := bk.entries[msgID(r.ID)]
 	switch {
+	case e.kind == bkInterrupt && bk.bugs&bugInterruptLT != 0:
 	case e.kind == bkInterrupt:
+		// The turn the server folded it into, whatever a backfill said.
+		r.TurnID = e.turn
 	case e.kind == bkBound && e.turn == preserve:
 		r.TurnID = preserve
 	default:
@@ -194,7 +219,8 @@ func retag(r Message, bk *book, preserve string) Message {
 	return r
 }
 
-func (p Policy) keepRow(r Message, bk *book, rows []Chunk, preserve string) bool {
+func (p Policy) keepRow(r Message, bk *book, f fetchResult, preserve string) bool {
+	rows := f.rows
 	switch r.Role {
 	case RoleUser:
 		e, ok := bk.entries[msgID(r.ID)]
@@ -202,23 +228,18 @@ func (p Policy) keepRow(r Message, bk *book, rows []Chunk, preserve string) bool
 			return false
 		}
 		switch e.kind {
-		case bkQueued, bkContinuation, bkFailed:
+		case bkQueued, bkFailed:
 			return true
-		case bkAwaiting, bkOptimistic, bkBound:
+		case bkAwaiting, bkOptimistic, bkBound, bkContinuation:
 			if p.bugs&bugTrustGuess != 0 {
-				return e.kind != bkBound || !hasUserText(rows, e.turn, r.text())
+				return e.kind != bkBound || !rows.hasUserText(e.turn, r.text())
 			}
 			// Which turn a send started is a guess until the fetched rows
 			// say it: any turn since the send whose user row holds its
 			// text represents it.
-			for _, t := range bk.turns[min(e.turnsAtSend, len(bk.turns)):] {
-				if hasUserText(rows, t.id, r.text()) {
-					return false
-				}
-			}
-			return true
+			return !bk.represented(e, rows, r.text())
 		case bkInterrupt:
-			return !hasToolText(rows, e.turn, r.text())
+			return !bk.interruptHeld(e, rows, r.text())
 		}
 		return false
 	case RoleSystem:
@@ -228,51 +249,21 @@ func (p Policy) keepRow(r Message, bk *book, rows []Chunk, preserve string) bool
 		}
 		return false
 	default:
-		return r.TurnID != "" && r.TurnID == preserve && !hasContent(rows, preserve)
-	}
-}
-
-// hasUserText reports whether rows hold a user row of turn whose text, or one
-// of its "\n---\n" parts, is text.
-func hasUserText(rows []Chunk, turn, text string) bool {
-	for _, c := range rows {
-		if c.Role == RoleUser && c.TurnID == turn && joinedHas(userText(c), text) {
-			return true
+		switch {
+		case r.unknownTurn:
+			// Content of the turn a reconnect hid, which still runs:
+			// no fetched row can be told to hold it.
+			return bk.server.unknown
+		case r.TurnID == "":
+			return false
+		case r.TurnID == preserve:
+			return !rows.hasContent(preserve)
+		case p.bugs&bugInterruptLT != 0:
+			return false
 		}
+		// Content of a turn other than LT, which a reconnect can leave
+		// stale: kept while the rows do not show that turn and cannot yet
+		// (it was not seen sealed before they were requested).
+		return !rows.hasContent(r.TurnID) && !p.holdsSealed(bk, f, r.TurnID)
 	}
-	return false
-}
-
-// hasToolText reports whether a tool_result row of turn contains text.
-func hasToolText(rows []Chunk, turn, text string) bool {
-	for _, c := range rows {
-		if c.Type == "tool_result" && c.TurnID == turn && strings.Contains(textOf(c.Data), text) {
-			return true
-		}
-	}
-	return false
-}
-
-// hasContent reports whether rows hold any assistant or tool row of turn:
-// the server writes a sealed turn's rows in one batch.
-func hasContent(rows []Chunk, turn string) bool {
-	for _, c := range rows {
-		if c.TurnID == turn && c.Role != RoleUser {
-			return true
-		}
-	}
-	return false
-}
-
-// joinedHas reports whether text is joined, or one of its continuation parts.
-func joinedHas(joined, text string) bool {
-	if joined == text {
-		return true
-	}
-	for _, p := range strings.Split(joined, continuationSep) {
-		if p == text {
-			return true
-		}
-	}
-	return false
 }

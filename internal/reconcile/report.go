@@ -13,7 +13,7 @@ import (
 // violation and the states around it, or INCONCLUSIVE with the warnings.
 func WriteText(w io.Writer, r Result) error {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s %s (policy %s, %d events, %d reconciles)\n", strings.ToUpper(string(r.Verdict)), printable(r.Name), r.Policy, r.Events, r.Reconciles)
+	fmt.Fprintf(&sb, "%s %s (%spolicy %s, %d events, %d reconciles)\n", strings.ToUpper(string(r.Verdict)), printable(r.Name), where(r), r.Policy, r.Events, r.Reconciles)
 	if v := r.First(); v != nil {
 		fmt.Fprintf(&sb, "  invariant %d (%s): %s\n", v.Invariant, v.Name, v.Detail)
 		where := fmt.Sprintf("record %d", v.Index)
@@ -27,10 +27,28 @@ func WriteText(w io.Writer, r Result) error {
 		fmt.Fprintf(&sb, "  before: %s\n  after:  %s\n", v.Before.brief(), v.After.brief())
 	}
 	for _, wn := range r.Warnings {
-		fmt.Fprintf(&sb, "  warning: %s\n", wn)
+		fmt.Fprintf(&sb, "  warning: %s\n", printable(wn))
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&sb, "  note: %s\n", printable(n))
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// where names the result's source and tab for the report header.
+func where(r Result) string {
+	var parts []string
+	if r.Source != "" {
+		parts = append(parts, printable(r.Source))
+	}
+	if r.Tab != "" {
+		parts = append(parts, "tab "+printable(r.Tab))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ") + "; "
 }
 
 // printable returns s, quoted when it holds a control character: a trace
@@ -82,11 +100,18 @@ type junitSuite struct {
 }
 
 type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	Skipped   *junitMessage `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	Name       string          `xml:"name,attr"`
+	Classname  string          `xml:"classname,attr"`
+	File       string          `xml:"file,attr,omitempty"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Failure    *junitMessage   `xml:"failure,omitempty"`
+	Skipped    *junitMessage   `xml:"skipped,omitempty"`
+	SystemOut  string          `xml:"system-out,omitempty"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitMessage struct {
@@ -96,11 +121,23 @@ type junitMessage struct {
 }
 
 // WriteJUnit writes results as a JUnit XML report: one test case per trace,
-// a failure for a violation, skipped for an inconclusive trace.
+// named by the trace, its class the file (or generator seed) it came from,
+// with the tab and policy as properties; a failure for a violation, skipped
+// for an inconclusive trace. A report of one shard stands alone: JUnit
+// tools merge the shards' files.
 func WriteJUnit(w io.Writer, suite string, results []Result) error {
 	s := junitSuite{Name: suite, Tests: len(results)}
 	for _, r := range results {
-		c := junitCase{Name: r.Name, Classname: "replay." + r.Policy}
+		c := junitCase{Name: r.Name, Classname: r.Source, Properties: []junitProperty{{"policy", r.Policy}}}
+		if c.Classname == "" {
+			c.Classname = "replay"
+		}
+		if !strings.HasPrefix(r.Source, generatedPrefix) {
+			c.File = r.Source
+		}
+		if r.Tab != "" {
+			c.Properties = append(c.Properties, junitProperty{"tab", r.Tab})
+		}
 		var body strings.Builder
 		if err := WriteText(&body, r); err != nil {
 			return err

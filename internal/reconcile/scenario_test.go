@@ -81,6 +81,8 @@ func TestBugVariantsFailTheirScenario(t *testing.T) {
 		{MembershipPre4, "regress-4-backfill-tag-on-waiting-send.jsonl", 2},
 		{MembershipPre5, "regress-5-deferred-seal-of-other-turn.jsonl", 4},
 		{MembershipPre6, "regress-6-older-fetch-after-seal-keeps-turn.jsonl", 4},
+		{MembershipPre7, "regress-7-interrupt-after-snapshot-without-turn.jsonl", 2},
+		{MembershipPre8, "regress-8-plain-send-queued-under-server-id.jsonl", 2},
 	}
 	for _, c := range cases {
 		t.Run(c.pol.Name, func(t *testing.T) {
@@ -101,6 +103,22 @@ func TestBugVariantsFailTheirScenario(t *testing.T) {
 			}
 			t.Logf("%s: invariant %d at record %d: %s", c.trace, v.Invariant, v.Index, v.Detail)
 		})
+	}
+}
+
+// TestLegacyFailsTheServerTurnTraces: the traces of the fixes to how the
+// client follows the server's turns and ids (7, 8) fail the shipped client
+// too, with the invariant that describes the bug, and pass membership.
+func TestLegacyFailsTheServerTurnTraces(t *testing.T) {
+	for _, name := range []string{"regress-7-interrupt-after-snapshot-without-turn.jsonl", "regress-8-plain-send-queued-under-server-id.jsonl"} {
+		tr := loadTrace(t, filepath.Join(tracesDir, name))
+		v := Run(tr, Options{Policy: Legacy}).First()
+		if v == nil || v.Invariant != 2 {
+			t.Errorf("%s: legacy gives %+v, want invariant 2", name, v)
+		}
+		if res := Run(tr, Options{}); res.Verdict != Pass {
+			t.Errorf("%s: membership gives %s", name, res.Verdict)
+		}
 	}
 }
 
@@ -155,9 +173,5 @@ func TestScenarioEndStates(t *testing.T) {
 // finalState replays tr and returns the client state at the end.
 func finalState(t *testing.T, tr *Trace, pol Policy) State {
 	t.Helper()
-	idx := make([]int, len(tr.Records))
-	for i := range idx {
-		idx[i] = i
-	}
-	return runOnce(tr.Records, idx, traceTab(tr), pol, false, nil).final
+	return runOnce(tr.Records, traceTab(tr), pol, runOpts{}).final
 }

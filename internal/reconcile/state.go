@@ -42,6 +42,10 @@ type Message struct {
 	Parts     []Part `json:"chunks"`
 	Streaming bool   `json:"isStreaming,omitempty"`
 	TurnID    string `json:"turnId,omitempty"`
+
+	// unknownTurn: membership made this row while a reconnect snapshot
+	// had left the server's running turn unknown; it belongs to that turn.
+	unknownTurn bool
 }
 
 // text is what a user row says: its text parts joined.
@@ -69,7 +73,7 @@ type Queued struct {
 
 // State is the client state of one tab that the invariants look at.
 type State struct {
-	C          []Chunk   `json:"chunks"`
+	C          []Chunk   `json:"chunks"` // the fetched rows; never changed in place
 	L          []Message `json:"live"`
 	Q          []Queued  `json:"queue"`
 	LT         string    `json:"liveTurnId,omitempty"`
@@ -77,12 +81,13 @@ type State struct {
 	Status     string    `json:"agentStatus"`
 	ScrolledUp bool      `json:"scrolledUp,omitempty"`
 	Pending    *string   `json:"pendingReconcile,omitempty"`
+
+	rows *rowSet // C, indexed
 }
 
-// Clone returns a deep copy of s.
+// Clone returns a deep copy of s (C is shared: it never changes in place).
 func (s *State) Clone() State {
 	c := *s
-	c.C = append([]Chunk(nil), s.C...)
 	c.Q = append([]Queued(nil), s.Q...)
 	c.L = make([]Message, len(s.L))
 	for i, m := range s.L {
@@ -114,12 +119,13 @@ type fetchResult struct {
 	req  int
 	turn string // the reconciled turn; for a resync, LT when it was issued
 	mode fetchMode
-	rows []Chunk
+	rows *rowSet
 }
 
 type request struct {
-	fetchResult     // rows: the backend model's rows when it was issued
-	answerAt    int // record index of the fetch record that answers it; -1: none
+	fetchResult      // rows: the backend model's rows when it was issued
+	answerAt    int  // record index of the fetch record that answers it; -1: none
+	deferred    bool // issued by a reconcile deferred while scrolled up
 }
 
 // reqKey identifies a request across two replays of one trace, whose
@@ -132,6 +138,8 @@ type reqKey struct {
 func (f fetchResult) key() reqKey { return reqKey{f.turn, f.mode} }
 
 // applied is one quiescent point: a fetch result applied to the state.
+// before and after share rows with the machine's state: they are read at
+// once, and cloned only for a report.
 type applied struct {
 	fetchResult
 	before, after State
@@ -150,12 +158,19 @@ type Machine struct {
 	lastApplied int
 	nextRow     int
 	alias       map[string]string // server message id -> client id
+	links       map[string]link   // client id -> the server id it was linked to by text, until the POST's answer
 
 	// route returns the index of the fetch record that answers request r,
-	// or -1 when r resolves right after the record that issued it.
-	route func(r *request) int
+	// or -1 when r resolves right after the record that issued it, and
+	// whether that record carries the answer (rows or an error) rather than
+	// asking the backend model.
+	route func(r *request) (at int, carried bool)
 	// answered maps each fetch record that resolved a request to its key.
 	answered map[int]reqKey
+
+	// deferred: a reconcile was deferred while scrolled up; without one,
+	// scroll records change nothing. deferredFailed: its fetch failed.
+	deferred, deferredFailed bool
 
 	index    int // index of the record being applied
 	out      []applied
@@ -163,8 +178,8 @@ type Machine struct {
 }
 
 // newMachine returns a machine for tab in the state of a newly created tab.
-func newMachine(pol Policy, tab string, be *Backend, route func(*request) int) *Machine {
-	m := &Machine{pol: pol, tab: tab, backend: be, route: route, alias: map[string]string{}, answered: map[int]reqKey{}}
+func newMachine(pol Policy, tab string, be *Backend, route func(*request) (int, bool)) *Machine {
+	m := &Machine{pol: pol, tab: tab, backend: be, route: route, alias: map[string]string{}, links: map[string]link{}, answered: map[int]reqKey{}}
 	m.reset()
 	return m
 }
@@ -204,14 +219,17 @@ func (m *Machine) apply(i int, rec Record) []applied {
 // from its backend snapshot: the end-of-trace quiescent point.
 func (m *Machine) flush(end int) []applied {
 	m.index, m.out = end, m.out[:0]
-	m.route = func(*request) int { return -1 }
+	m.route = func(*request) (int, bool) { return -1, false }
 	if m.S.Pending != nil {
 		t := *m.S.Pending
 		m.S.Pending, m.S.ScrolledUp = nil, false
-		m.reconcile(t)
+		m.runDeferred(t)
 	}
 	for len(m.inflight) > 0 {
 		r := m.inflight[0]
+		if r.rows == nil {
+			r.rows = m.backend.at(m.index)
+		}
 		m.resolve(r, r.rows)
 	}
 	return m.out
@@ -311,8 +329,51 @@ func (m *Machine) appendToCA(p Part) {
 		return
 	}
 	id := m.newRowID("a")
-	m.S.L = append(m.S.L, Message{ID: id, Role: RoleAssistant, Parts: []Part{p}, Streaming: true, TurnID: m.S.LT})
+	row := Message{ID: id, Role: RoleAssistant, Parts: []Part{p}, Streaming: true, TurnID: m.S.LT}
+	if m.serverTurns() {
+		switch srv := &m.bk.server; {
+		case srv.unknown:
+			row.TurnID, row.unknownTurn = "", true
+		case srv.cur != "":
+			row.TurnID = srv.cur
+		}
+	}
+	m.S.L = append(m.S.L, row)
 	m.S.CA = id
+}
+
+// serverTurns reports whether the policy places content and interrupts in
+// the turn the server's frames say runs, rather than in LT (membership from
+// fix 7 on).
+func (m *Machine) serverTurns() bool {
+	return m.pol.membership && m.pol.bugs&bugInterruptLT == 0
+}
+
+// turnChanged: the server's frames say another turn runs (ch), or that the
+// turn a reconnect left unknown ended. Streaming goes on in a row of the new
+// turn, and rows made while the turn was unknown join the turn it turns out
+// to have been.
+func (m *Machine) turnChanged(ch turnChange, wasUnknown bool, ev *Event) {
+	if i := m.find(m.S.CA); i >= 0 {
+		ca := &m.S.L[i]
+		switch {
+		case m.bk.server.unknown && !wasUnknown,
+			ev.Type == "turn-sealed" && ca.TurnID == ev.TurnID && !ca.unknownTurn,
+			ch.started != "" && (ca.TurnID != ch.started || ca.unknownTurn) && !(wasUnknown && ch.implicit):
+			m.stopCA()
+		}
+	}
+	if !wasUnknown || m.bk.server.unknown {
+		return
+	}
+	for i := range m.S.L {
+		if r := &m.S.L[i]; r.unknownTurn {
+			r.unknownTurn = false
+			if ev.Type != "turn-start" {
+				r.TurnID = ch.started
+			}
+		}
+	}
 }
 
 func (m *Machine) send(id, text string) {
@@ -322,12 +383,12 @@ func (m *Machine) send(id, text string) {
 	}
 	if m.S.Status != StatusRunning {
 		m.S.L = append(m.S.L, m.userRow(id, text))
-		m.bk.send(id, false)
+		m.bk.send(id, text, false)
 		return
 	}
 	m.S.Q = append(m.S.Q, Queued{ID: id, Message: text})
 	m.S.L = append(m.S.L, m.userRow(queuedPrefix+id, text))
-	m.bk.send(id, true)
+	m.bk.send(id, text, true)
 }
 
 // unqueueRow rolls an optimistic queue back: out of Q, row renamed to id.
@@ -343,7 +404,14 @@ func (m *Machine) unqueueRow(id string) bool {
 
 func (m *Machine) http(rec Record) {
 	id := rec.ID
+	if m.linking() {
+		m.settleLink(id, rec)
+	}
+	m.bk.answered(id)
 	if rec.MessageID != "" && rec.MessageID != id {
+		if m.linking() {
+			m.merge(id, rec.MessageID)
+		}
 		m.alias[rec.MessageID] = id
 		if i := m.findQ(id); i >= 0 {
 			m.S.Q[i].ServerID = rec.MessageID
@@ -367,6 +435,90 @@ func (m *Machine) http(rec Record) {
 	default:
 		m.warnf("http status %q; skipped", rec.Status)
 	}
+}
+
+// linking reports whether the policy links the server's id for a message to
+// the plain send it stands for (membership from fix 8 on).
+func (m *Machine) linking() bool {
+	return m.pol.membership && m.pol.bugs&bugNoServerLink == 0
+}
+
+// link is a message-queued frame taken for this client's own send before
+// the POST's answer says so.
+type link struct {
+	server string  // the server's id for the message
+	text   string  // its text
+	hadQ   bool    // the send was queued optimistically: its Q entry predates the link
+	prev   bkEntry // the book's entry for the send before the link
+}
+
+// link takes the server's queued message id, which this client has not
+// seen, for its own unanswered send c with the same text: the POST's answer
+// would say so, but the frame may come first. The send's row stays; no
+// second row is added for the server's id.
+func (m *Machine) link(id, c, text string) {
+	l := link{server: id, text: text, prev: m.bk.entries[c]}
+	m.alias[id] = c
+	if i := m.findQ(c); i >= 0 {
+		l.hadQ = true
+		m.S.Q[i].ServerID = id
+	} else {
+		m.S.Q = append(m.S.Q, Queued{ID: c, Message: text, ServerID: id})
+	}
+	m.links[c] = l
+	m.queuedAtServer(c)
+}
+
+// settleLink: the POST of c is answered. An answer that does not say the
+// server queued it under the linked id undoes the link: the frame was
+// another message with the same text, which gets its own row.
+func (m *Machine) settleLink(c string, rec Record) {
+	l, ok := m.links[c]
+	if !ok {
+		return
+	}
+	delete(m.links, c)
+	if rec.Status == "queued" && (rec.MessageID == "" || rec.MessageID == l.server) {
+		return
+	}
+	delete(m.alias, l.server)
+	if i := m.findQ(c); i >= 0 {
+		if l.hadQ {
+			m.S.Q[i].ServerID = ""
+		} else {
+			m.S.Q = append(m.S.Q[:i:i], m.S.Q[i+1:]...)
+		}
+	}
+	m.bk.entries[c] = l.prev
+	m.queuedAtServer(l.server)
+	m.S.Q = append(m.S.Q, Queued{ID: l.server, Message: l.text})
+	m.S.L = append(m.S.L, m.userRow(queuedPrefix+l.server, l.text))
+}
+
+// merge: the POST of c says the server queued it as id. A row and queue
+// entry that a message-queued frame made for id before the answer are c's.
+func (m *Machine) merge(c, id string) {
+	own := m.find(c)
+	if own < 0 {
+		own = m.find(queuedPrefix + c)
+	}
+	other := m.find(queuedPrefix + id)
+	if other < 0 {
+		other = m.find(id)
+	}
+	if own < 0 || other < 0 || own == other {
+		return
+	}
+	m.removeRow(other)
+	if i := m.findQ(id); i >= 0 && m.S.Q[i].ID == id {
+		if m.findQ(c) >= 0 {
+			m.S.Q = append(m.S.Q[:i:i], m.S.Q[i+1:]...)
+		} else {
+			m.S.Q[i].ID, m.S.Q[i].ServerID = c, id
+		}
+	}
+	delete(m.bk.entries, id)
+	m.queuedAtServer(c)
 }
 
 // queuedAtServer records that the server queued message id. Membership
@@ -399,7 +551,19 @@ func (m *Machine) scroll(up bool) {
 	}
 	t := *m.S.Pending
 	m.S.Pending = nil
+	m.runDeferred(t)
+}
+
+// runDeferred runs the reconcile of t that scrolling up deferred. Its
+// request stands for every seal it collapsed.
+func (m *Machine) runDeferred(t string) {
+	n := m.nextReq
 	m.reconcile(t)
+	for _, r := range m.inflight {
+		if r.req > n {
+			r.deferred = true
+		}
+	}
 }
 
 func (m *Machine) fetch(rec Record) {
@@ -411,8 +575,11 @@ func (m *Machine) fetch(rec Record) {
 		switch {
 		case rec.FetchErr:
 			m.drop(r)
+			// The seals it stood for go unreconciled: the replay without
+			// scroll events, which reconciled each, may end elsewhere.
+			m.deferredFailed = m.deferredFailed || r.deferred
 		case rec.HasRows:
-			m.resolve(r, rec.Rows)
+			m.resolve(r, rec.rowSet())
 		default:
 			m.resolve(r, r.rows)
 		}
@@ -431,6 +598,10 @@ func (m *Machine) frame(ev *Event) {
 	}
 	if ev.TabID != "" && ev.TabID != m.tab && ev.Type != "statuses" {
 		return // another tab's frame
+	}
+	wasUnknown := m.bk.server.unknown
+	if ch := m.bk.frame(m.index, ev, m.tab); m.serverTurns() {
+		m.turnChanged(ch, wasUnknown, ev)
 	}
 	switch ev.Type {
 	case "tab-created":
@@ -474,20 +645,23 @@ func (m *Machine) frame(ev *Event) {
 	case "message-cancelled":
 		m.cancel(ev.MessageID)
 	case "turn-sealed":
-		if _, seen := m.bk.sealed[ev.TurnID]; !seen {
-			m.bk.sealed[ev.TurnID] = m.nextReq
-		}
+		m.bk.seal(ev.TurnID, m.nextReq)
 		m.reconcile(ev.TurnID)
 	case "statuses":
 		m.statuses(ev)
 	default:
-		m.warnf("unknown event type %q; skipped", ev.Type)
+		if !knownFrame[ev.Type] {
+			m.warnf("unknown event type %q; skipped", ev.Type)
+		}
 	}
 }
 
 func (m *Machine) notice(ev *Event) {
 	text := ev.Message
-	if text == "" {
+	switch {
+	case ev.Type == "model-changed" && ev.ModelID != "":
+		text = "model changed to " + ev.ModelID
+	case text == "":
 		text = ev.Type
 	}
 	p := Part{Type: "system", Text: text, Src: m.index}
@@ -536,6 +710,12 @@ func (m *Machine) messageQueued(id, text string) {
 	if m.pol.membership && m.bk.cancelled[id] && m.pol.bugs&bugRequeueCancelled == 0 {
 		return // a frame that crossed the user's cancel
 	}
+	if m.findQ(id) < 0 && m.find(queuedPrefix+id) < 0 && m.find(id) < 0 && m.linking() {
+		if c := m.bk.linkable(text); c != "" {
+			m.link(id, c, text)
+			return
+		}
+	}
 	m.queuedAtServer(id)
 	if m.findQ(id) >= 0 {
 		return
@@ -551,6 +731,13 @@ func (m *Machine) consumed(ev *Event) {
 		m.continuation(ev.MessageIDs)
 		return
 	}
+	// The shipped client tags consumed rows with LT; membership with the
+	// turn the server's frames say it is running (none when a reconnect
+	// left that unknown), since LT can be stale.
+	tag := m.S.LT
+	if m.pol.membership && m.pol.bugs&bugInterruptLT == 0 {
+		tag = m.bk.server.cur
+	}
 	var moved []Message
 	for _, id := range ev.MessageIDs {
 		cid := m.local(id)
@@ -562,8 +749,8 @@ func (m *Machine) consumed(ev *Event) {
 		}
 		r := m.removeRow(i)
 		r.ID = cid
-		if m.pol.bugs&bugD == 0 && m.S.LT != "" {
-			r.TurnID = m.S.LT
+		if m.pol.bugs&bugD == 0 && tag != "" {
+			r.TurnID = tag
 		}
 		moved = append(moved, r)
 	}
@@ -627,7 +814,7 @@ func (m *Machine) statuses(ev *Event) {
 		}
 		row := Message{ID: m.S.CA, Role: RoleAssistant, Streaming: true, TurnID: m.S.LT}
 		for _, c := range snap.CurrentChunks {
-			row.Parts = append(row.Parts, Part{Type: c.Type, Text: textOf(c.Data), Src: m.index})
+			row.Parts = append(row.Parts, Part{Type: c.Type, Text: c.shown(), Src: m.index})
 		}
 		m.S.L = append(m.S.L, row)
 	default:
@@ -642,6 +829,7 @@ func (m *Machine) reconcile(t string) {
 	}
 	if m.S.ScrolledUp {
 		m.S.Pending = &t
+		m.deferred = true
 		return
 	}
 	m.issue(t, modeReconcile)
@@ -649,9 +837,16 @@ func (m *Machine) reconcile(t string) {
 
 func (m *Machine) issue(t string, mode fetchMode) {
 	m.nextReq++
-	r := &request{fetchResult: fetchResult{req: m.nextReq, turn: t, mode: mode, rows: m.backend.Rows()}}
+	r := &request{fetchResult: fetchResult{req: m.nextReq, turn: t, mode: mode}}
 	m.inflight = append(m.inflight, r)
-	if r.answerAt = m.route(r); r.answerAt < 0 {
+	at, carried := m.route(r)
+	r.answerAt = at
+	if at < 0 || at <= m.index || !carried {
+		// The backend model answers (a record that predates the
+		// request never does): its rows as of now.
+		r.rows = m.backend.at(m.index)
+	}
+	if at < 0 {
 		m.resolve(r, r.rows)
 	}
 }
@@ -665,7 +860,7 @@ func (m *Machine) drop(r *request) {
 	}
 }
 
-func (m *Machine) resolve(r *request, rows []Chunk) {
+func (m *Machine) resolve(r *request, rows *rowSet) {
 	m.drop(r)
 	if m.pol.membership && r.req < m.lastApplied {
 		return // stale: a newer answer is applied already
@@ -675,20 +870,24 @@ func (m *Machine) resolve(r *request, rows []Chunk) {
 	}
 	f := r.fetchResult
 	f.rows = rows
-	a := applied{fetchResult: f, before: m.S.Clone()}
+	a := applied{fetchResult: f, before: m.S}
 	m.S = m.pol.applyTo(m.S, &m.bk, f)
-	a.after = m.S.Clone()
+	a.after = m.S
 	m.out = append(m.out, a)
 }
 
 // applyTo returns s with fetch result f applied: C = fetched rows, L = the
-// rows the policy keeps, LT and CA kept only when a newer turn is preserved.
+// rows the policy keeps, LT and CA kept only when a newer turn is preserved
+// (membership also keeps CA while it streams a turn a reconnect hid).
 func (p Policy) applyTo(s State, bk *book, f fetchResult) State {
-	kept, keepLTCA := p.keep(&s, bk, f)
-	s.C = append([]Chunk(nil), f.rows...)
+	kept, keepLT, keepCA := p.keep(&s, bk, f)
+	s.C, s.rows = f.rows.list, f.rows
 	s.L = kept
-	if !keepLTCA {
-		s.LT, s.CA = "", ""
+	if !keepLT {
+		s.LT = ""
+	}
+	if !keepCA {
+		s.CA = ""
 	}
 	return s
 }
@@ -696,169 +895,4 @@ func (p Policy) applyTo(s State, bk *book, f fetchResult) State {
 // msgID is the message id a user row stands for.
 func msgID(rowID string) string {
 	return strings.TrimPrefix(rowID, queuedPrefix)
-}
-
-// book is what the membership policy knows about each message from the
-// events it saw: whether it is still waiting for the server, and which turn
-// holds it once durable. Every policy keeps it; only membership reads it.
-type book struct {
-	bugs      bug // the policy's bugs; bugLateQueued lives in the book
-	entries   map[string]bkEntry
-	cancelled map[string]bool
-	sealed    map[string]int // turns whose turn-sealed this client saw -> requests issued before it
-	sends     int
-	turns     []bkTurn
-}
-
-type bkKind uint8
-
-const (
-	bkAwaiting     bkKind = iota // a plain send whose turn has not started
-	bkOptimistic                 // queued optimistically; the server's answer is unknown
-	bkQueued                     // queued at the server
-	bkBound                      // the user row of turn
-	bkInterrupt                  // folded into turn's tool result
-	bkContinuation               // consumed for the next turn, not started yet
-	bkFailed                     // its POST failed
-)
-
-type bkEntry struct {
-	kind        bkKind
-	turn        string
-	order       int  // send order, for binding the oldest waiting send
-	turnsAtSend int  // turn-starts seen when it was sent
-	guess       bool // bound as the oldest waiting send: the server may yet queue it
-}
-
-type bkTurn struct {
-	id    string
-	bound bool // a message of this client is its user row
-}
-
-func newBook(bugs bug) book {
-	return book{bugs: bugs, entries: map[string]bkEntry{}, cancelled: map[string]bool{}, sealed: map[string]int{}}
-}
-
-func (b *book) send(id string, optimistic bool) {
-	k := bkAwaiting
-	if optimistic {
-		k = bkOptimistic
-	}
-	b.sends++
-	b.entries[id] = bkEntry{kind: k, order: b.sends, turnsAtSend: len(b.turns)}
-}
-
-// httpOK: an optimistic send the server answered ok started a turn: the first
-// turn since the send that no message of ours holds, or the next one.
-func (b *book) httpOK(id string) {
-	e, ok := b.entries[id]
-	if !ok || e.kind != bkOptimistic {
-		return
-	}
-	e.kind = bkAwaiting
-	for i := e.turnsAtSend; i < len(b.turns); i++ {
-		if !b.turns[i].bound {
-			b.turns[i].bound = true
-			e.kind, e.turn = bkBound, b.turns[i].id
-			break
-		}
-	}
-	b.entries[id] = e
-}
-
-// unbind frees the turn e was bound to when e turns out to be queued or
-// failed, and gives it to the oldest send that was waiting when it started.
-func (b *book) unbind(e bkEntry) {
-	if e.kind != bkBound {
-		return
-	}
-	for k := range b.turns {
-		if b.turns[k].id != e.turn {
-			continue
-		}
-		b.turns[k].bound = false
-		oldest := ""
-		for id, x := range b.entries {
-			if x.kind == bkAwaiting && x.turnsAtSend <= k && (oldest == "" || x.order < b.entries[oldest].order) {
-				oldest = id
-			}
-		}
-		if oldest != "" {
-			x := b.entries[oldest]
-			x.kind, x.turn, x.guess = bkBound, e.turn, true
-			b.entries[oldest] = x
-			b.turns[k].bound = true
-		}
-		return
-	}
-}
-
-func (b *book) serverQueued(id string) {
-	e, ok := b.entries[id]
-	if !ok {
-		b.entries[id] = bkEntry{kind: bkQueued}
-		return
-	}
-	switch e.kind {
-	case bkBound:
-		if !e.guess && b.bugs&bugLateQueued == 0 {
-			return // a late answer for a message already in its turn
-		}
-		fallthrough
-	case bkAwaiting, bkOptimistic:
-		b.unbind(e)
-		e.kind, e.turn = bkQueued, ""
-		b.entries[id] = e
-	}
-}
-
-func (b *book) failed(id string) {
-	e, ok := b.entries[id]
-	if !ok {
-		return
-	}
-	b.unbind(e)
-	e.kind, e.turn = bkFailed, ""
-	b.entries[id] = e
-}
-
-func (b *book) interrupt(id, turn string) {
-	b.entries[id] = bkEntry{kind: bkInterrupt, turn: turn}
-}
-
-func (b *book) continuation(ids []string) {
-	for _, id := range ids {
-		b.entries[id] = bkEntry{kind: bkContinuation, turnsAtSend: len(b.turns)}
-	}
-}
-
-func (b *book) cancel(id string) {
-	delete(b.entries, id)
-	b.cancelled[id] = true
-}
-
-// turnStart binds the turn's user row: a waiting continuation first, else the
-// oldest plain send still waiting for its turn.
-func (b *book) turnStart(t string) {
-	turn := bkTurn{id: t}
-	oldest := ""
-	for id, e := range b.entries {
-		switch e.kind {
-		case bkContinuation:
-			e.kind, e.turn, e.guess = bkBound, t, false
-			b.entries[id] = e
-			turn.bound = true
-		case bkAwaiting:
-			if oldest == "" || e.order < b.entries[oldest].order {
-				oldest = id
-			}
-		}
-	}
-	if !turn.bound && oldest != "" {
-		e := b.entries[oldest]
-		e.kind, e.turn, e.guess = bkBound, t, true
-		b.entries[oldest] = e
-		turn.bound = true
-	}
-	b.turns = append(b.turns, turn)
 }

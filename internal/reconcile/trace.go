@@ -1,9 +1,10 @@
 // Package reconcile models the dsh web client's queue, interrupt and reconcile
-// path and checks recorded or generated event traces against the invariants of
-// replay.md: no loss, no duplicate or linger, newer turn preserved, idempotent
-// and deferral-safe reconciles.
+// path and checks recorded, captured or generated event traces against the
+// invariants of replay.md: no loss, no duplicate or linger, newer turn
+// preserved, idempotent and deferral-safe reconciles.
 //
-// The package does no I/O except decoding and encoding traces; the CLI feeds it.
+// The package does no I/O except decoding and encoding traces and browser
+// captures; the CLI feeds it.
 package reconcile
 
 import (
@@ -13,7 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"unicode/utf8"
 )
 
 // Record kinds of a trace file (field "k").
@@ -30,13 +31,15 @@ const (
 // maxLine bounds one trace line; a recorded fetch of 100 rows fits easily.
 const maxLine = 16 << 20
 
-// Trace is a decoded trace file.
+// Trace is a decoded trace file, or one tab of a capture.
 type Trace struct {
 	Name    string   // from the meta record, else the name given to DecodeTrace
+	Source  string   // where the trace came from: a file, a capture, a generator seed
 	Tab     string   // the tab under test; empty means the first tabId seen
 	Expect  string   // "pass" or "fail" as the meta record says; empty if absent
 	Meta    *Meta    // the meta record, nil when the file has none
 	Records []Record // every record after the meta record, in file order
+	Notes   []string // what an importer left out, for the report
 }
 
 // Meta is the optional first record of a trace. Extra carries the fields
@@ -66,10 +69,20 @@ type Record struct {
 	Rows     []Chunk // fetch rows when HasRows
 	HasRows  bool    // fetch carried rows; false with !FetchErr means "ask the backend model"
 	FetchErr bool    // fetch answered with an error
+
+	rows *rowSet // Rows indexed, shared by every replay of a decoded record
 }
 
-// Event is a WebSocket frame. Raw keeps the frame exactly as it came so that
-// re-encoding a trace does not lose fields this model ignores.
+// rowSet returns the record's rows, indexed.
+func (rec *Record) rowSet() *rowSet {
+	if rec.rows != nil {
+		return rec.rows
+	}
+	return newRowSet(rec.Rows)
+}
+
+// Event is a WebSocket frame: the fields the client model reads. Raw keeps
+// the frame exactly as it came, so that re-encoding a trace loses nothing.
 type Event struct {
 	Type       string                    `json:"type"`
 	TabID      string                    `json:"tabId,omitempty"`
@@ -79,10 +92,11 @@ type Event struct {
 	Delta      string                    `json:"delta,omitempty"`
 	Data       string                    `json:"data,omitempty"`
 	Stream     string                    `json:"stream,omitempty"`
-	Message    string                    `json:"message,omitempty"`
+	Message    string                    `json:"message,omitempty"` // message-queued: the text; notice: the text shown
 	MessageID  string                    `json:"messageId,omitempty"`
 	MessageIDs []string                  `json:"messageIds,omitempty"`
 	Reason     string                    `json:"reason,omitempty"`
+	ModelID    string                    `json:"modelId,omitempty"`
 	ToolCall   *ToolCall                 `json:"toolCall,omitempty"`
 	ToolResult *ToolResult               `json:"toolResult,omitempty"`
 	Error      json.RawMessage           `json:"error,omitempty"`
@@ -113,7 +127,9 @@ type StatusSnapshot struct {
 	CurrentTurnID      string  `json:"currentTurnId,omitempty"`
 }
 
-// Chunk is a durable row as the chunk endpoint returns it.
+// Chunk is a durable row as the chunk endpoint returns it. Raw keeps the row
+// as it came; text is what it shows, worked out once when the row is
+// decoded (user and tool_result rows) or written by the backend model.
 type Chunk struct {
 	ID        string          `json:"id"`
 	TabID     string          `json:"tabId"`
@@ -124,27 +140,43 @@ type Chunk struct {
 	Type      string          `json:"type"`
 	Data      json.RawMessage `json:"data,omitempty"`
 	CreatedAt int64           `json:"createdAt"`
+
+	Raw  json.RawMessage `json:"-"`
+	text string
 }
 
-// wireRecord is the JSON shape shared by every record kind.
-type wireRecord struct {
-	K         string          `json:"k"`
-	Ev        json.RawMessage `json:"ev,omitempty"`
-	ID        string          `json:"id,omitempty"`
-	Text      string          `json:"text,omitempty"`
-	Status    string          `json:"status,omitempty"`
-	MessageID string          `json:"messageId,omitempty"`
-	Up        *bool           `json:"up,omitempty"`
-	Req       int             `json:"req,omitempty"`
-	Rows      *[]Chunk        `json:"rows,omitempty"`
-	Error     bool            `json:"error,omitempty"`
+// Frame types, as replay.md lists them. withEffect: frames that change the
+// client state; the others are known, accepted in any shape, and ignored.
+var (
+	withEffect = []string{"tab-created", "status", "turn-start", "text-delta", "reasoning-delta",
+		"reasoning-end", "tool-call", "tool-result", "shell-output", "done", "error", "notice",
+		"model-changed", "message-queued", "message-consumed", "message-cancelled", "turn-sealed", "statuses"}
+	withoutEffect = []string{"usage", "permission-prompt", "task-list-update", "config-reload",
+		"compaction-started", "compaction-complete", "compaction-error"}
+)
+
+// FrameTypes returns every frame type the replay knows.
+func FrameTypes() []string {
+	return append(append([]string(nil), withEffect...), withoutEffect...)
 }
+
+var knownFrame = func() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range FrameTypes() {
+		m[t] = true
+	}
+	return m
+}()
 
 // DecodeTrace reads a JSONL trace. name is used when the file has no meta
-// record naming it. Malformed JSON is an error naming the line; unknown record
-// kinds are kept so that Run can skip them with a warning.
+// record naming it. Malformed JSON, a record without "k" and a ws record
+// without ev.type are errors naming the line; unknown record kinds and frame
+// types are kept so that Run can skip them with a warning; fields the model
+// does not read are never checked.
 func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 	t := &Trace{Name: name}
+	d := &decoder{in: interner{}, rows: rowCache{}}
+	var blocks [][]Record // filled blocks of records
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
@@ -154,37 +186,40 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 		if len(b) == 0 {
 			continue
 		}
-		var kind struct {
-			K string `json:"k"`
+		rec, meta, err := d.line(b)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
-		if err := json.Unmarshal(b, &kind); err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, jsonError(err))
-		}
-		if kind.K == KindMeta {
+		if meta != nil {
 			if t.Meta != nil || len(t.Records) > 0 {
 				return nil, fmt.Errorf("line %d: meta record must be the first record", line)
 			}
-			m, err := decodeMeta(b)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: meta: %w", line, jsonError(err))
+			t.Meta = meta
+			if meta.Name != "" {
+				t.Name = meta.Name
 			}
-			t.Meta = m
-			if m.Name != "" {
-				t.Name = m.Name
-			}
-			t.Tab, t.Expect = m.Tab, m.Expect
+			t.Tab, t.Expect = meta.Tab, meta.Expect
 			continue
 		}
-		var w wireRecord
-		if err := json.Unmarshal(b, &w); err != nil {
-			return nil, fmt.Errorf("line %d: %s record: %w", line, kind.K, jsonError(err))
-		}
-		rec, err := decodeRecord(w)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %s record: %w", line, w.K, err)
-		}
 		rec.Line = line
+		if len(t.Records) == cap(t.Records) {
+			// Full: keep it and fill a new block; one copy joins them at
+			// the end, instead of one per doubling.
+			blocks = append(blocks, t.Records)
+			t.Records = make([]Record, 0, min(2*cap(t.Records)+64, 1<<16))
+		}
 		t.Records = append(t.Records, rec)
+	}
+	if len(blocks) > 0 {
+		n := len(t.Records)
+		for _, b := range blocks {
+			n += len(b)
+		}
+		all := make([]Record, 0, n)
+		for _, b := range blocks {
+			all = append(all, b...)
+		}
+		t.Records = append(all, t.Records...)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -195,82 +230,477 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 	return t, nil
 }
 
-// jsonError words a decoding error for the user: malformed JSON as such, a
-// value of the wrong type by its field rather than by this package's types.
-func jsonError(err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return fmt.Errorf("malformed JSON: %w", err)
-	case errors.As(err, &typ) && typ.Field == "":
-		return fmt.Errorf("a record must be a JSON object, not %s", typ.Value)
-	case errors.As(err, &typ):
-		return fmt.Errorf("field %s: unexpected %s", typ.Field, typ.Value)
+// wireFields are the members of a record line, as raw values.
+type wireFields struct {
+	k, ev, id, text, status, messageID, up, req, rows, err []byte
+}
+
+// decoder decodes the lines of one trace, sharing what they repeat.
+type decoder struct {
+	in   interner
+	rows rowCache
+}
+
+// line decodes one trace line: a record, or the meta record.
+func (d *decoder) line(b []byte) (Record, *Meta, error) {
+	if err := checkLine(b, d.rows); err != nil {
+		return Record{}, nil, fmt.Errorf("malformed JSON: %w", err)
 	}
-	return err
+	if b[0] != '{' {
+		return Record{}, nil, fmt.Errorf("a record must be a JSON object, not %s", kindOf(b))
+	}
+	in := d.in
+	var w wireFields
+	members(b, func(key, val []byte) {
+		switch string(fieldName(key)) {
+		case "k":
+			w.k = val
+		case "ev":
+			w.ev = val
+		case "id":
+			w.id = val
+		case "text":
+			w.text = val
+		case "status":
+			w.status = val
+		case "messageId":
+			w.messageID = val
+		case "up":
+			w.up = val
+		case "req":
+			w.req = val
+		case "rows":
+			w.rows = val
+		case "error":
+			w.err = val
+		}
+	})
+	if w.k == nil || w.k[0] == 'n' {
+		return Record{}, nil, errors.New(`record without "k" (its kind)`)
+	}
+	kind, err := optString("k", w.k)
+	if err != nil {
+		return Record{}, nil, err
+	}
+	if kind == KindMeta {
+		m, err := decodeMeta(b)
+		if err != nil {
+			return Record{}, nil, fmt.Errorf("meta: %w", err)
+		}
+		return Record{}, m, nil
+	}
+	rec, err := w.record(kind, in, d.rows)
+	if err != nil {
+		return Record{}, nil, fmt.Errorf("%s record: %w", kind, err)
+	}
+	return rec, nil, nil
+}
+
+// fieldName returns a raw object key as its name, decoding escapes and
+// replacing invalid UTF-8 as encoding/json does.
+func fieldName(key []byte) []byte {
+	for _, c := range key {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return unquote(nil, key)
+		}
+	}
+	return key
+}
+
+func (w *wireFields) record(kind string, in interner, cache rowCache) (Record, error) {
+	rec := Record{Kind: kind}
+	var err error
+	switch kind {
+	case KindWS:
+		if w.ev == nil || w.ev[0] == 'n' {
+			return rec, errors.New("missing ev")
+		}
+		rec.Ev, err = decodeEvent(bytes.Clone(w.ev), in)
+		if err != nil {
+			return rec, fmt.Errorf("ev: %w", err)
+		}
+	case KindSend:
+		if rec.ID, err = optString("id", w.id); err == nil {
+			rec.Text, err = optString("text", w.text)
+		}
+	case KindHTTP:
+		if rec.ID, err = optString("id", w.id); err == nil {
+			if rec.Status, err = optString("status", w.status); err == nil {
+				rec.MessageID, err = optString("messageId", w.messageID)
+			}
+		}
+	case KindCancel:
+		rec.ID, err = optString("id", w.id)
+	case KindScroll:
+		if w.up == nil || w.up[0] == 'n' {
+			return rec, errors.New("missing up")
+		}
+		rec.Up, err = optBool("up", w.up)
+	case KindFetch:
+		var req int64
+		if req, err = optInt("req", w.req); err != nil {
+			return rec, err
+		}
+		if req < 1 || req > 1<<31 {
+			return rec, fmt.Errorf("req %d: requests are numbered from 1", req)
+		}
+		rec.Req = int(req)
+		if rec.FetchErr, err = optBool("error", w.err); err != nil {
+			return rec, err
+		}
+		if w.rows != nil && w.rows[0] != 'n' {
+			rec.Rows, err = decodeChunks("rows", w.rows, in, cache)
+			rec.HasRows = true
+			if rec.Rows == nil {
+				rec.Rows = []Chunk{}
+			}
+			rec.rows = newRowSet(rec.Rows)
+		}
+	}
+	return rec, err
 }
 
 func decodeMeta(b []byte) (*Meta, error) {
-	var m Meta
-	if err := json.Unmarshal(b, &m); err != nil {
+	m := &Meta{}
+	var err error
+	members(b, func(key, val []byte) {
+		if err != nil {
+			return
+		}
+		switch name := string(fieldName(key)); name {
+		case "k":
+		case "version":
+			var v int64
+			v, err = optInt("version", val)
+			m.Version = int(v)
+		case "tab":
+			m.Tab, err = optString("tab", val)
+		case "name":
+			m.Name, err = optString("name", val)
+		case "expect":
+			m.Expect, err = optString("expect", val)
+		default:
+			if m.Extra == nil {
+				m.Extra = map[string]string{}
+			}
+			m.Extra[name] = looseString(val)
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return nil, err
-	}
-	for k, v := range all {
-		switch k {
-		case "k", "version", "tab", "name", "expect":
-			continue
-		}
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			s = string(v)
-		}
-		if m.Extra == nil {
-			m.Extra = map[string]string{}
-		}
-		m.Extra[k] = s
-	}
-	return &m, nil
+	return m, nil
 }
 
-func decodeRecord(w wireRecord) (Record, error) {
-	rec := Record{Kind: w.K}
-	switch w.K {
-	case KindWS:
-		if len(w.Ev) == 0 || string(w.Ev) == "null" {
-			return rec, errors.New("missing ev")
+// eventFields are the members of a frame the model may read.
+type eventFields struct {
+	typ, tabID, id, turnID, status, delta, data, stream, message, messageID,
+	messageIDs, reason, modelID, toolCall, toolResult, err, statuses []byte
+}
+
+// decodeEvent decodes a frame. Only the fields its type uses are read, and
+// only they must have the type replay.md gives; every other field is ignored
+// whatever its shape. Raw is v itself: the caller passes bytes it owns.
+func decodeEvent(v []byte, in interner) (*Event, error) {
+	if v[0] != '{' {
+		return nil, fmt.Errorf("want an object, not %s", kindOf(v))
+	}
+	var f eventFields
+	members(v, func(key, val []byte) {
+		switch string(fieldName(key)) {
+		case "type":
+			f.typ = val
+		case "tabId":
+			f.tabID = val
+		case "id":
+			f.id = val
+		case "turnId":
+			f.turnID = val
+		case "status":
+			f.status = val
+		case "delta":
+			f.delta = val
+		case "data":
+			f.data = val
+		case "stream":
+			f.stream = val
+		case "message":
+			f.message = val
+		case "messageId":
+			f.messageID = val
+		case "messageIds":
+			f.messageIDs = val
+		case "reason":
+			f.reason = val
+		case "modelId":
+			f.modelID = val
+		case "toolCall":
+			f.toolCall = val
+		case "toolResult":
+			f.toolResult = val
+		case "error":
+			f.err = val
+		case "statuses":
+			f.statuses = val
 		}
-		var ev Event
-		if err := json.Unmarshal(w.Ev, &ev); err != nil {
-			return rec, fmt.Errorf("ev: %w", jsonError(err))
+	})
+	typ, err := in.optString("type", f.typ)
+	if err != nil {
+		return nil, err
+	}
+	if typ == "" {
+		return nil, errors.New("frame without type")
+	}
+	ev := &Event{Type: typ, Raw: v}
+	if ev.TabID, err = in.optString("tabId", f.tabID); err != nil {
+		return nil, err
+	}
+	switch typ {
+	case "tab-created":
+		ev.ID = looseString(f.id)
+	case "status":
+		ev.Status, err = in.optString("status", f.status)
+	case "turn-start", "turn-sealed":
+		ev.TurnID, err = in.optString("turnId", f.turnID)
+	case "text-delta", "reasoning-delta":
+		ev.Delta, err = optString("delta", f.delta)
+	case "shell-output":
+		ev.Data, ev.Stream = looseString(f.data), looseString(f.stream)
+	case "tool-call":
+		ev.ToolCall, err = decodeToolCall(f.toolCall)
+	case "tool-result":
+		ev.ToolResult, err = decodeToolResult(f.toolResult)
+	case "error":
+		if f.err != nil {
+			ev.Error = json.RawMessage(f.err)
 		}
-		ev.Raw = append(json.RawMessage(nil), w.Ev...)
-		rec.Ev = &ev
-	case KindSend:
-		rec.ID, rec.Text = w.ID, w.Text
-	case KindHTTP:
-		rec.ID, rec.Status, rec.MessageID = w.ID, w.Status, w.MessageID
-	case KindCancel:
-		rec.ID = w.ID
-	case KindScroll:
-		if w.Up == nil {
-			return rec, errors.New("missing up")
+	case "notice":
+		ev.Message = looseString(f.message)
+	case "model-changed":
+		ev.ModelID = looseString(f.modelID)
+	case "message-queued":
+		if ev.MessageID, err = optString("messageId", f.messageID); err == nil {
+			ev.Message, err = optString("message", f.message)
 		}
-		rec.Up = *w.Up
-	case KindFetch:
-		if w.Req < 1 {
-			return rec, fmt.Errorf("req %d: requests are numbered from 1", w.Req)
+	case "message-consumed":
+		if ev.MessageIDs, err = optStrings("messageIds", f.messageIDs); err == nil {
+			ev.Reason, err = optString("reason", f.reason)
 		}
-		rec.Req, rec.FetchErr = w.Req, w.Error
-		if w.Rows != nil {
-			rec.Rows, rec.HasRows = *w.Rows, true
+	case "message-cancelled":
+		ev.MessageID, err = optString("messageId", f.messageID)
+	case "statuses":
+		ev.Statuses, err = decodeStatuses(f.statuses, in)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+func decodeToolCall(v []byte) (*ToolCall, error) {
+	if v == nil || v[0] == 'n' {
+		return nil, nil
+	}
+	if v[0] != '{' {
+		return nil, &typeError{"toolCall", kindOf(v)}
+	}
+	tc := &ToolCall{}
+	members(v, func(key, val []byte) {
+		switch string(fieldName(key)) {
+		case "id":
+			tc.ID = looseString(val)
+		case "name":
+			tc.Name = looseString(val)
+		case "arguments":
+			tc.Arguments = json.RawMessage(val)
+		}
+	})
+	return tc, nil
+}
+
+func decodeToolResult(v []byte) (*ToolResult, error) {
+	if v == nil || v[0] == 'n' {
+		return nil, nil
+	}
+	if v[0] != '{' {
+		return nil, &typeError{"toolResult", kindOf(v)}
+	}
+	tr := &ToolResult{}
+	members(v, func(key, val []byte) {
+		switch string(fieldName(key)) {
+		case "toolCallId":
+			tr.ToolCallID = looseString(val)
+		case "result":
+			tr.Result = json.RawMessage(val)
+		case "isError":
+			tr.IsError = len(val) > 0 && val[0] == 't'
+		}
+	})
+	return tr, nil
+}
+
+func decodeStatuses(v []byte, in interner) (map[string]StatusSnapshot, error) {
+	if v == nil || v[0] == 'n' {
+		return nil, nil
+	}
+	if v[0] != '{' {
+		return nil, &typeError{"statuses", kindOf(v)}
+	}
+	out := map[string]StatusSnapshot{}
+	var err error
+	members(v, func(key, val []byte) {
+		if err != nil || val[0] == 'n' {
+			return
+		}
+		tab := string(fieldName(key))
+		if val[0] != '{' {
+			err = &typeError{"statuses." + tab, kindOf(val)}
+			return
+		}
+		var s StatusSnapshot
+		members(val, func(k, x []byte) {
+			if err != nil {
+				return
+			}
+			switch string(fieldName(k)) {
+			case "status":
+				s.Status, err = optString("status", x)
+			case "currentAssistantId":
+				s.CurrentAssistantID, err = optString("currentAssistantId", x)
+			case "currentTurnId":
+				s.CurrentTurnID, err = optString("currentTurnId", x)
+			case "currentChunks":
+				if x[0] != 'n' {
+					s.CurrentChunks, err = decodeChunks("currentChunks", x, in, nil)
+				}
+			}
+		})
+		out[tab] = s
+	})
+	return out, err
+}
+
+// decodeChunks decodes an array of rows. Rows cache knows are shared; the
+// others are decoded from a copy of their bytes and, with a cache, kept.
+func decodeChunks(field string, v []byte, in interner, cache rowCache) ([]Chunk, error) {
+	if v[0] != '[' {
+		return nil, &typeError{field, kindOf(v)}
+	}
+	n := 0
+	elements(v, func([]byte) { n++ })
+	out := make([]Chunk, 0, n)
+	var err error
+	elements(v, func(el []byte) {
+		if err != nil {
+			return
+		}
+		if row, ok := cache.known(el); ok {
+			out = append(out, row)
+			return
+		}
+		var row Chunk
+		if row, err = decodeChunk(field, bytes.Clone(el), in); err == nil {
+			out = append(out, row)
+			cache.keep(row)
+		}
+	})
+	return out, err
+}
+
+// decodeChunk decodes a row. The fields the model reads (id, turnId, seq,
+// role, type) must have their type; the others may have any shape.
+func decodeChunk(field string, v []byte, in interner) (Chunk, error) {
+	if v[0] != '{' {
+		return Chunk{}, &typeError{field, "array of " + kindOf(v)}
+	}
+	c := Chunk{Raw: v}
+	var err error
+	members(v, func(key, val []byte) {
+		if err != nil {
+			return
+		}
+		switch string(fieldName(key)) {
+		case "id":
+			c.ID = in.looseString(val)
+		case "tabId":
+			c.TabID = in.looseString(val)
+		case "seq":
+			c.Seq, err = optInt(field+".seq", val)
+		case "turnId":
+			c.TurnID, err = in.optString(field+".turnId", val)
+		case "step":
+			n, _ := optInt("step", val)
+			c.Step = int(n)
+		case "role":
+			c.Role, err = in.optString(field+".role", val)
+		case "type":
+			c.Type, err = in.optString(field+".type", val)
+		case "data":
+			c.Data = json.RawMessage(val)
+		case "createdAt":
+			c.CreatedAt, _ = optInt("createdAt", val)
+		}
+	})
+	if err != nil {
+		return Chunk{}, err
+	}
+	if c.Role == RoleUser || c.Type == "tool_result" {
+		// What the policies and the checker read; other rows' text only
+		// shows in reports.
+		c.text = chunkText(c.Role, c.Data)
+	}
+	return c, nil
+}
+
+// chunkText is what a row shows: for a user row its data.text when that is
+// a string, otherwise every string inside its data, joined by newlines.
+func chunkText(role string, data []byte) string {
+	if len(data) == 0 || checkValue(data) != nil {
+		return string(data)
+	}
+	data = bytes.TrimSpace(data)
+	if role == RoleUser && data[0] == '{' {
+		var text []byte
+		members(data, func(key, val []byte) {
+			if string(fieldName(key)) == "text" && val[0] == '"' {
+				text = val
+			}
+		})
+		if text != nil {
+			return stringOf(text)
 		}
 	}
-	return rec, nil
+	return string(appendStrings(make([]byte, 0, len(data)), data))
+}
+
+// shown is the text of the row.
+func (c *Chunk) shown() string {
+	if c.text == "" && len(c.Data) > 0 {
+		return chunkText(c.Role, c.Data)
+	}
+	return c.text
+}
+
+// UnmarshalJSON decodes a row as the trace decoder does.
+func (c *Chunk) UnmarshalJSON(b []byte) error {
+	if err := checkValue(b); err != nil {
+		return err
+	}
+	d, err := decodeChunk("row", bytes.Clone(bytes.TrimSpace(b)), nil)
+	if err != nil {
+		return err
+	}
+	*c = d
+	return nil
+}
+
+// MarshalJSON writes the row as it came, or its fields when it was made in memory.
+func (c Chunk) MarshalJSON() ([]byte, error) {
+	if len(c.Raw) > 0 {
+		return c.Raw, nil
+	}
+	type plain Chunk
+	return json.Marshal(plain(c))
 }
 
 // Encode writes t as JSONL: a meta record, then one line per record. Decoding
@@ -306,6 +736,20 @@ func (t *Trace) Encode(w io.Writer) error {
 		return fmt.Errorf("write trace: %w", err)
 	}
 	return nil
+}
+
+// wireRecord is the JSON shape shared by every record kind.
+type wireRecord struct {
+	K         string          `json:"k"`
+	Ev        json.RawMessage `json:"ev,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Text      string          `json:"text,omitempty"`
+	Status    string          `json:"status,omitempty"`
+	MessageID string          `json:"messageId,omitempty"`
+	Up        *bool           `json:"up,omitempty"`
+	Req       int             `json:"req,omitempty"`
+	Rows      *[]Chunk        `json:"rows,omitempty"`
+	Error     bool            `json:"error,omitempty"`
 }
 
 func (rec Record) wire() wireRecord {
@@ -361,55 +805,12 @@ func (rec Record) String() string {
 	return string(b)
 }
 
-// textOf returns the text a chunk shows: every string inside its data, joined.
-func textOf(data json.RawMessage) string {
-	if len(data) == 0 {
-		return ""
-	}
-	var v any
-	if json.Unmarshal(data, &v) != nil {
-		return string(data)
-	}
-	var sb strings.Builder
-	collectStrings(v, &sb)
-	return sb.String()
-}
-
-func collectStrings(v any, sb *strings.Builder) {
-	switch x := v.(type) {
-	case string:
-		if sb.Len() > 0 {
-			sb.WriteByte('\n')
-		}
-		sb.WriteString(x)
-	case []any:
-		for _, e := range x {
-			collectStrings(e, sb)
-		}
-	case map[string]any:
-		// Map order is random; the result is only searched, never compared.
-		for _, e := range x {
-			collectStrings(e, sb)
-		}
-	}
-}
-
-// userText returns the text of a user chunk: data.text when present.
-func userText(c Chunk) string {
-	var d struct {
-		Text *string `json:"text"`
-	}
-	if json.Unmarshal(c.Data, &d) == nil && d.Text != nil {
-		return *d.Text
-	}
-	return textOf(c.Data)
-}
-
-// rawText renders a JSON value as text: a string as itself, anything else as JSON.
+// rawText renders a JSON value as text: a string as itself, anything else as
+// its JSON, null or nothing as "".
 func rawText(v json.RawMessage) string {
-	var s string
-	if json.Unmarshal(v, &s) == nil {
-		return s
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || checkValue(v) != nil {
+		return string(v)
 	}
-	return string(v)
+	return looseString(v)
 }

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -141,4 +142,59 @@ func FuzzDecodeTrace(f *testing.F) {
 			t.Fatalf("re-decoding an encoded trace: %v", err)
 		}
 	})
+}
+
+// TestEveryFrameType: the protocol trace holds every frame type replay.md
+// lists, in the shapes the server sends (done's message an object, error
+// with statusCode, tab-created and turn-sealed with all their fields, …),
+// and passes under membership with no warning.
+func TestEveryFrameType(t *testing.T) {
+	tr := loadTrace(t, filepath.Join(tracesDir, "protocol-every-frame.jsonl"))
+	seen := map[string]bool{}
+	for _, r := range tr.Records {
+		if r.Kind == KindWS {
+			seen[r.Ev.Type] = true
+		}
+	}
+	for _, typ := range FrameTypes() {
+		if !seen[typ] {
+			t.Errorf("no %s frame", typ)
+		}
+	}
+	res := Run(tr, Options{})
+	if res.Verdict != Pass || len(res.Warnings) > 0 {
+		t.Fatalf("%s, warnings %v, %+v", res.Verdict, res.Warnings, res.First())
+	}
+}
+
+// TestStrictWhereItMatters: malformed JSON, a record without k and a ws
+// record without ev.type are errors naming the line; fields the model does
+// not read take any shape.
+func TestStrictWhereItMatters(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"k":"ws","ev":{"type":"turn-start","turnId":"a"}}` + "\n" + `{"k":"ws",`: "line 2: malformed JSON",
+		`{"ev":{"type":"done"}}`:         `line 1: record without "k"`,
+		`{"k":null}`:                     `line 1: record without "k"`,
+		`{"k":7}`:                        "line 1: field k: unexpected number",
+		`{"k":"ws","ev":{"tabId":"t1"}}`: "line 1: ws record: ev: frame without type",
+		`{"k":"ws","ev":{"type":""}}`:    "line 1: ws record: ev: frame without type",
+		`{"k":"ws","ev":"done"}`:         "line 1: ws record: ev: want an object, not string",
+		`{"k":"ws","ev":{"type":"message-queued","messageId":["x"]}}`: "line 1: ws record: ev: field messageId: unexpected array",
+	} {
+		_, err := DecodeTrace(strings.NewReader(in), "x")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", in, err, want)
+		}
+	}
+	for _, in := range []string{
+		`{"k":"ws","ev":{"type":"done","tabId":"t1","message":{"role":"assistant","chunks":[{"type":"text","text":"x"}]}}}`,
+		`{"k":"ws","ev":{"type":"error","tabId":"t1","error":{"message":"boom"},"statusCode":500}}`,
+		`{"k":"ws","ev":{"type":"turn-sealed","tabId":"t1","turnId":"a","usageStats":null,"extra":[1,{"y":2}]}}`,
+		`{"k":"ws","ev":{"type":"text-delta","tabId":"t1","delta":"x","message":42,"toolCall":"ignored"}}`,
+		`{"k":"send","id":"m","text":"t","ev":5,"rows":"whatever"}`,
+	} {
+		if _, err := DecodeTrace(strings.NewReader(in), "x"); err != nil {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
 }

@@ -1,5 +1,7 @@
 package reconcile
 
+import "iter"
+
 // fate is where a user message went, as the server's events tell it.
 type fate uint8
 
@@ -19,12 +21,28 @@ func (f fate) String() string { return fateNames[f] }
 
 // tmsg is one user message the truth tracker follows.
 type tmsg struct {
+	n        int    // the order in which the tracker met it
 	id       string // the client's id (the server's for another client's message)
 	text     string
 	local    bool
 	fate     fate
 	turn     string
+	anyTurn  bool // an interrupt consumed while the server's turn was unknown
+	at       int  // the record that consumed it
 	errShown bool // the error answer arrived: the client must show an error row
+	mark     int  // the checker's pass that last visited it
+}
+
+// open reports whether m must be checked at every quiescent point: it is not
+// durable in a known turn, so no window of rows settles it.
+func (m *tmsg) open() bool {
+	switch m.fate {
+	case fatePending, fateContWaiting, fateFailed:
+		return true
+	case fateInterrupt:
+		return m.anyTurn
+	}
+	return false
 }
 
 // content is a piece of streamed content: the record that carried it.
@@ -35,39 +53,79 @@ type content struct {
 }
 
 // Truth follows every user message and every piece of streamed content from
-// the records alone — the server's frames and the user's actions — never from
-// the client's tags, which are what is under test.
+// the records alone — the server's frames, its answers, the fetched rows and
+// the user's actions — never from the client's tags or beliefs, which are
+// what is under test. Which turn the server runs comes from its frames, a
+// reconnect snapshot that does not say being resolved by the frames after it.
 type Truth struct {
 	la      *lookahead
 	tab     string
+	turns   serverTurns
 	msgs    []*tmsg
 	byID    map[string]*tmsg
 	waiting []*tmsg // sends that will start a turn, oldest first
 	cont    []*tmsg // consumed for a continuation, waiting for its turn-start
+	open    []*tmsg // messages that may be open (compacted by the checker)
+	byTurn  map[string][]*tmsg
 
-	order   map[string]int // turn -> start order
-	sealed  map[string]bool
-	running string
-	content []content
+	order     map[string]int    // turn -> start order
+	turnList  []string          // turns in start order
+	sealedAt  map[string]int    // turn -> record that sealed it
+	content   []content         // every piece, in order
+	contentOf map[string][]span // turn -> its pieces in content
+	last      *span             // the span content was last added to
+	lastTurn  string
+	unsealed  []string // turns with content, not sealed
+}
+
+// span is a run of content[from:to] of one turn.
+type span struct{ from, to int }
+
+// turnContent returns the pieces of content of turn.
+func (t *Truth) turnContent(turn string) iter.Seq[content] {
+	return func(yield func(content) bool) {
+		for _, s := range t.contentOf[turn] {
+			for _, c := range t.content[s.from:s.to] {
+				if !yield(c) {
+					return
+				}
+			}
+		}
+	}
 }
 
 func newTruth(la *lookahead, tab string) *Truth {
-	return &Truth{la: la, tab: tab, byID: map[string]*tmsg{}, order: map[string]int{}, sealed: map[string]bool{}}
+	return &Truth{la: la, tab: tab, turns: serverTurns{la: la}, byID: map[string]*tmsg{},
+		byTurn: map[string][]*tmsg{}, order: map[string]int{}, sealedAt: map[string]int{}, contentOf: map[string][]span{}}
 }
 
 func (t *Truth) lookup(id string) *tmsg {
 	return t.byID[t.la.local(id)]
 }
 
-func (t *Truth) observe(i int, rec Record) {
+func (t *Truth) add(m *tmsg) {
+	m.n = len(t.msgs)
+	t.msgs = append(t.msgs, m)
+	t.byID[m.id] = m
+	t.open = append(t.open, m)
+}
+
+// settle gives m a durable fate in turn.
+func (t *Truth) settle(m *tmsg, f fate, turn string) {
+	m.fate, m.turn = f, turn
+	if turn != "" {
+		t.byTurn[turn] = append(t.byTurn[turn], m)
+	}
+}
+
+func (t *Truth) observe(i int, rec *Record) {
 	switch rec.Kind {
 	case KindSend:
 		if rec.ID == "" || t.byID[rec.ID] != nil {
 			return
 		}
 		m := &tmsg{id: rec.ID, text: rec.Text, local: true}
-		t.msgs = append(t.msgs, m)
-		t.byID[m.id] = m
+		t.add(m)
 		if t.la.initiates(m.id) {
 			t.waiting = append(t.waiting, m)
 		}
@@ -93,42 +151,37 @@ func (t *Truth) cancel(id string) {
 }
 
 func (t *Truth) frame(i int, ev *Event) {
+	ch := t.turns.frame(i, ev, t.tab)
+	if ch.started != "" && !(ch.implicit && t.known(ch.started)) {
+		t.start(ch.started)
+	}
+	for _, s := range ch.sealed {
+		t.seal(s, i)
+	}
 	switch ev.Type {
 	case "message-queued":
 		if ev.MessageID == "" || t.lookup(ev.MessageID) != nil {
 			return
 		}
-		m := &tmsg{id: t.la.local(ev.MessageID), text: ev.Message}
-		t.msgs = append(t.msgs, m)
-		t.byID[m.id] = m
+		t.add(&tmsg{id: t.la.local(ev.MessageID), text: ev.Message})
 	case "message-consumed":
 		for _, id := range ev.MessageIDs {
 			m := t.lookup(id)
 			if m == nil || m.fate != fatePending {
 				continue
 			}
-			if ev.Reason == "continuation" {
+			switch {
+			case ev.Reason == "continuation":
 				m.fate = fateContWaiting
 				t.cont = append(t.cont, m)
-			} else {
-				m.fate, m.turn = fateInterrupt, t.running
+			case t.turns.cur != "":
+				t.settle(m, fateInterrupt, t.turns.cur)
+			default:
+				m.fate, m.anyTurn, m.at = fateInterrupt, true, i
 			}
 		}
 	case "message-cancelled":
 		t.cancel(ev.MessageID)
-	case "turn-start":
-		t.start(ev.TurnID)
-	case "turn-sealed":
-		t.seal(ev.TurnID)
-	case "statuses":
-		s, ok := ev.Statuses[t.tab]
-		switch {
-		case !ok:
-		case s.Status != StatusRunning:
-			t.seal(t.running)
-		case s.CurrentTurnID != "" && s.CurrentTurnID != t.running:
-			t.start(s.CurrentTurnID)
-		}
 	case "text-delta", "reasoning-delta":
 		t.addContent(i, ev.Delta)
 	case "tool-call":
@@ -143,24 +196,34 @@ func (t *Truth) frame(i int, ev *Event) {
 }
 
 func (t *Truth) addContent(i int, text string) {
-	if t.running != "" {
-		t.content = append(t.content, content{src: i, turn: t.running, text: text})
+	turn := t.turns.cur
+	if turn == "" {
+		return
 	}
+	t.content = append(t.content, content{src: i, turn: turn, text: text})
+	if t.last != nil && t.lastTurn == turn {
+		t.last.to++
+		return
+	}
+	spans := t.contentOf[turn]
+	if len(spans) == 0 {
+		t.unsealed = append(t.unsealed, turn)
+	}
+	spans = append(spans, span{len(t.content) - 1, len(t.content)})
+	t.contentOf[turn] = spans
+	t.last, t.lastTurn = &spans[len(spans)-1], turn
 }
 
 // start: a turn's user row is a waiting continuation if any, else the oldest
 // send the server neither queued nor rejected, else another client's message.
 func (t *Truth) start(turn string) {
-	if turn == "" {
-		return
-	}
 	if _, ok := t.order[turn]; !ok {
-		t.order[turn] = len(t.order)
+		t.order[turn] = len(t.turnList)
+		t.turnList = append(t.turnList, turn)
 	}
-	t.running = turn
 	if len(t.cont) > 0 {
 		for _, m := range t.cont {
-			m.fate, m.turn = fateContinuation, turn
+			t.settle(m, fateContinuation, turn)
 		}
 		t.cont = nil
 		return
@@ -169,20 +232,36 @@ func (t *Truth) start(turn string) {
 		m := t.waiting[0]
 		t.waiting = t.waiting[1:]
 		if m.fate == fatePending {
-			m.fate, m.turn = fateInitiator, turn
+			t.settle(m, fateInitiator, turn)
 			return
 		}
 	}
 }
 
-func (t *Truth) seal(turn string) {
+func (t *Truth) seal(turn string, i int) {
 	if turn == "" {
 		return
 	}
-	t.sealed[turn] = true
-	if t.running == turn {
-		t.running = ""
+	if _, ok := t.sealedAt[turn]; !ok {
+		t.sealedAt[turn] = i
 	}
+	for k, u := range t.unsealed {
+		if u == turn {
+			t.unsealed = append(t.unsealed[:k:k], t.unsealed[k+1:]...)
+			break
+		}
+	}
+}
+
+func (t *Truth) sealed(turn string) bool {
+	_, ok := t.sealedAt[turn]
+	return ok
+}
+
+// known reports whether the tracker saw turn start.
+func (t *Truth) known(turn string) bool {
+	_, ok := t.order[turn]
+	return ok
 }
 
 // newer reports whether turn r started after turn t (or t is unknown).

@@ -3,6 +3,7 @@ package seamtest
 import (
 	"fmt"
 	"strings"
+	"testing"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -88,6 +89,21 @@ func records(v int, events []seam.Event) [][]byte {
 		out[i] = events[i].AppendRecordJSON(nil, v)
 	}
 	return out
+}
+
+// packedRecords returns packedLog as physical records and as the events
+// they stand for.
+func packedRecords(t *testing.T) (records [][]byte, events []seam.Event) {
+	t.Helper()
+	for _, line := range packedLog {
+		records = append(records, []byte(line))
+		rec, err := seam.DecodeRecord([]byte(line), 0)
+		if err != nil {
+			t.Fatalf("packedLog: %v", err)
+		}
+		events = append(events, rec.Events()...)
+	}
+	return records, events
 }
 
 // packedLog is a v0 body as dsh 0.1.0 writes it: packed chunk rows of every

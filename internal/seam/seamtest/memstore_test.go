@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"slices"
 	"sync"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -430,4 +432,9 @@ func (h *memHandle) Close() error {
 	return nil
 }
 
-func TestMemBackend(t *testing.T) { Run(t, memBackend{}) }
+func TestMemBackend(t *testing.T) {
+	Run(t, memBackend{}, WithExport(func(ctx context.Context, svc seam.Service, id string, w io.Writer) error {
+		_, err := export.Session(ctx, svc, id, w, export.Options{})
+		return err
+	}))
+}

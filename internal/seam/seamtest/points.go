@@ -16,6 +16,8 @@ import (
 type suite struct {
 	b Backend
 	v int
+	// export is the export point 22 checks (WithExport).
+	export ExportFunc
 }
 
 var ctx = context.Background()
@@ -710,16 +712,7 @@ func (s *suite) revisions(t *testing.T) {
 }
 
 func (s *suite) eventCount(t *testing.T) {
-	var packed [][]byte
-	var expanded []seam.Event
-	for _, line := range packedLog {
-		packed = append(packed, []byte(line))
-		rec, err := seam.DecodeRecord([]byte(line), 0)
-		if err != nil {
-			t.Fatalf("packedLog: %v", err)
-		}
-		expanded = append(expanded, rec.Events()...)
-	}
+	packed, expanded := packedRecords(t)
 	if len(expanded) != packedLogEvents {
 		t.Fatalf("packedLog expands to %d events, want %d", len(expanded), packedLogEvents)
 	}

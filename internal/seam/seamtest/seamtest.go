@@ -1,11 +1,13 @@
 // Package seamtest is the contract suite of the persistence seam: the
 // behaviour every seam.Service backend must show, whatever its storage
-// (spec/seam.md, "Contract suite", points 1 to 21, and 23: a handle's
+// (spec/seam.md, "Contract suite", points 1 to 22, and 23: a handle's
 // Snapshot).
 //
 // A backend runs it from its own tests:
 //
-//	func TestContract(t *testing.T) { seamtest.Run(t, backend{}) }
+//	func TestContract(t *testing.T) {
+//		seamtest.Run(t, backend{}, seamtest.WithExport(exportSession))
+//	}
 //
 // where backend implements Backend:
 //
@@ -23,6 +25,9 @@
 //   - HoldLockElsewhere takes a session's write lock in another process and
 //     holds it until release is called. HoldInChild and RunChild do the
 //     re-exec of the test binary; the backend supplies only the locking.
+//
+// Point 22 (the same export bytes from every backend) runs the export the
+// test passes with WithExport; see ExportFunc.
 //
 // The suite expects the errors seam.md lists, matched with errors.Is; where
 // seam.md leaves the kind open it expects seam.ErrInvalid for a value the
@@ -61,7 +66,7 @@ type Backend interface {
 
 // Run runs the contract suite against b, one subtest per version and per
 // point of seam.md.
-func Run(t *testing.T, b Backend) {
+func Run(t *testing.T, b Backend, opts ...Option) {
 	versions := b.Versions()
 	if len(versions) == 0 {
 		t.Fatal("seamtest: Backend.Versions lists no version")
@@ -69,6 +74,9 @@ func Run(t *testing.T, b Backend) {
 	for _, v := range versions {
 		t.Run(versionName(v), func(t *testing.T) {
 			s := &suite{b: b, v: v}
+			for _, o := range opts {
+				o(s)
+			}
 			for _, p := range points {
 				t.Run(p.name, func(t *testing.T) { p.run(s, t) })
 			}
@@ -101,6 +109,6 @@ var points = []struct {
 	{"19_torn_tail", (*suite).tornTail},
 	{"20_revisions", (*suite).revisions},
 	{"21_event_count", (*suite).eventCount},
-	{"22_export_byte_identity", func(_ *suite, t *testing.T) { t.Skip("export not implemented yet") }},
+	{"22_export_byte_identity", (*suite).exportIdentity},
 	{"23_handle_snapshot", (*suite).handleSnapshot},
 }

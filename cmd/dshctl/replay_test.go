@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// replayLines runs replay with -o jsonl and returns each result's source
+// and tab, and the exit code.
+func replayLines(t *testing.T, args ...string) ([]string, int) {
+	t.Helper()
+	out, stderr, code := runCLI(t, append([]string{"replay", "-o", "jsonl"}, args...)...)
+	if stderr != "" {
+		t.Fatalf("stderr: %s", stderr)
+	}
+	var runs []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var r struct{ Name, Source, Tab string }
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", sc.Text(), err)
+		}
+		runs = append(runs, r.Source+" | "+r.Tab+" | "+r.Name)
+	}
+	return runs, code
+}
+
+// TestReplayShards: --shard 1/3, 2/3 and 3/3 together run every trace, every
+// capture tab and every generated trace of the unsharded run exactly once,
+// and each shard's JUnit report counts only its own.
+func TestReplayShards(t *testing.T) {
+	suite := []string{"--generate", "40", "--seed", "5", "../../testdata/traces", "../../testdata/captures"}
+	all, code := replayLines(t, suite...)
+	if code != exitOK {
+		t.Fatalf("unsharded run exits %d", code)
+	}
+	traces, _ := filepath.Glob("../../testdata/traces/*.jsonl")
+	captures, _ := filepath.Glob("../../testdata/captures/*.har")
+	if want := len(traces) + 2*len(captures) + 40; len(all) != want {
+		t.Fatalf("unsharded run: %d results, want %d (each capture has two tabs)", len(all), want)
+	}
+	var union []string
+	dir := t.TempDir()
+	for _, k := range []string{"1", "2", "3"} {
+		report := filepath.Join(dir, "junit-"+k+".xml")
+		part, code := replayLines(t, append([]string{"--shard", k + "/3", "--junit", report}, suite...)...)
+		if code != exitOK {
+			t.Fatalf("shard %s/3 exits %d", k, code)
+		}
+		if n := len(part); n < len(all)/3 || n > len(all)/3+1 {
+			t.Errorf("shard %s/3 runs %d of %d", k, n, len(all))
+		}
+		union = append(union, part...)
+		b, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Tests  int `xml:"tests,attr"`
+			Suites []struct {
+				Name  string     `xml:"name,attr"`
+				Cases []struct{} `xml:"testcase"`
+			} `xml:"testsuite"`
+		}
+		if err := xml.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("shard %s/3 JUnit: %v", k, err)
+		}
+		if doc.Tests != len(part) || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != len(part) || !strings.Contains(doc.Suites[0].Name, "shard "+k+"/3") {
+			t.Errorf("shard %s/3 JUnit: %d tests, suites %+v; want %d", k, doc.Tests, doc.Suites, len(part))
+		}
+	}
+	slices.Sort(all)
+	slices.Sort(union)
+	if !slices.Equal(all, union) {
+		t.Fatalf("the shards ran %d traces, the whole suite %d:\nshards: %v\nsuite:  %v", len(union), len(all), union, all)
+	}
+	for i := 1; i < len(union); i++ {
+		if union[i] == union[i-1] {
+			t.Fatalf("%s ran twice", union[i])
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package export
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// ErrExists is returned, wrapped with the path, when an export would
+// replace an existing file and force was not given.
+var ErrExists = errors.New("file exists")
+
+// fileMode is the mode of a new export: it holds a whole conversation, so
+// only its owner reads it, as dsh keeps its logs.
+const fileMode = 0o600
+
+// WriteFile makes the file path with what write writes, and returns its
+// size. A failed or cancelled export leaves nothing behind: the bytes go to
+// a hidden temporary file beside path, which is fsynced and only then
+// published under path. Without force an existing path is ErrExists, even
+// one that appears while the export runs; with force it is replaced
+// (renamed over: a symlink is replaced, never followed) and a regular
+// file's mode is kept. A new file has mode 0600. A directory is never
+// replaced.
+func WriteFile(ctx context.Context, path string, force bool, write func(io.Writer) error) (size int64, err error) {
+	mode := fs.FileMode(fileMode)
+	if fi, err := os.Lstat(path); err == nil {
+		switch {
+		case fi.IsDir():
+			return 0, fmt.Errorf("%s is a directory", path)
+		case !force:
+			return 0, fmt.Errorf("%s: %w", path, ErrExists)
+		case fi.Mode().IsRegular():
+			mode = fi.Mode().Perm()
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return 0, err
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".dsh-export-*.tmp")
+	if err != nil {
+		return 0, fmt.Errorf("create %s: %w", path, unwrapPath(err))
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	cw := &countWriter{w: tmp}
+	bw := bufio.NewWriterSize(cw, 256<<10)
+	if err = write(bw); err != nil {
+		return 0, err
+	}
+	if err = bw.Flush(); err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, unwrapPath(err))
+	}
+	if err = ctx.Err(); err != nil {
+		return 0, err
+	}
+	if mode != fileMode {
+		if err = tmp.Chmod(mode); err != nil {
+			return 0, fmt.Errorf("write %s: %w", path, unwrapPath(err))
+		}
+	}
+	if err = tmp.Sync(); err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, unwrapPath(err))
+	}
+	if err = tmp.Close(); err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, unwrapPath(err))
+	}
+	if err = publish(tmp.Name(), path, force); err != nil {
+		return 0, err
+	}
+	syncDir(dir)
+	return cw.n, nil
+}
+
+// publish gives the finished temporary file tmp the name path. Without
+// force a hard link publishes it, which fails when path exists, so a file
+// that appeared meanwhile is never replaced; where the file system has no
+// hard links it falls back to a check and a rename.
+func publish(tmp, path string, force bool) error {
+	if force {
+		if err := os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("replace %s: %w", path, unwrapPath(err))
+		}
+		return nil
+	}
+	err := os.Link(tmp, path)
+	if err == nil {
+		os.Remove(tmp)
+		return nil
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s: %w", path, ErrExists)
+	}
+	if _, serr := os.Lstat(path); serr == nil {
+		return fmt.Errorf("%s: %w", path, ErrExists)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("create %s: %w", path, unwrapPath(err))
+	}
+	return nil
+}
+
+// syncDir makes the new name durable where it can. It is best effort: the
+// file's bytes are synced already, some file systems refuse to sync a
+// directory, and Windows cannot open one (its file system journals names).
+func syncDir(dir string) {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// unwrapPath drops the *fs.PathError around err, whose path (often the
+// temporary file's) the caller's message replaces.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

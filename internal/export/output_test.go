@@ -1,0 +1,137 @@
+package export
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+)
+
+func writeText(text string) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := io.WriteString(w, text)
+		return err
+	}
+}
+
+// dirNames lists dir, to show that no temporary file is left behind.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, de := range des {
+		names = append(names, de.Name())
+	}
+	return names
+}
+
+func readString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestWriteFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.zip")
+
+	n, err := WriteFile(ctx, path, false, writeText("first"))
+	if err != nil || n != 5 || readString(t, path) != "first" {
+		t.Fatalf("new file: %d, %v", n, err)
+	}
+	if fi, _ := os.Stat(path); runtime.GOOS != "windows" && fi.Mode().Perm() != fileMode {
+		t.Errorf("new file has mode %v, want %v", fi.Mode().Perm(), os.FileMode(fileMode))
+	}
+
+	_, err = WriteFile(ctx, path, false, writeText("second"))
+	if !errors.Is(err, ErrExists) || readString(t, path) != "first" {
+		t.Fatalf("existing file without force: %v", err)
+	}
+
+	if err := os.Chmod(path, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteFile(ctx, path, true, writeText("third")); err != nil || readString(t, path) != "third" {
+		t.Fatalf("force: %v", err)
+	}
+	if fi, _ := os.Stat(path); runtime.GOOS != "windows" && fi.Mode().Perm() != 0o640 {
+		t.Errorf("replaced file has mode %v, want its old 0640", fi.Mode().Perm())
+	}
+
+	failing := func(w io.Writer) error {
+		io.WriteString(w, "half a zip")
+		return errDisk
+	}
+	if _, err := WriteFile(ctx, filepath.Join(dir, "failed.zip"), false, failing); !errors.Is(err, errDisk) {
+		t.Fatalf("failed write: %v", err)
+	}
+	if _, err := WriteFile(ctx, path, true, failing); !errors.Is(err, errDisk) || readString(t, path) != "third" {
+		t.Fatalf("failed forced write: %v", err)
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := WriteFile(cctx, filepath.Join(dir, "cancelled.zip"), false, writeText("x")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled write: %v", err)
+	}
+
+	if got := dirNames(t, dir); !slices.Equal(got, []string{"out.zip"}) {
+		t.Fatalf("the folder holds %q, want only out.zip", got)
+	}
+
+	if _, err := WriteFile(ctx, dir, true, writeText("x")); err == nil {
+		t.Fatal("a directory was replaced")
+	}
+	if _, err := WriteFile(ctx, filepath.Join(dir, "nosuch", "x.zip"), false, writeText("x")); err == nil {
+		t.Fatal("no error for a missing folder")
+	}
+}
+
+// TestWriteFileAppeared: a file that appears while the export runs is not
+// replaced without force.
+func TestWriteFileAppeared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.zip")
+	_, err := WriteFile(context.Background(), path, false, func(w io.Writer) error {
+		return os.WriteFile(path, []byte("theirs"), 0o644)
+	})
+	if !errors.Is(err, ErrExists) || readString(t, path) != "theirs" {
+		t.Fatalf("got %v; file holds %q", err, readString(t, path))
+	}
+	if got := dirNames(t, filepath.Dir(path)); len(got) != 1 {
+		t.Fatalf("the folder holds %q", got)
+	}
+}
+
+// TestWriteFileSymlink: with force, a symlink at the path is replaced, and
+// the file it points to is never written.
+func TestWriteFileSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "precious")
+	if err := os.WriteFile(target, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "out.zip")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if _, err := WriteFile(context.Background(), link, false, writeText("zip")); !errors.Is(err, ErrExists) {
+		t.Fatalf("symlink without force: %v", err)
+	}
+	if _, err := WriteFile(context.Background(), link, true, writeText("zip")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Lstat(link); !fi.Mode().IsRegular() || readString(t, link) != "zip" || readString(t, target) != "keep" {
+		t.Fatalf("symlink followed: link %v, target %q", fi.Mode(), readString(t, target))
+	}
+}

@@ -1,0 +1,550 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// This file is a one-pass JSON reader for trace lines: it validates a value
+// as encoding/json would and hands out the members of objects as byte spans,
+// so a record is decoded without reflection and without decoding the fields
+// its kind does not use.
+
+// maxDepth bounds the nesting of a value, as encoding/json does.
+const maxDepth = 10000
+
+var errDepth = errors.New("exceeded max depth")
+
+// syntaxError is malformed JSON at byte offset off.
+type syntaxError struct {
+	msg string
+	off int
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("%s (offset %d)", e.msg, e.off) }
+
+// typeError is a well-formed value of the wrong JSON type for field.
+type typeError struct {
+	field string
+	got   string // "number", "object", …
+}
+
+func (e *typeError) Error() string { return fmt.Sprintf("field %s: unexpected %s", e.field, e.got) }
+
+// kindOf names the JSON type of the value starting at b[0].
+func kindOf(b []byte) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// validValue checks the value starting at b[i] and returns the offset just
+// past it. rows, when set, skips the rows it knows in the "rows" array of
+// the top-level object (a trace line's chunk answer) and is passed to that
+// array only.
+func validValue(b []byte, i, depth int, rows rowCache) (int, error) {
+	if i >= len(b) {
+		return i, &syntaxError{"unexpected end of JSON input", i}
+	}
+	switch c := b[i]; {
+	case c == '{':
+		if depth >= maxDepth {
+			return i, errDepth
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, nil
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return i, unexpected(b, i, "looking for beginning of object key string")
+			}
+			end, _, err := scanString(b, i)
+			if err != nil {
+				return end, err
+			}
+			key := b[i+1 : end-1]
+			i = skipSpace(b, end)
+			if i >= len(b) || b[i] != ':' {
+				return i, unexpected(b, i, "after object key")
+			}
+			var sub rowCache
+			if depth == 0 && string(key) == "rows" {
+				sub = rows
+			}
+			if i, err = validValue(b, skipSpace(b, i+1), depth+1, sub); err != nil {
+				return i, err
+			}
+			i = skipSpace(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = skipSpace(b, i+1)
+				continue
+			}
+			if i < len(b) && b[i] == '}' {
+				return i + 1, nil
+			}
+			return i, unexpected(b, i, "after object key:value pair")
+		}
+	case c == '[':
+		if depth >= maxDepth {
+			return i, errDepth
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, nil
+		}
+		for {
+			var err error
+			if end, ok := rows.skipKnown(b, i); ok {
+				i = end // a row seen before: its bytes were checked then
+			} else if i, err = validValue(b, i, depth+1, nil); err != nil {
+				return i, err
+			}
+			i = skipSpace(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = skipSpace(b, i+1)
+				continue
+			}
+			if i < len(b) && b[i] == ']' {
+				return i + 1, nil
+			}
+			return i, unexpected(b, i, "after array element")
+		}
+	case c == '"':
+		end, _, err := scanString(b, i)
+		return end, err
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return scanNumber(b, i)
+	}
+	return i, unexpected(b, i, "looking for beginning of value")
+}
+
+func unexpected(b []byte, i int, context string) error {
+	if i >= len(b) {
+		return &syntaxError{"unexpected end of JSON input", i}
+	}
+	return &syntaxError{fmt.Sprintf("invalid character %s %s", strconv.QuoteRune(rune(b[i])), context), i}
+}
+
+func literal(b []byte, i int, lit string) (int, error) {
+	for k := 0; k < len(lit); k++ {
+		if i+k >= len(b) || b[i+k] != lit[k] {
+			return i + k, unexpected(b, i+k, "in literal "+lit)
+		}
+	}
+	return i + len(lit), nil
+}
+
+func scanNumber(b []byte, i int) (int, error) {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return i, unexpected(b, i, "in numeric literal")
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return i, unexpected(b, i, "after decimal point in numeric literal")
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return i, unexpected(b, i, "in exponent of numeric literal")
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	return i, nil
+}
+
+// scanString checks the string starting at b[i] (a quote) and returns the
+// offset past its closing quote, and whether its contents can be used as they
+// are (no escape, valid UTF-8).
+func scanString(b []byte, i int) (end int, plain bool, err error) {
+	plain = true
+	ascii := true
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			if !ascii && plain {
+				plain = utf8.Valid(b[i+1 : j])
+			}
+			return j + 1, plain, nil
+		case c == '\\':
+			plain = false
+			j++
+			if j >= len(b) {
+				return j, false, &syntaxError{"unexpected end of JSON input", j}
+			}
+			switch b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				for k := 1; k <= 4; k++ {
+					if j+k >= len(b) || !isHex(b[j+k]) {
+						return j + k, false, unexpected(b, j+k, "in \\u hexadecimal character escape")
+					}
+				}
+				j += 4
+			default:
+				return j, false, unexpected(b, j, "in string escape code")
+			}
+		case c < 0x20:
+			return j, false, unexpected(b, j, "in string literal")
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return len(b), false, &syntaxError{"unexpected end of JSON input", len(b)}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// checkValue validates b as exactly one JSON value (spaces around allowed).
+func checkValue(b []byte) error { return checkLine(b, nil) }
+
+// checkLine is checkValue skipping the rows it knows (see validValue).
+func checkLine(b []byte, rows rowCache) error {
+	i, err := validValue(b, skipSpace(b, 0), 0, rows)
+	if err != nil {
+		return err
+	}
+	if i = skipSpace(b, i); i < len(b) {
+		return unexpected(b, i, "after top-level value")
+	}
+	return nil
+}
+
+// The readers below work on values checkValue has accepted.
+
+// members calls fn for each member of the object v, in order; v must be a
+// valid object. fn's key is the raw key (without quotes, escapes kept).
+func members(v []byte, fn func(key, val []byte)) {
+	i := skipSpace(v, 1)
+	if i < len(v) && v[i] == '}' {
+		return
+	}
+	for i < len(v) {
+		kend := stringEnd(v, i)
+		key := v[i+1 : kend-1]
+		vs := skipSpace(v, skipSpace(v, kend)+1)
+		ve := skipValue(v, vs)
+		fn(key, v[vs:ve])
+		i = skipSpace(v, ve)
+		if i >= len(v) || v[i] != ',' {
+			return
+		}
+		i = skipSpace(v, i+1)
+	}
+}
+
+// elements calls fn for each element of the array v.
+func elements(v []byte, fn func(el []byte)) {
+	i := skipSpace(v, 1)
+	if i < len(v) && v[i] == ']' {
+		return
+	}
+	for i < len(v) {
+		ve := skipValue(v, i)
+		fn(v[i:ve])
+		i = skipSpace(v, ve)
+		if i >= len(v) || v[i] != ',' {
+			return
+		}
+		i = skipSpace(v, i+1)
+	}
+}
+
+// skipValue returns the offset just past the valid value starting at v[i],
+// without checking it again.
+func skipValue(v []byte, i int) int {
+	switch v[i] {
+	case '"':
+		return stringEnd(v, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(v); i++ {
+			switch v[i] {
+			case '"':
+				i = stringEnd(v, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(v)
+	}
+	for i < len(v) && !isSpace(v[i]) && v[i] != ',' && v[i] != '}' && v[i] != ']' {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the offset past the closing quote of the valid string
+// starting at v[i].
+func stringEnd(v []byte, i int) int {
+	for j := i + 1; j < len(v); j++ {
+		switch v[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(v)
+}
+
+// stringOf decodes the valid JSON string v as encoding/json does: escapes
+// resolved, invalid UTF-8 and lone surrogates replaced by U+FFFD.
+func stringOf(v []byte) string {
+	end, plain, _ := scanString(v, 0)
+	if plain {
+		return string(v[1 : end-1])
+	}
+	return string(unquote(make([]byte, 0, end), v[1:end-1]))
+}
+
+// unquote appends the contents of a valid JSON string (without its quotes).
+func unquote(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			i++
+			switch s[i] {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r := hex4(s[i+1 : i+5])
+				i += 4
+				if utf16.IsSurrogate(r) {
+					r2 := rune(-1)
+					if i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
+						r2 = hex4(s[i+3 : i+7])
+					}
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						r = dec
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				dst = utf8.AppendRune(dst, r)
+			default: // '"', '\\', '/'
+				dst = append(dst, s[i])
+			}
+			i++
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return dst
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// interner shares the strings a trace repeats — row ids, turn ids, roles,
+// types — so that a row read back in many chunk answers is allocated once.
+// A nil interner shares nothing.
+type interner map[string]string
+
+// str decodes the JSON string v, shared.
+func (in interner) str(v []byte) string {
+	end, plain, _ := scanString(v, 0)
+	if !plain || in == nil {
+		return stringOf(v)
+	}
+	if s, ok := in[string(v[1:end-1])]; ok {
+		return s
+	}
+	s := string(v[1 : end-1])
+	in[s] = s
+	return s
+}
+
+func (in interner) optString(field string, v []byte) (string, error) {
+	if v != nil && v[0] == '"' {
+		return in.str(v), nil
+	}
+	return optString(field, v)
+}
+
+func (in interner) looseString(v []byte) string {
+	if v != nil && v[0] == '"' {
+		return in.str(v)
+	}
+	return looseString(v)
+}
+
+// optString reads a string field: absent or null is "", another type is an error.
+func optString(field string, v []byte) (string, error) {
+	switch {
+	case v == nil || v[0] == 'n':
+		return "", nil
+	case v[0] == '"':
+		return stringOf(v), nil
+	}
+	return "", &typeError{field, kindOf(v)}
+}
+
+// looseString reads a field the model only shows: a string as itself, null
+// as "", anything else as its JSON text.
+func looseString(v []byte) string {
+	switch {
+	case v == nil || v[0] == 'n':
+		return ""
+	case v[0] == '"':
+		return stringOf(v)
+	}
+	return string(v)
+}
+
+// optInt reads an integer field: absent or null is 0.
+func optInt(field string, v []byte) (int64, error) {
+	if v == nil || v[0] == 'n' {
+		return 0, nil
+	}
+	if kindOf(v) != "number" {
+		return 0, &typeError{field, kindOf(v)}
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return 0, &typeError{field, "number " + string(v)}
+	}
+	return n, nil
+}
+
+// optBool reads a boolean field: absent or null is false.
+func optBool(field string, v []byte) (bool, error) {
+	switch {
+	case v == nil || v[0] == 'n':
+		return false, nil
+	case v[0] == 't':
+		return true, nil
+	case v[0] == 'f':
+		return false, nil
+	}
+	return false, &typeError{field, kindOf(v)}
+}
+
+// optStrings reads an array of strings.
+func optStrings(field string, v []byte) ([]string, error) {
+	if v == nil || v[0] == 'n' {
+		return nil, nil
+	}
+	if v[0] != '[' {
+		return nil, &typeError{field, kindOf(v)}
+	}
+	var out []string
+	var err error
+	elements(v, func(el []byte) {
+		if err != nil {
+			return
+		}
+		if el[0] != '"' {
+			err = &typeError{field, "array of " + kindOf(el)}
+			return
+		}
+		out = append(out, stringOf(el))
+	})
+	return out, err
+}
+
+// appendStrings appends every string inside v (values, not keys), in
+// document order, separated by '\n': the text a chunk shows.
+func appendStrings(dst []byte, v []byte) []byte {
+	switch kindOf(v) {
+	case "string":
+		if len(dst) > 0 {
+			dst = append(dst, '\n')
+		}
+		return append(dst, stringOf(v)...)
+	case "object":
+		members(v, func(_, val []byte) { dst = appendStrings(dst, val) })
+	case "array":
+		elements(v, func(el []byte) { dst = appendStrings(dst, el) })
+	}
+	return dst
+}

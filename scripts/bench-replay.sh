@@ -1,0 +1,39 @@
+#!/bin/sh
+# bench-replay.sh [RUNS]: replay's throughput, as BENCHMARKS.md reports it.
+#
+# 1. The Go benchmarks of internal/reconcile: replay (machine + checker) of a
+#    recorded session of 200 turns (34,000 frames, a 100-row chunk answer per
+#    turn), the same with its decoding, and generated traces (generate +
+#    replay + check), each per wall-clock second and per CPU second.
+# 2. The command: `dshctl replay` on that session written as a JSONL file, and
+#    `dshctl replay --generate 10000`, RUNS times each (default 3), with
+#    /usr/bin/time's wall, user and system seconds and peak RSS.
+#
+# The machine may be shared: CPU seconds say what the code costs, wall
+# seconds what a user waits.
+set -eu
+runs=${1:-3}
+cd "$(dirname "$0")/.."
+command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+echo "# $(go version); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+go test -run '^$' -bench 'ReplayRecorded|DecodeAndReplayRecorded|Generated$|Machine' -benchtime 3s -count "$runs" ./internal/reconcile |
+	grep '^Benchmark'
+go build -o bin/dshctl ./cmd/dshctl
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go test -count=1 -run '^TestWriteRecordedSession$' ./internal/reconcile -args -recorded-session "$tmp/session.jsonl" >/dev/null
+records=$(($(wc -l <"$tmp/session.jsonl") - 1))
+bytes=$(wc -c <"$tmp/session.jsonl")
+echo "# recorded session: $records records, $bytes bytes"
+for i in $(seq "$runs"); do
+	/usr/bin/time -f "%e %U %S %M" -o "$tmp/t" bin/dshctl replay "$tmp/session.jsonl" >/dev/null
+	read -r wall user sys rss <"$tmp/t"
+	awk -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v n="$records" 'BEGIN {
+		printf "dshctl replay session.jsonl: %.2f s wall, %.2f s CPU, %.0f events/s, %.0f events/CPU-s, %d MB RSS\n", w, u+s, n/w, n/(u+s), r/1024 }'
+done
+for i in $(seq "$runs"); do
+	/usr/bin/time -f "%e %U %S %M" -o "$tmp/t" bin/dshctl replay --generate 10000 --seed "$i" >/dev/null
+	read -r wall user sys rss <"$tmp/t"
+	awk -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v seed="$i" 'BEGIN {
+		printf "dshctl replay --generate 10000 --seed %d: %.2f s wall, %.2f s CPU, %d MB RSS\n", seed, w, u+s, r/1024 }'
+done
