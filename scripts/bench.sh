@@ -153,15 +153,20 @@ rows+=("| \`list\` memory per session: (peak RSS at 10,000 − at 1,000) / 9,000
 has() { "$bin" --help | awk '/^Available Commands/ { on = 1; next } on && NF == 0 { exit } on { print $1 }' | grep -qx "$1"; }
 if has replay; then
 	events=$(cat testdata/traces/*.jsonl | grep -c .)
-	single "\`replay\` testdata/traces ($events events)" "≥ 1 M events/s" "'$bin' replay testdata/traces" "$events"
+	single "\`replay\` testdata/traces ($events records)" "" "'$bin' replay testdata/traces" "$events"
+	# A recorded session of 200 turns, as reconcile's test writes it.
+	if go test -count=1 -run '^TestWriteRecordedSession$' ./internal/reconcile -args -recorded-session "$work/recorded.jsonl" >/dev/null 2>&1; then
+		events=$(($(wc -l <"$work/recorded.jsonl") - 1))
+		single "\`replay\` a recorded session ($events records)" "≥ 1 M events/s" "'$bin' replay '$work/recorded.jsonl'" "$events"
+	fi
 	single "\`replay --generate 10000\`" "≤ 3 s" "'$bin' replay --generate 10000 --seed 1" ""
 fi
 if has verify; then
 	pair "\`verify\` big ($z)" "" "'$bin' --store '$cache/zstd' verify big" "\`zstd -t\` big" "zstd -qt '$bigz'"
 fi
 if has export; then
-	pair "\`export\` big ($z)" "" "'$bin' --store '$cache/zstd' export -O - big" \
-		"\`cat \| zip\` big ($z)" "'$bin' --store '$cache/zstd' cat big | zip -q - -"
+	pair "\`export -O -\` big ($z)" "" "'$bin' --store '$cache/zstd' export -O - big" \
+		"\`cat \| zip -6\` big ($z)" "'$bin' --store '$cache/zstd' cat big | zip -q -6 - -"
 fi
 
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
