@@ -49,7 +49,7 @@ fuzz:
 
 # Kills writer processes at random points and checks that no acknowledged event is lost.
 crash:
-	DSHCTL_CRASH_RUNS=$(CRASHRUNS) $(GO) test -count=1 -run='^TestCrash' -v ./cmd/dshctl/
+	DSHCTL_CRASH_RUNS=$(CRASHRUNS) $(GO) test -count=1 -run='^TestCrash' -v ./cmd/dshctl/ ./internal/sqlite/
 
 # What CI runs: the full suite, then short fuzz and crash loops.
 ci: test

@@ -17,6 +17,7 @@ type appendOptions struct {
 	create                      bool
 	header                      seam.Header
 	compression                 string
+	sqliteSchema                int
 	// versionSet says --version was given; otherwise a new session takes
 	// the store's newest format, so that the dsh using the store reads it.
 	versionSet bool
@@ -52,10 +53,13 @@ Events are read from FILE, or from standard input when FILE is - or absent
 			}
 			o.headerFlags = headerFlagsSet(cmd)
 			if !o.create && len(o.headerFlags) > 0 {
-				return usagef("--cwd, --version, --parent, --origin, --preset and --compression need --create")
+				return usagef("--cwd, --version, --parent, --origin, --preset, --compression and --sqlite-schema need --create")
 			}
 			if o.compression != "" && o.compression != "zstd" && o.compression != "none" {
 				return usagef("--compression %q: want zstd or none", o.compression)
+			}
+			if o.sqliteSchema != 0 && o.sqliteSchema != 14 && o.sqliteSchema != 17 {
+				return usagef("--sqlite-schema %d: want 17 or 14", o.sqliteSchema)
 			}
 			o.versionSet = cmd.Flags().Changed("version")
 			var in io.Reader
@@ -92,6 +96,7 @@ Events are read from FILE, or from standard input when FILE is - or absent
 	f.StringVar(&o.header.Cwd, "cwd", "", "with --create: the session's working directory")
 	f.IntVar(&o.header.Version, "version", seam.MaxVersion, "with --create: the log format version (default: the newest in the store, v4 in an empty one)")
 	f.StringVar(&o.compression, "compression", "", "with --create in a new or empty store: zstd (default) or none")
+	f.IntVar(&o.sqliteSchema, "sqlite-schema", 0, "with --create in a new SQLite store (--store sqlite:PATH): schema 17 (default) or 14")
 	f.StringVar(&o.header.ParentSession, "parent", "", "with --create: the parent session id")
 	f.StringVar(&o.header.Origin, "origin", "", "with --create: \"subagent\" for a subagent session")
 	f.StringVar(&o.header.AgentPreset, "preset", "", "with --create: the agent preset")
@@ -101,7 +106,7 @@ Events are read from FILE, or from standard input when FILE is - or absent
 // headerFlagsSet returns the --create-only flags given.
 func headerFlagsSet(cmd *cobra.Command) []string {
 	var set []string
-	for _, name := range []string{"cwd", "version", "parent", "origin", "preset", "compression"} {
+	for _, name := range []string{"cwd", "version", "parent", "origin", "preset", "compression", "sqlite-schema"} {
 		if cmd.Flags().Changed(name) {
 			set = append(set, "--"+name)
 		}
@@ -125,7 +130,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		hdr.CreatedAt = e.now().UnixMilli()
 		ao.Create = &hdr
 		var err error
-		if svc, err = g.openStore(e, store.Options{Create: true, Compression: o.compression}); err != nil {
+		if svc, err = g.openStore(e, store.Options{Create: true, Compression: o.compression, SQLiteSchema: o.sqliteSchema}); err != nil {
 			return nil, err
 		}
 	} else {

@@ -142,7 +142,7 @@ or the path of its folder or log file.`,
 	root.SetIn(e.stdin)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.store, "store", "", "session store: a JSONL root directory (default $DSHCTL_STORE, $DSH_HOME/sessions, ~/.dsh/sessions)")
+	pf.StringVar(&g.store, "store", "", "session store: a JSONL root directory, a SQLite database (sqlite:PATH) or a dsh home (default $DSHCTL_STORE, $DSH_HOME/sessions, ~/.dsh/sessions)")
 	pf.StringVarP(&g.output, "output", "o", "", "output format: table|json|jsonl (cat also: text)")
 
 	root.AddCommand(

@@ -13,7 +13,7 @@ import (
 
 // request is what the store package finds the store with.
 func (g *globals) request(e *env) store.Request {
-	return store.Request{Flag: g.store, Getenv: e.getenv}
+	return store.Request{Flag: g.store, Getenv: e.getenv, Note: func(msg string) { fmt.Fprintf(e.stderr, "dshctl: %s\n", msg) }}
 }
 
 // openStore opens the store the user asked for.
@@ -97,10 +97,7 @@ func explainStore(se *store.Error) error {
 		return withHint(fmt.Errorf("store %s (from %s) does not exist", se.Path, sources[se.Spec.From]),
 			"choose a store with --store DIR or DSHCTL_STORE, or set DSH_HOME")
 	case store.ErrNotDir:
-		return withHint(fmt.Errorf("store %s is not a directory", se.Path), "--store takes a JSONL root directory")
-	case store.ErrUnsupported:
-		return withHint(fmt.Errorf("store %s: SQLite stores are not supported by this build", se.Path),
-			"export the sessions with dsh to a JSONL root, or use a JSONL store")
+		return withHint(fmt.Errorf("store %s is not a directory", se.Path), "--store takes a JSONL root directory, a dsh home, or a SQLite database (sqlite:PATH)")
 	case store.ErrNotEmpty:
 		return withHint(fmt.Errorf("store %s already holds sessions: --compression applies only to a new or empty store", se.Path),
 			"drop --compression: new sessions take the store's encoding")

@@ -591,7 +591,7 @@ func (h *handle) Close() error {
 	}
 	if w != nil || h.access == seam.Write {
 		errs = append(errs, h.closeWriter(w))
-		h.s.release(h.id, h)
+		h.s.writers.Release(h.id, h)
 	}
 	if l != nil {
 		errs = append(errs, l.f.Close())

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dshctl/dshctl/internal/seam"
 )
 
 // NoCwdFolder is the project folder of sessions whose header has no cwd.
@@ -233,22 +235,8 @@ func ParseLogName(name string) (gen int, enc Encoding, ok bool) {
 }
 
 // SafeName returns id with every UTF-16 unit outside [A-Za-z0-9_-]
-// replaced by '_' (as dsh's JavaScript does), for file names outside the
-// store (backups, exports).
-func SafeName(id string) string {
-	var b strings.Builder
-	for _, r := range id {
-		switch {
-		case r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-':
-			b.WriteRune(r)
-		case r > 0xFFFF: // a surrogate pair: two units
-			b.WriteString("__")
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
+// replaced by '_', for file names outside the store; see seam.SafeName.
+func SafeName(id string) string { return seam.SafeName(id) }
 
 // SessionFromPath locates the session that path names: a session folder
 // (<root>/<project folder>/<encoded id>) or a log file in one. The root is

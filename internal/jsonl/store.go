@@ -60,7 +60,7 @@ type Store struct {
 	fs       fileSystem
 
 	mu      sync.Mutex
-	writers map[string]*handle // ids this store owns for writing, pending creates included
+	writers seam.Claims[*handle] // ids this store owns for writing, pending creates included
 	closed  bool
 
 	decs decoderPool
@@ -105,7 +105,7 @@ func Open(root string, opts Options) (*Store, error) {
 	case !fi.IsDir():
 		return nil, seam.Errorf(seam.ErrInvalid, "open store", "", seam.NoPos, "%s is not a directory", abs)
 	}
-	s := &Store{root: abs, opts: opts, fs: fsys, writers: map[string]*handle{}}
+	s := &Store{root: abs, opts: opts, fs: fsys}
 	found, err := s.detectEncoding()
 	if err != nil {
 		return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}

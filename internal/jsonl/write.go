@@ -49,16 +49,8 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	invalid := func(format string, args ...any) error {
 		return seam.Errorf(seam.ErrInvalid, "create", h.ID, seam.NoPos, format, args...)
 	}
-	if err := seam.ValidateHeader(h, ""); err != nil {
-		return nil, invalid("%v", causeOf(err))
-	}
-	switch {
-	case h.Version < 2 && h.SeedLength != nil && opts.InheritedEventCount != *h.SeedLength:
-		return nil, invalid("inherited event count %d differs from seedLength %d", opts.InheritedEventCount, *h.SeedLength)
-	case !h.Seeded() && opts.InheritedEventCount != 0:
-		return nil, invalid("inherited event count %d for an unseeded header", opts.InheritedEventCount)
-	case opts.InheritedEventCount < 0:
-		return nil, invalid("negative inherited event count")
+	if err := seam.CheckCreate(h, opts); err != nil {
+		return nil, err
 	}
 	seg, err := EncodeSegment(h.ID)
 	if err != nil {
@@ -71,43 +63,21 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	hd := &handle{s: s, id: h.ID, access: seam.Write, hdr: h, inherited: opts.InheritedEventCount,
 		dir: &sessionDir{id: h.ID, project: project, dir: filepath.Join(s.root, project, seg), live: -1},
 		w:   &writer{pending: true}}
-	if err := s.claim(h.ID, hd, seam.ErrAlreadyExists, "create"); err != nil {
+	if err := s.writers.Claim("create", h.ID, hd, seam.ErrAlreadyExists); err != nil {
 		return nil, err
 	}
 	if _, err := s.find("create", h.ID); !errors.Is(err, seam.ErrNotFound) {
-		s.release(h.ID, hd)
+		s.writers.Release(h.ID, hd)
 		return nil, &seam.Error{Kind: seam.ErrAlreadyExists, Op: "create", ID: h.ID, Pos: seam.NoPos,
 			Err: fmt.Errorf("session %q already exists", h.ID)}
 	}
 	return hd, nil
 }
 
-// claim registers h as the in-process writer of id; kind is the error when
-// another handle holds it.
-func (s *Store) claim(id string, h *handle, kind error, op string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.writers[id] != nil {
-		return &seam.Error{Kind: kind, Op: op, ID: id, Pos: seam.NoPos, Err: errors.New("held by another handle of this process")}
-	}
-	s.writers[id] = h
-	return nil
-}
-
-func (s *Store) release(id string, h *handle) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.writers[id] == h {
-		delete(s.writers, id)
-	}
-}
-
 // pending returns the handle of a create of id not yet materialized.
 func (s *Store) pending(id string) *handle {
-	s.mu.Lock()
-	h := s.writers[id]
-	s.mu.Unlock()
-	if h == nil {
+	h, ok := s.writers.Owner(id)
+	if !ok {
 		return nil
 	}
 	h.mu.Lock()
@@ -119,15 +89,9 @@ func (s *Store) pending(id string) *handle {
 }
 
 func (s *Store) pendingHandles() []*handle {
-	s.mu.Lock()
-	ids := make([]string, 0, len(s.writers))
-	for id := range s.writers {
-		ids = append(ids, id)
-	}
-	s.mu.Unlock()
 	var out []*handle
-	for _, id := range ids {
-		if h := s.pending(id); h != nil {
+	for _, h := range s.writers.Owners() {
+		if s.pending(h.id) == h {
 			out = append(out, h)
 		}
 	}
@@ -196,7 +160,7 @@ func isStaleTemp(name string) bool {
 // decides where an append goes (see tailStart).
 func (s *Store) openWrite(ctx context.Context, id string) (seam.Handle, error) {
 	h := &handle{s: s, id: id, access: seam.Write, w: &writer{}}
-	if err := s.claim(id, h, seam.ErrAlreadyOwned, "open"); err != nil {
+	if err := s.writers.Claim("open", id, h, seam.ErrAlreadyOwned); err != nil {
 		return nil, err
 	}
 	if err := s.loadWriter(ctx, h); err != nil {
@@ -206,7 +170,7 @@ func (s *Store) openWrite(ctx context.Context, id string) (seam.Handle, error) {
 		if h.log != nil {
 			h.log.f.Close()
 		}
-		s.release(id, h)
+		s.writers.Release(id, h)
 		return nil, seam.Wrap(err, seam.ErrIO, "open", id)
 	}
 	return h, nil
@@ -567,7 +531,7 @@ func (h *handle) Repairs() []seam.Repair {
 // ErrNoBackupDir fails a repair of a store opened without
 // Options.BackupDir: removed bytes are always kept, so without a place for
 // them nothing is removed.
-var ErrNoBackupDir = errors.New("no backup directory for the bytes a repair removes")
+var ErrNoBackupDir = seam.ErrNoBackupDir
 
 // backup copies [from, to) of l to <backup dir>/<safe id>/<time>-<from>.bin
 // and fsyncs it and its directory.
@@ -746,14 +710,8 @@ func (h *handle) closeWriter(w *writer) error {
 // Flush materializes every open write handle of the store and joins their
 // errors.
 func (s *Store) Flush(ctx context.Context) error {
-	s.mu.Lock()
-	hs := make([]*handle, 0, len(s.writers))
-	for _, h := range s.writers {
-		hs = append(hs, h)
-	}
-	s.mu.Unlock()
 	var errs []error
-	for _, h := range hs {
+	for _, h := range s.writers.Owners() {
 		if err := h.Flush(ctx); err != nil && !errors.Is(err, seam.ErrHandleClosed) {
 			errs = append(errs, err)
 		}

@@ -3,6 +3,7 @@ package seam
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // PrepareBatch validates a batch for Append to session id, whose log has
@@ -44,9 +45,8 @@ func PrepareEvent(e Event, v int) (Event, error) {
 		}
 		e.SurfaceOp = compactValid(e.SurfaceOp, compact)
 	}
-	if e.SourceEventSeqs != nil {
-		e.SourceEventSeqs = append([]int64(nil), e.SourceEventSeqs...)
-	}
+	// Clone keeps an empty list empty, not absent.
+	e.SourceEventSeqs = slices.Clone(e.SourceEventSeqs)
 	if err := ValidateEvent(&e, v); err != nil {
 		return e, err
 	}

@@ -84,6 +84,18 @@ func TestPrepareBatch(t *testing.T) {
 	}
 }
 
+// TestPrepareBatchKeepsEmptySourceSeqs checks that an empty sourceEventSeqs
+// list stays present: [] and an absent list are different events.
+func TestPrepareBatchKeepsEmptySourceSeqs(t *testing.T) {
+	out, err := PrepareBatch("s", 4, 0, []Event{
+		{Type: "turn/start", Seq: 0, Time: 1, Data: []byte(`{"turn":1}`), SourceEventSeqs: []int64{}},
+		{Type: "turn/start", Seq: 1, Time: 1, Data: []byte(`{"turn":1}`)},
+	})
+	if err != nil || out[0].SourceEventSeqs == nil || out[1].SourceEventSeqs != nil {
+		t.Fatalf("PrepareBatch: %v, %v %v", err, out[0].SourceEventSeqs, out[1].SourceEventSeqs)
+	}
+}
+
 // TestPrepareEvent: the bare reason of each refusal, with no seq check, and
 // the canonical form of an accepted event.
 func TestPrepareEvent(t *testing.T) {

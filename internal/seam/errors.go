@@ -25,6 +25,10 @@ var (
 	// ErrIO reports a failed file or database operation (the cause says
 	// which), so no backend returns a bare os or SQL error.
 	ErrIO = errors.New("i/o error")
+	// ErrNoBackupDir fails a repair by a backend opened without a place
+	// for the bytes it would remove: removed bytes are always kept, so
+	// nothing is removed.
+	ErrNoBackupDir = errors.New("no backup directory for the bytes a repair removes")
 )
 
 // Pos locates a problem in stored data. Unknown fields are -1 (or "").

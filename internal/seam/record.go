@@ -373,19 +373,42 @@ var (
 )
 
 func decodePacked(kind string, fields *fieldList) (*PackedRow, error) {
-	p := &PackedRow{Kind: kind}
 	if k, ok := fields.keyNotIn(packedKeys); ok {
 		return nil, corruptf("%s row: unexpected key %q", kind, k)
 	}
-	var err error
-	if p.Seq0, err = fields.int("seq0", true); err != nil || p.Seq0 < 0 {
+	seq0, err := fields.int("seq0", true)
+	if err != nil || seq0 < 0 {
 		return nil, corruptf("%s row: seq0 must be a non-negative integer", kind)
 	}
-	if p.Time0, err = fields.int("time0", true); err != nil {
-		return nil, corruptf("%s row seq0 %d: %v", kind, p.Seq0, err)
+	time0, err := fields.int("time0", true)
+	if err != nil {
+		return nil, corruptf("%s row seq0 %d: %v", kind, seq0, err)
 	}
+	return decodePackedData(kind, seq0, time0, fields.value("data"))
+}
+
+// DecodePacked decodes and validates the payload of a packed row stored
+// apart from its envelope (the data of a v0 packed line; the data column of
+// an SQLite schema-17 packed row): kind is the row type, seq0 and time0 are
+// those of its first member. Errors are ErrCorrupt without a position.
+func DecodePacked(kind string, seq0, time0 int64, payload []byte) (*PackedRow, error) {
+	if !isPackedKind(kind) {
+		return nil, corruptf("%q is not a packed row kind", kind)
+	}
+	if seq0 < 0 || seq0 > maxSafeInteger {
+		return nil, corruptf("%s row: seq0 %d out of range", kind, seq0)
+	}
+	if time0 > maxSafeInteger || time0 < -maxSafeInteger {
+		return nil, corruptf("%s row seq0 %d: time0 %d is not a safe integer", kind, seq0, time0)
+	}
+	return decodePackedData(kind, seq0, time0, payload)
+}
+
+func decodePackedData(kind string, seq0, time0 int64, raw []byte) (*PackedRow, error) {
+	p := &PackedRow{Kind: kind, Seq0: seq0, Time0: time0}
 	var data fieldList
-	if _, err := data.parse(fields.value("data")); err != nil {
+	var err error
+	if _, err := data.parse(raw); err != nil {
 		return nil, corruptf("%s row seq0 %d: data must be an object", kind, p.Seq0)
 	}
 	bad := func(format string, args ...any) error {

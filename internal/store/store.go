@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/sqlite"
 )
 
 // Source says where the location of a store came from.
@@ -52,6 +53,13 @@ type Options struct {
 	// through a Request, empty means DefaultBackupDir; opened by Open,
 	// empty makes a repair fail with ErrNoBackupDir.
 	BackupDir string
+	// SQLiteSchema is the schema of a SQLite database Create makes: 17
+	// (when 0) or 14. It does not apply to an existing database.
+	SQLiteSchema int
+	// Note, when set, is told what the user should know about the store
+	// chosen: that it was inferred from a dsh home, or that another store
+	// sits beside it. Request.Open sets it from Request.Note.
+	Note func(msg string)
 }
 
 // Errors of finding and opening a store, matched with errors.Is; the
@@ -63,12 +71,10 @@ var (
 	ErrNotExist = errors.New("store does not exist")
 	// ErrNotDir: the store named is a file of no known kind.
 	ErrNotDir = errors.New("store is not a directory")
-	// ErrUnsupported: the store is of a kind this build cannot open.
-	ErrUnsupported = errors.New("store kind not supported by this build")
 	// ErrNotEmpty: a compression was asked for a root that holds sessions.
 	ErrNotEmpty = errors.New("store already holds sessions")
 	// ErrNoBackupDir fails a repair of a store opened without a BackupDir.
-	ErrNoBackupDir = jsonl.ErrNoBackupDir
+	ErrNoBackupDir = seam.ErrNoBackupDir
 )
 
 // Error is a failure to find or open the store Spec names: Kind is one of
@@ -100,6 +106,9 @@ func (e *Error) Unwrap() []error {
 type Request struct {
 	Flag   string
 	Getenv func(string) string
+	// Note receives what the user should know about the store chosen (see
+	// Options.Note); nil drops it.
+	Note func(msg string)
 }
 
 // Spec returns the store r asks for: Flag when set, else $DSHCTL_STORE,
@@ -139,6 +148,9 @@ func (r Request) options(o Options) Options {
 	if o.BackupDir == "" {
 		o.BackupDir, _ = DefaultBackupDir(r.Getenv)
 	}
+	if o.Note == nil {
+		o.Note = r.Note
+	}
 	return o
 }
 
@@ -168,12 +180,21 @@ const (
 type Location struct {
 	Kind Kind
 	Path string
-	// Missing says the path does not exist yet (Locate with create).
+	// Missing says the path does not exist yet (Locate with create; a
+	// `sqlite:PATH` that names no file).
 	Missing bool
+	// Note says what the user should know about the choice: that the store
+	// was inferred from a dsh home, or that the home holds another store
+	// too. Empty when the store was named as it is.
+	Note string
 }
 
 // sqliteMagic is the first 16 bytes of every SQLite database file.
 var sqliteMagic = []byte("SQLite format 3\x00")
+
+// SQLiteName is the database dsh keeps in its home, beside the sessions/
+// JSONL root, when its SQLite store is chosen.
+const SQLiteName = "sessions.sqlite"
 
 // Locate finds the store spec names: `sqlite:PATH` and a file that starts
 // with SQLite's header are SQLite databases, a directory is a JSONL root.
@@ -186,9 +207,20 @@ func Locate(spec Spec, create bool) (Location, error) {
 		return Location{}, &Error{Kind: kind, Spec: spec, Path: path, Err: err}
 	}
 	if rest, ok := strings.CutPrefix(path, "sqlite:"); ok {
-		return Location{Kind: SQLite, Path: rest}, nil
+		_, err := os.Lstat(rest)
+		return Location{Kind: SQLite, Path: rest, Missing: errors.Is(err, os.ErrNotExist)}, nil
+	}
+	if spec.From == FromDSHHome || spec.From == FromDefault {
+		if loc, ok := inHome(filepath.Dir(path), path, false); ok {
+			return loc, nil
+		}
 	}
 	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
+		if loc, ok := inHome(path, filepath.Join(path, "sessions"), true); ok {
+			return loc, nil
+		}
+	}
 	switch {
 	case errors.Is(err, os.ErrNotExist) && create:
 		return Location{Kind: JSONL, Path: path, Missing: true}, nil
@@ -204,11 +236,38 @@ func Locate(spec Spec, create bool) (Location, error) {
 	return fail(ErrNotDir, path, nil)
 }
 
+// inHome chooses between the stores of a dsh home: its JSONL root (root,
+// the sessions/ folder) when there is one, noting a SQLite database
+// (SQLiteName) beside it, else the database, noting the inference. A home
+// the user named (named) is read as its JSONL root even without a
+// database; dsh's default home is then no different from its root. ok is
+// false when there is nothing to choose: the caller goes on as without a
+// home.
+func inHome(home, root string, named bool) (Location, bool) {
+	db := filepath.Join(home, SQLiteName)
+	hasDB := isSQLite(db)
+	fi, err := os.Stat(root)
+	hasRoot := err == nil && fi.IsDir()
+	switch {
+	case hasDB && hasRoot:
+		return Location{Kind: JSONL, Path: root,
+			Note: fmt.Sprintf("using the JSONL store %s; %s also holds the SQLite store %s (choose it with --store sqlite:%[3]s)", root, home, db)}, true
+	case hasDB:
+		return Location{Kind: SQLite, Path: db, Note: fmt.Sprintf("using the SQLite store %s, found in %s", db, home)}, true
+	case hasRoot && named:
+		return Location{Kind: JSONL, Path: root, Note: fmt.Sprintf("using the JSONL store %s, found in %s", root, home)}, true
+	}
+	return Location{}, false
+}
+
 // Open opens the store spec names with the backend it needs.
 func Open(spec Spec, o Options) (seam.Service, error) {
 	loc, err := Locate(spec, o.Create)
 	if err != nil {
 		return nil, err
+	}
+	if loc.Note != "" && o.Note != nil {
+		o.Note(loc.Note)
 	}
 	if loc.Kind == SQLite {
 		return openSQLite(spec, loc, o)
@@ -216,9 +275,17 @@ func Open(spec Spec, o Options) (seam.Service, error) {
 	return openJSONL(spec, loc, o)
 }
 
-// openSQLite opens a SQLite store: not in this build.
-func openSQLite(spec Spec, loc Location, _ Options) (seam.Service, error) {
-	return nil, &Error{Kind: ErrUnsupported, Spec: spec, Path: loc.Path}
+// openSQLite opens (or, when missing and asked to, makes) a SQLite store.
+func openSQLite(spec Spec, loc Location, o Options) (seam.Service, error) {
+	if loc.Missing && !o.Create {
+		return nil, &Error{Kind: ErrNotExist, Spec: spec, Path: loc.Path}
+	}
+	return sqlite.Open(loc.Path, sqlite.Options{
+		Create:            o.Create,
+		Schema:            o.SQLiteSchema,
+		AllowUnknownTypes: o.AllowUnknownTypes,
+		BackupDir:         o.BackupDir,
+	})
 }
 
 // openJSONL opens (or, when missing, makes) a JSONL root.

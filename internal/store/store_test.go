@@ -30,12 +30,12 @@ func TestRequestSpec(t *testing.T) {
 		{"", map[string]string{"DSH_HOME": "  ", "HOME": "/h"}, Spec{"/h/.dsh/sessions", FromDefault}},
 		{"", map[string]string{"HOME": "/h"}, Spec{"/h/.dsh/sessions", FromDefault}},
 	} {
-		got, err := Request{c.flag, env(c.env)}.Spec()
+		got, err := Request{Flag: c.flag, Getenv: env(c.env)}.Spec()
 		if err != nil || got != c.want {
 			t.Errorf("Spec(%q, %v) = %+v, %v; want %+v", c.flag, c.env, got, err, c.want)
 		}
 	}
-	if _, err := (Request{"", env(nil)}).Spec(); !errors.Is(err, ErrNoHome) {
+	if _, err := (Request{Getenv: env(nil)}).Spec(); !errors.Is(err, ErrNoHome) {
 		t.Errorf("Spec without HOME: %v, want ErrNoHome", err)
 	}
 	got, err := DefaultBackupDir(env(map[string]string{"XDG_STATE_HOME": "/s", "HOME": "/h"}))
@@ -66,7 +66,8 @@ func TestLocate(t *testing.T) {
 		err    error
 	}{
 		{dir, false, Location{Kind: JSONL, Path: dir}, nil},
-		{"sqlite:" + missing, false, Location{Kind: SQLite, Path: missing}, nil},
+		{"sqlite:" + missing, false, Location{Kind: SQLite, Path: missing, Missing: true}, nil},
+		{"sqlite:" + db, false, Location{Kind: SQLite, Path: db}, nil},
 		{db, false, Location{Kind: SQLite, Path: db}, nil},
 		{other, false, Location{}, ErrNotDir},
 		{missing, false, Location{}, ErrNotExist},
@@ -81,8 +82,48 @@ func TestLocate(t *testing.T) {
 			t.Errorf("Locate(%s): error %#v does not say which store", c.path, err)
 		}
 	}
-	if _, err := Open(Spec{db, FromFlag}, Options{}); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("Open of a SQLite store: %v, want ErrUnsupported", err)
+	// A SQLite file that is no dsh store is refused by the SQLite backend.
+	if _, err := Open(Spec{db, FromFlag}, Options{}); err == nil || errors.Is(err, ErrNotDir) {
+		t.Errorf("Open of a SQLite file that is no dsh store: %v", err)
+	}
+	if _, err := Open(Spec{"sqlite:" + missing, FromFlag}, Options{}); !errors.Is(err, ErrNotExist) {
+		t.Errorf("Open of a missing sqlite:PATH: %v, want ErrNotExist", err)
+	}
+}
+
+// TestLocateHome checks how a dsh home that holds sessions.sqlite is read:
+// its JSONL root when it has one, noting the database, else the database,
+// noting the inference; named by a flag or found as dsh's default.
+func TestLocateHome(t *testing.T) {
+	sqliteOnly, both, jsonlOnly := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, home := range []string{sqliteOnly, both} {
+		if err := os.WriteFile(filepath.Join(home, SQLiteName), append([]byte("SQLite format 3\x00"), make([]byte, 84)...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, home := range []string{both, jsonlOnly} {
+		if err := os.Mkdir(filepath.Join(home, "sessions"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		spec Spec
+		kind Kind
+		path string
+		note string
+	}{
+		{Spec{sqliteOnly, FromFlag}, SQLite, filepath.Join(sqliteOnly, SQLiteName), "using the SQLite store"},
+		{Spec{filepath.Join(sqliteOnly, "sessions"), FromDSHHome}, SQLite, filepath.Join(sqliteOnly, SQLiteName), "using the SQLite store"},
+		{Spec{both, FromFlag}, JSONL, filepath.Join(both, "sessions"), "also holds the SQLite store"},
+		{Spec{filepath.Join(both, "sessions"), FromDefault}, JSONL, filepath.Join(both, "sessions"), "--store sqlite:" + filepath.Join(both, SQLiteName)},
+		{Spec{filepath.Join(both, "sessions"), FromFlag}, JSONL, filepath.Join(both, "sessions"), ""},
+		{Spec{jsonlOnly, FromEnv}, JSONL, filepath.Join(jsonlOnly, "sessions"), "using the JSONL store"},
+		{Spec{filepath.Join(jsonlOnly, "sessions"), FromDefault}, JSONL, filepath.Join(jsonlOnly, "sessions"), ""},
+	} {
+		loc, err := Locate(c.spec, false)
+		if err != nil || loc.Kind != c.kind || loc.Path != c.path || !strings.Contains(loc.Note, c.note) || (c.note == "") != (loc.Note == "") {
+			t.Errorf("Locate(%+v) = %+v, %v; want kind %v at %s, a note with %q", c.spec, loc, err, c.kind, c.path, c.note)
+		}
 	}
 }
 

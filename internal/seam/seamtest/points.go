@@ -635,6 +635,13 @@ func (s *suite) vocabulary(t *testing.T) {
 		dir := t.TempDir()
 		unknown := unknown
 		unknown.Ignorable = true
+		if _, ok := s.b.(NoIgnorableFlag); ok {
+			s.stored(t, dir, id, body)
+			w := open(t, s.service(t, dir), id, seam.Write)
+			wantErr(t, w.Append(ctx, []seam.Event{unknown}), seam.ErrInvalid, "Append of an ignorable event to a format without the flag")
+			sameEvents(t, "Read after the refused Append", readAll(t, open(t, s.service(t, dir), id, seam.Read)), body)
+			return
+		}
 		want := append(slices.Clone(body), unknown)
 		s.b.WriteLog(t, dir, header(s.v, id), records(s.v, want))
 		svc := s.service(t, dir)

@@ -64,6 +64,15 @@ type Backend interface {
 	HoldLockElsewhere(t *testing.T, dir, id string) (release func())
 }
 
+// NoIgnorableFlag is implemented by a Backend whose format has no place
+// for the ignorable flag (SQLite schema 14). Point 18 then checks that
+// Append refuses an ignorable event with seam.ErrInvalid and stores
+// nothing, instead of serving a stored one: dropping the flag would make
+// the log unreadable.
+type NoIgnorableFlag interface {
+	NoIgnorableFlag()
+}
+
 // Run runs the contract suite against b, one subtest per version and per
 // point of seam.md.
 func Run(t *testing.T, b Backend, opts ...Option) {

@@ -1,0 +1,479 @@
+// Package sqlite is the SQLite backend of the persistence seam: dsh's
+// opt-in store, one database file holding many sessions, in schema 14 (one
+// row per event, JSON text) or schema 17 (packed chunk rows, zstd payloads,
+// varint sourceEventSeqs), told apart by PRAGMA user_version (store.md 6).
+//
+// It uses modernc.org/sqlite (pure Go) through database/sql and owns all of
+// its SQL. Connections run in WAL mode with synchronous=FULL, mmap off,
+// trusted_schema off and a bounded busy_timeout. Stat and List read the
+// sessions table and each session's last row only (the primary key index
+// finds it); scans stream rows with memory bounded by the largest row.
+// Appends run in BEGIN IMMEDIATE: they check the stored tail and revision,
+// insert the batch's rows and bump the revision once, so a commit costs
+// about one fsync of the WAL. Write ownership is described in lock.go.
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dshctl/dshctl/internal/seam"
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// ApplicationID is PRAGMA application_id of every dsh store: "DSHP".
+const ApplicationID = 0x44534850
+
+// DefaultBusyTimeout is how long a write waits for another connection's
+// write transaction before it fails with "in use".
+const DefaultBusyTimeout = 5 * time.Second
+
+// Options configure Open.
+type Options struct {
+	// Create makes a new database (mode 0600) when none exists at the path.
+	Create bool
+	// Schema is the schema of a database Create makes: Schema17 (the
+	// default, when 0) or Schema14. It does not apply to an existing one.
+	Schema int
+	// AllowUnknownTypes makes reads serve events whose type the session's
+	// version does not know and that are not ignorable (see jsonl.Options);
+	// write opens refuse such sessions regardless.
+	AllowUnknownTypes bool
+	// BusyTimeout bounds the wait for another connection's write lock;
+	// 0 means DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// BackupDir receives the rows that a write removes (a torn final
+	// row), under <BackupDir>/<seam.SafeName(id)>/. A write that has to
+	// remove a row fails when it is empty.
+	BackupDir string
+}
+
+// Store is a SQLite session store. It implements seam.Service,
+// seam.OpenLister and seam.LockProber.
+type Store struct {
+	path   string
+	schema int
+	opts   Options
+	db     *sql.DB
+
+	mu      sync.Mutex
+	writers seam.Claims[*handle] // ids this store owns for writing, pending creates included
+	closed  bool
+	refs    int // open handles; the database closes with the last one after Close
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt // prepared statements by query text
+}
+
+// writes counts the write transactions every store of this process
+// committed: a read pinned to an older transaction (ListOpen) leaves it
+// once it changes, so that it sees every append returned before it
+// started, whichever service made it.
+var writes atomic.Int64
+
+var (
+	_ seam.Service    = (*Store)(nil)
+	_ seam.OpenLister = (*Store)(nil)
+	_ seam.LockProber = (*Store)(nil)
+)
+
+var ofdOnce sync.Once
+
+// Open opens the dsh SQLite store at path. It refuses a path that is a
+// symbolic link or not a regular file, a file other users may access
+// (POSIX), a database of another application or an unknown schema version.
+func Open(path string, opts Options) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
+	}
+	if opts.Schema == 0 {
+		opts.Schema = Schema17
+	}
+	if opts.Schema != Schema14 && opts.Schema != Schema17 {
+		return nil, storeErr(seam.ErrInvalid, abs, fmt.Errorf("schema %d: dshctl writes schema 14 or 17", opts.Schema))
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = DefaultBusyTimeout
+	}
+	if err := checkFile(abs, opts.Create); err != nil {
+		return nil, err
+	}
+	// OFD locks keep SQLite's locks on the database file safe from a close
+	// of another descriptor of it anywhere in the process.
+	ofdOnce.Do(func() { sqlite.OFDLocking(true) })
+	db, err := sql.Open("sqlite", dsn(abs, opts.BusyTimeout))
+	if err != nil {
+		return nil, storeErr(seam.ErrIO, abs, err)
+	}
+	db.SetMaxIdleConns(max(2, runtime.GOMAXPROCS(0)))
+	s := &Store{path: abs, opts: opts, db: db, stmts: map[string]*sql.Stmt{}}
+	if err := s.init(opts.Create); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dsn is the data source name of the database at abs: a URI that never
+// creates the file (Open does that, with mode 0600) and the pragmas every
+// connection runs. Write transactions begin IMMEDIATE.
+func dsn(abs string, busy time.Duration) string {
+	p := filepath.ToSlash(abs)
+	if p[0] != '/' {
+		p = "/" + p // a Windows drive path
+	}
+	u := url.URL{Scheme: "file", Path: p}
+	q := url.Values{}
+	q.Set("mode", "rw")
+	q.Set("_txlock", "immediate")
+	for _, pragma := range []string{
+		"busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")",
+		"synchronous(FULL)",
+		"mmap_size(0)",
+		"trusted_schema(OFF)",
+		"foreign_keys(ON)",
+		"cell_size_check(ON)",
+	} {
+		q.Add("_pragma", pragma)
+	}
+	return u.String() + "?" + q.Encode()
+}
+
+// checkFile checks the database file; it makes a new empty one (mode
+// 0600, exclusive) when create is set and none exists.
+func checkFile(abs string, create bool) error {
+	fi, err := os.Lstat(abs)
+	if errors.Is(err, fs.ErrNotExist) && create {
+		f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return storeErrOrNil(seam.ErrIO, abs, f.Close())
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return storeErr(seam.ErrIO, abs, err)
+		}
+		fi, err = os.Lstat(abs) // another process made it first
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &seam.Error{Kind: seam.ErrNotFound, Op: "open store", Pos: pathPos(abs),
+			Err: fmt.Errorf("no SQLite session store at %s", abs)}
+	case err != nil:
+		return storeErr(seam.ErrIO, abs, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return storeErr(seam.ErrInvalid, abs, fmt.Errorf("%s is a symbolic link; name the database file itself (dsh refuses links too)", abs))
+	case !fi.Mode().IsRegular():
+		return storeErr(seam.ErrInvalid, abs, fmt.Errorf("%s is not a regular file", abs))
+	}
+	return storeErrOrNil(seam.ErrInvalid, abs, checkMode(abs, fi))
+}
+
+// init checks, or for a new empty database creates, the schema.
+func (s *Store) init(create bool) error {
+	ctx := context.Background()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return s.sqlErr("open store", "", err)
+	}
+	defer conn.Close()
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return s.sqlErr("open store", "", err)
+	}
+	if mode != "wal" {
+		// dsh's stores are WAL already; a read-only file stays as it is.
+		if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil && create {
+			return s.sqlErr("open store", "", err)
+		}
+	}
+	appID, version, empty, err := readIdentity(ctx, conn)
+	if err != nil {
+		return s.sqlErr("open store", "", err)
+	}
+	if create && appID == 0 && version == 0 && empty {
+		if err := s.createSchema(ctx, conn); err != nil {
+			return err
+		}
+		if appID, version, _, err = readIdentity(ctx, conn); err != nil {
+			return s.sqlErr("open store", "", err)
+		}
+	}
+	if appID != ApplicationID {
+		why := fmt.Errorf("%s is not a dsh session store: its application_id is %#x, not %#x (DSHP)", s.path, uint32(appID), ApplicationID)
+		if appID == 0 && version == 0 && empty {
+			why = fmt.Errorf("%s is an empty SQLite database, not a dsh session store", s.path)
+		}
+		return storeErr(seam.ErrInvalid, s.path, why)
+	}
+	if version != Schema14 && version != Schema17 {
+		newer := ""
+		if version > Schema17 {
+			newer = ", written by a newer dsh"
+		}
+		return storeErr(seam.ErrUnsupportedFormat, s.path,
+			fmt.Errorf("schema version %d%s: dshctl reads schemas 14 and 17 (dsh has no migration): %s", version, newer, s.path))
+	}
+	s.schema = int(version)
+	if problems, err := schemaProblems(ctx, conn, s.schema); err != nil {
+		return s.sqlErr("open store", "", err)
+	} else if len(problems) > 0 {
+		return storeErr(seam.ErrCorrupt, s.path, fmt.Errorf("schema %d: %s", s.schema, problems[0]))
+	}
+	return nil
+}
+
+// readIdentity reads the application id, the schema version and whether
+// the database has no schema object.
+func readIdentity(ctx context.Context, conn *sql.Conn) (appID, version int64, empty bool, err error) {
+	if err = conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return
+	}
+	if err = conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return
+	}
+	var n int
+	err = conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n)
+	return appID, version, n == 0, err
+}
+
+// Path returns the database file.
+func (s *Store) Path() string { return s.path }
+
+// Schema returns the database's schema version, 14 or 17.
+func (s *Store) Schema() int { return s.schema }
+
+// location is the Location of every session of the store.
+func (s *Store) location(v int) seam.Location {
+	return seam.Location{Backend: "sqlite", Path: s.path, Encoding: "sqlite-" + strconv.Itoa(s.schema), Generation: v}
+}
+
+// size is the physical size of the store: the database file and its WAL.
+func (s *Store) size() int64 {
+	var n int64
+	for _, p := range []string{s.path, s.path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// check fails when the store is closed or ctx is done.
+func (s *Store) check(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return &seam.Error{Kind: seam.ErrHandleClosed, Op: op, Pos: seam.NoPos, Err: errors.New("store is closed")}
+	}
+	return nil
+}
+
+// ref counts a new handle; unref drops it and closes the database when the
+// store was closed and this was its last handle.
+func (s *Store) ref() {
+	s.mu.Lock()
+	s.refs++
+	s.mu.Unlock()
+}
+
+func (s *Store) unref() {
+	s.mu.Lock()
+	s.refs--
+	last := s.closed && s.refs == 0
+	s.mu.Unlock()
+	if last {
+		s.closeDB()
+	}
+}
+
+// closeDB closes the prepared statements and the database.
+func (s *Store) closeDB() error {
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = map[string]*sql.Stmt{}
+	s.stmtMu.Unlock()
+	return s.db.Close()
+}
+
+// Close marks the store closed; later calls on it fail. Open handles stay
+// usable until they are closed; the database closes with the last one.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	last := s.refs == 0
+	s.mu.Unlock()
+	if last {
+		return s.sqlErr("close store", "", s.closeDB())
+	}
+	return nil
+}
+
+// WriterActive reports whether a write handle, of this process or
+// another, owns session id. dsh's own writers take no such lock.
+func (s *Store) WriterActive(ctx context.Context, id string) (bool, error) {
+	if err := s.check(ctx, "probe lock"); err != nil {
+		return false, err
+	}
+	held, err := writerActive(s.path, id)
+	if err != nil {
+		return false, &seam.Error{Kind: seam.ErrIO, Op: "probe lock", ID: id, Pos: pathPos(s.path + lockSuffix), Err: err}
+	}
+	return held, nil
+}
+
+// newToken returns a random UUID (version 4), dsh's form of store ids and
+// incarnations.
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
+}
+
+func pathPos(path string) seam.Pos {
+	return seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}
+}
+
+func storeErr(kind error, path string, err error) *seam.Error {
+	return &seam.Error{Kind: kind, Op: "open store", Pos: pathPos(path), Err: err}
+}
+
+func storeErrOrNil(kind error, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return storeErr(kind, path, err)
+}
+
+// sqlErr turns a database error into a *seam.Error: a database too busy
+// to write is ErrAlreadyOwned ("in use"), a damaged one ErrCorrupt,
+// anything else ErrIO. Context errors and *seam.Errors pass through.
+func (s *Store) sqlErr(op, id string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *seam.Error
+	if errors.As(err, &se) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return seam.Wrap(err, seam.ErrIO, op, id)
+	}
+	kind := seam.ErrIO
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		switch e.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			// A write waits for another connection's write lock; a read
+			// waits only while a checkpoint or recovery holds the file.
+			if op == "append" || op == "create" || op == "flush" {
+				kind = seam.ErrAlreadyOwned
+			}
+			err = fmt.Errorf("the database is locked by another connection (waited %v): %w", s.opts.BusyTimeout, err)
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			kind = seam.ErrCorrupt
+		case sqlite3.SQLITE_INTERRUPT:
+			kind = seam.ErrIO
+		}
+	}
+	return &seam.Error{Kind: kind, Op: op, ID: id, Pos: pathPos(s.path), Err: err}
+}
+
+// query runs a prepared statement of the store, in tx when it is not nil.
+// Statements are prepared once per store (and per connection by
+// database/sql), which saves parsing them for every session a listing
+// visits.
+func (s *Store) query(ctx context.Context, q querier, query string, args ...any) (*sql.Rows, error) {
+	if q != nil {
+		return q.QueryContext(ctx, query, args...)
+	}
+	s.stmtMu.Lock()
+	st := s.stmts[query]
+	s.stmtMu.Unlock()
+	if st == nil {
+		var err error
+		if st, err = s.db.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		s.stmtMu.Lock()
+		if prev := s.stmts[query]; prev != nil {
+			st.Close()
+			st = prev
+		} else {
+			s.stmts[query] = st
+		}
+		s.stmtMu.Unlock()
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// querier runs read statements somewhere else than on the store's pool:
+// in a write transaction (*sql.Tx) or on a pinned connection.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// pinned is one connection of the store held in one read transaction,
+// with its statements prepared once: a listing runs thousands of small
+// statements, and each would otherwise begin a transaction of its own.
+// It is used by one goroutine at a time.
+type pinned struct {
+	conn  *sql.Conn
+	stmts map[string]*sql.Stmt
+}
+
+// pin takes a connection of the pool and begins a read transaction on it.
+func (s *Store) pin(ctx context.Context) (*pinned, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return &pinned{conn: conn, stmts: map[string]*sql.Stmt{}}, nil
+}
+
+func (p *pinned) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st := p.stmts[query]
+	if st == nil {
+		var err error
+		if st, err = p.conn.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		p.stmts[query] = st
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// close ends the transaction and returns the connection to the pool.
+func (p *pinned) close() {
+	for _, st := range p.stmts {
+		st.Close()
+	}
+	p.conn.ExecContext(context.Background(), "ROLLBACK")
+	p.conn.Close()
+}
