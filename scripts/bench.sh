@@ -173,7 +173,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 evz=$("$bin" --store "$cache/zstd" stat -o json big | jq .eventCount)
 echo "## Latest round"
 echo
-echo "$(date -u +%Y-%m-%d), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH), $(zstd --version | grep -o 'v[0-9.]*'), $(jq --version); load average $load0 at the start, $load1 at the end."
+echo "$(date -u +%Y-%m-%d), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH), zstd $(zstd --version | grep -o "v[0-9.]*"), $(jq --version); load average $load0 at the start, $load1 at the end."
 echo "Command: \`scripts/bench.sh\` (RUNS=$runs interleaved runs of each side, medians)."
 echo "big: $(($(zstd -dc "$bigz" | wc -c) / 1000000)) MB decoded, $(($(bytes "$bigz") / 1000000)) MB zstd, $evz events; huge: $(($(bytes "$(log none huge)") >> 20)) MiB decoded, $(($(bytes "$(log zstd huge)") >> 20)) MiB zstd; mid: $(($(bytes "$(log none mid)") >> 10)) KiB; small: $(($(bytes "$(log none small)") >> 10)) KiB."
 echo
