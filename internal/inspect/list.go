@@ -168,7 +168,8 @@ func row(ctx context.Context, en seam.Entry, h seam.Handle, openErr error, budge
 	if en.Err != nil {
 		return fail(en.Err)
 	}
-	r.EventCount = &s.EventCount
+	n := s.EventCount // not &s.EventCount, which keeps a copy of the whole snapshot alive per row
+	r.EventCount = &n
 	if openErr != nil {
 		return fail(openErr)
 	}
