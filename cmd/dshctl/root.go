@@ -150,6 +150,7 @@ or the path of its folder or log file.`,
 		newStatCmd(e, g),
 		newCatCmd(e, g),
 		newAppendCmd(e, g),
+		newVerifyCmd(e, g),
 		newExportCmd(e, g),
 		newReplayCmd(e, g),
 	)

@@ -76,60 +76,49 @@ func NewOpenTurnTracker(version int) *OpenTurnTracker {
 }
 
 // Observe feeds the next event of the log, in seq order. A payload that
-// does not decode (a member it reads has the wrong type) is passed over,
-// except that a turn/start or turn/end still opens or closes the turn.
-// It reads only the members it needs, with seam.Lookup: a large tool
-// result is skipped over, not decoded.
+// does not decode is passed over, except that a turn/start or turn/end still
+// opens or closes the turn.
 func (t *OpenTurnTracker) Observe(e *seam.Event) {
+	var f turnFacts
+	readFacts(e, &f)
+	t.observe(e, &f)
+}
+
+// observe is Observe with the payload's facts read already.
+func (t *OpenTurnTracker) observe(e *seam.Event, f *turnFacts) {
 	t.seen, t.lastSeq, t.lastTime = true, e.Seq, e.Time
-	d := e.Data
 	switch e.Type {
 	case typeTurnStart:
-		turn, _ := seam.LookupInt(d, "turn")
-		t.open, t.turn, t.stepOpen, t.pending = true, turn, false, t.pending[:0]
+		t.open, t.turn, t.stepOpen, t.pending = true, f.turn, false, t.pending[:0]
 	case typeTurnEnd:
 		t.open, t.stepOpen, t.pending = false, false, t.pending[:0]
 	case typeStepStart:
-		f, ok := fields(d, "turn", "step")
-		_, okTurn := integer(f[0])
-		step, okStep := integer(f[1])
-		if ok && okTurn && okStep {
-			t.step, t.stepOpen = step, true
+		if !f.bad && !f.badTurn {
+			t.step, t.stepOpen = f.step, true
 		}
 	case typeStepEnd:
 		t.stepOpen, t.pending = false, t.pending[:0]
 	case typeAssistantMessage:
-		// Only the tool-call blocks matter: the other members are skipped.
-		f, ok := fields(d, "step")
-		step, okStep := integer(f[0])
-		content, okContent := messageContent(d)
-		if !ok || !okStep || !okContent {
+		// Only the tool-call blocks matter.
+		if f.bad {
 			return
 		}
-		seam.Items(content, func(b json.RawMessage) bool {
-			f, _ := fields(b, "type", "id", "name")
-			if typ, _ := str(f[0]); typ == "tool-call" {
-				id, _ := str(f[1])
-				name, _ := str(f[2])
-				if i := t.find(id); i >= 0 {
-					t.pending[i].Step, t.pending[i].Name = step, name
-				} else {
-					t.pending = append(t.pending, PendingCall{CallID: id, Name: name, Step: step, CallSeq: -1})
-				}
+		for _, c := range f.calls {
+			if i := t.find(c.id); i >= 0 {
+				t.pending[i].Step, t.pending[i].Name = f.step, c.name
+			} else {
+				t.pending = append(t.pending, PendingCall{CallID: c.id, Name: c.name, Step: f.step, CallSeq: -1})
 			}
-			return true
-		})
+		}
 	case typeToolCall:
-		f, ok := fields(d, "callId", "name", "arguments")
-		callID, okID := str(f[0])
-		if ok && okID && typed(f[1], `"`) && typed(f[2], `"`) {
-			if i := t.find(callID); i >= 0 {
+		if !f.bad {
+			if i := t.find(f.callID); i >= 0 {
 				t.pending[i].CallSeq = e.Seq
 			}
 		}
 	case typeToolResult:
-		if id, ok := resultCallID(d); ok {
-			if i := t.find(id); i >= 0 {
+		if !f.bad {
+			if i := t.find(f.callID); i >= 0 {
 				t.pending = append(t.pending[:i], t.pending[i+1:]...)
 			}
 		}

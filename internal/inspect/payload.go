@@ -1,9 +1,9 @@
 package inspect
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -155,122 +155,21 @@ type toolResultPayload struct {
 // isHumanPrompt reports whether e is a user/message a person typed: its
 // source kind is "user" (plugin-injected messages and tool results are not).
 func isHumanPrompt(e *seam.Event) bool {
-	return e.Type == typeUserMessage && seam.LookupStringIs(e.Data, "user", "source", "kind")
+	if e.Type != typeUserMessage {
+		return false
+	}
+	// The payload was validated when it was read: skim it, do not parse it.
+	src, _ := seam.Lookup(e.Data, "source")
+	kind, ok := seam.Lookup(src, "kind")
+	return ok && jsonStringIs(kind, "user")
 }
 
-// The readers below take what encoding/json would decode into the payload
-// structs above, member by member with seam.Lookup, so that a large payload
-// is skipped over rather than decoded: a member read must be absent, null
-// or of its Go type, or the payload does not decode. Keys are compared
-// exactly, as dsh's JSON.parse and property access do.
-
-// fields reads the members keys of the JSON object raw in one walk (see
-// seam.Fields); ok is false when raw is not an object.
-func fields(raw []byte, keys ...string) (vals [4]json.RawMessage, ok bool) {
-	return vals, seam.Fields(raw, keys, vals[:len(keys)])
-}
-
-// typed reports whether a member value read by fields is absent, null or
-// starts with one of the bytes of kinds: what encoding/json decodes into a
-// field of the matching Go type.
-func typed(v json.RawMessage, kinds string) bool {
-	return v == nil || string(v) == "null" || strings.IndexByte(kinds, v[0]) >= 0
-}
-
-// present is v without null: nil when absent or null.
-func present(v json.RawMessage) json.RawMessage {
-	if string(v) == "null" {
-		return nil
+// jsonStringIs reports whether the JSON value raw is the string s, which
+// must be valid UTF-8 without U+FFFD (what decoding makes of bad bytes).
+func jsonStringIs(raw json.RawMessage, s string) bool {
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1:len(raw)-1]) == s
 	}
-	return v
-}
-
-// str decodes a member value read by fields into a Go string as
-// encoding/json does ("" when absent or null); ok is false for any other
-// type.
-func str(v json.RawMessage) (string, bool) {
-	if v = present(v); v == nil {
-		return "", true
-	}
-	return seam.LookupString(v)
-}
-
-// integer decodes a member value read by fields into an int64 as
-// encoding/json does (0 when absent or null).
-func integer(v json.RawMessage) (int64, bool) {
-	if v = present(v); v == nil {
-		return 0, true
-	}
-	return seam.LookupInt(v)
-}
-
-// stringMember returns the string member key of the object raw; ok is
-// false when the member has another type than string or null.
-func stringMember(raw []byte, key string) (string, bool) {
-	f, _ := fields(raw, key)
-	return str(f[0])
-}
-
-// messageContent returns data.message.content of a message payload (nil
-// when absent or null); ok is false when data.message is not an object or
-// the content not an array of objects whose type, id and name are strings.
-func messageContent(data []byte) (json.RawMessage, bool) {
-	f, _ := fields(data, "message")
-	msg := present(f[0])
-	if !typed(msg, "{") || msg == nil {
-		return nil, typed(msg, "{")
-	}
-	f, _ = fields(msg, "content")
-	content := present(f[0])
-	if !typed(content, "[") || content == nil {
-		return nil, typed(content, "[")
-	}
-	ok := true
-	seam.Items(content, func(b json.RawMessage) bool {
-		if present(b) == nil {
-			return true
-		}
-		if ok = b[0] == '{'; ok {
-			f, _ := fields(b, "type", "id", "name")
-			for _, v := range f[:3] {
-				if !typed(v, `"`) {
-					ok = false
-				}
-			}
-		}
-		return ok
-	})
-	return content, ok
-}
-
-// resultCallID returns the call a tool/result payload answers (msgHead's
-// callID); ok is false when the payload does not decode as a msgHead.
-func resultCallID(data []byte) (string, bool) {
-	f, ok := fields(data, "message")
-	msg := present(f[0])
-	if !ok || !typed(msg, "{") {
-		return "", false
-	}
-	if msg == nil {
-		return "", true
-	}
-	f, _ = fields(msg, "toolCallId", "source")
-	toolCallID, ok := str(f[0])
-	src := present(f[1])
-	if !ok || !typed(src, "{") {
-		return "", false
-	}
-	callID := ""
-	if src != nil {
-		f, _ = fields(src, "callId", "kind", "plugin")
-		var okID bool
-		callID, okID = str(f[0])
-		if !okID || !typed(f[1], `"`) || !typed(f[2], `"`) {
-			return "", false
-		}
-	}
-	if callID != "" {
-		return callID, true
-	}
-	return toolCallID, true
+	var v string
+	return json.Unmarshal(raw, &v) == nil && v == s
 }

@@ -50,10 +50,9 @@ func (c *statsCollector) Observe(e *seam.Event) {
 	case typeTurnStart:
 		s.Turns++
 	case typeTurnEnd:
-		kind := ""
-		if f, _ := fields(e.Data, "reason"); typed(f[0], "{") && present(f[0]) != nil {
-			kind, _ = stringMember(f[0], "kind")
-		}
+		// What encoding/json decodes of reason.kind: a string, or "".
+		reason, _ := seam.Lookup(e.Data, "reason")
+		kind, _ := seam.LookupString(reason, "kind")
 		s.TurnEnds[kind]++
 	case typeUserMessage:
 		if isHumanPrompt(e) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
@@ -137,18 +138,44 @@ func fullWriteState(ctx context.Context, s *Store, id string) (writer, error) {
 	return w, nil
 }
 
-func FuzzReadPlain(f *testing.F) {
-	head := headerFor("s")
+// plainSeeds are the seed bodies (after the header line) of the fuzzers
+// of plain logs.
+func plainSeeds() [][]byte {
+	var out [][]byte
 	body := ""
 	for _, l := range fuzzLines {
 		body += l
-		f.Add([]byte(body))
+		out = append(out, []byte(body))
 	}
-	f.Add([]byte(body + `{"type":"turn/st`))
-	f.Add([]byte(fuzzLines[0] + "garbage\n" + fuzzLines[3]))
-	f.Add([]byte(fuzzLines[0] + `{"type":"x/y","seq":1,"time":1,"data":{}}` + "\n"))
-	f.Add([]byte(body + fuzzTurn2 + "garbage\n" + `{"type":"step/start","seq":7,"time":5,"data":{}}` + "\n"))
-	f.Add([]byte(body + fuzzTurn2 + "garbage\n" + `{"type":"turn/end","seq":7,"time":5,"data":{}}` + "\n"))
+	return append(out, []byte(body+`{"type":"turn/st`), []byte(fuzzLines[0]+"garbage\n"+fuzzLines[3]),
+		[]byte(fuzzLines[0]+`{"type":"x/y","seq":1,"time":1,"data":{}}`+"\n"),
+		// A bad record in the last turn, with and without a turn/end after it.
+		[]byte(body+fuzzTurn2+"garbage\n"+`{"type":"step/start","seq":7,"time":5,"data":{}}`+"\n"),
+		[]byte(body+fuzzTurn2+"garbage\n"+`{"type":"turn/end","seq":7,"time":5,"data":{}}`+"\n"))
+}
+
+// zstdSeeds are the seed bodies (after the header frame) of the fuzzers of
+// zstd logs.
+func zstdSeeds() [][]byte {
+	var out [][]byte
+	var body []byte
+	for _, l := range fuzzLines {
+		body = zstdframe.AppendFrame(body, []byte(l))
+		out = append(out, body)
+	}
+	return append(out, body[:len(body)-3], zstdframe.AppendFrame(nil, []byte(fuzzLines[0] + fuzzLines[1])[:70]),
+		append([]byte{0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}, body...),
+		zstdframe.AppendFrame(nil, []byte(fuzzLines[0]+"garbage\n"+fuzzLines[3])),
+		// A bad record in the last turn, inside a frame and as a frame.
+		zstdframe.AppendFrame(slices.Clip(body), []byte(fuzzTurn2+"garbage\n")),
+		zstdframe.AppendFrame(zstdframe.AppendFrame(slices.Clip(body), []byte(fuzzTurn2)), []byte(`{"type":"turn/end","seq":7,"ti`+"\n")))
+}
+
+func FuzzReadPlain(f *testing.F) {
+	head := headerFor("s")
+	for _, s := range plainSeeds() {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fuzzSession(t, None, append([]byte(head), body...))
 	})
@@ -156,17 +183,9 @@ func FuzzReadPlain(f *testing.F) {
 
 func FuzzReadZstd(f *testing.F) {
 	head := zstdframe.AppendFrame(nil, []byte(headerFor("s")))
-	var body []byte
-	for _, l := range fuzzLines {
-		body = zstdframe.AppendFrame(body, []byte(l))
-		f.Add(body)
+	for _, s := range zstdSeeds() {
+		f.Add(s)
 	}
-	f.Add(body[:len(body)-3])
-	f.Add(zstdframe.AppendFrame(nil, []byte(fuzzLines[0] + fuzzLines[1])[:70]))
-	f.Add(append([]byte{0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}, body...))
-	f.Add(zstdframe.AppendFrame(nil, []byte(fuzzLines[0]+"garbage\n"+fuzzLines[3])))
-	f.Add(zstdframe.AppendFrame(body, []byte(fuzzTurn2+"garbage\n")))
-	f.Add(zstdframe.AppendFrame(zstdframe.AppendFrame(body, []byte(fuzzTurn2)), []byte(`{"type":"turn/end","seq":7,"ti`+"\n")))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fuzzSession(t, Zstd, append(head[:len(head):len(head)], body...))
 	})

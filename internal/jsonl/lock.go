@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/dshctl/dshctl/internal/seam"
 	"golang.org/x/sys/unix"
@@ -54,9 +55,16 @@ func (s *Store) WriterActive(ctx context.Context, id string) (bool, error) {
 // procLocksHeld looks for a flock on the file fi in /proc/locks; ok is
 // false when the table cannot be read.
 func procLocksHeld(fi fs.FileInfo) (held, ok bool) {
+	_, held, ok = procLockHolder(fi)
+	return held, ok
+}
+
+// procLockHolder is procLocksHeld, also returning the pid /proc/locks
+// gives for the holder (0 when it shows none, as across pid namespaces).
+func procLockHolder(fi fs.FileInfo) (pid int, held, ok bool) {
 	data, err := os.ReadFile("/proc/locks")
 	if err != nil {
-		return false, false
+		return 0, false, false
 	}
 	dev, ino, _ := fileIdentity(fi)
 	want := []byte(fmt.Sprintf("%02x:%02x:%d", unix.Major(dev), unix.Minor(dev), ino))
@@ -69,8 +77,9 @@ func procLocksHeld(fi fs.FileInfo) (held, ok bool) {
 			continue
 		}
 		if bytes.Equal(f[5], want) {
-			return true, true
+			pid, _ = strconv.Atoi(string(f[4]))
+			return max(pid, 0), true, true
 		}
 	}
-	return false, true
+	return 0, false, true
 }

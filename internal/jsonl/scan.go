@@ -116,7 +116,7 @@ func (r *reader) forward(ctx context.Context, cp checkpoint, size, limit, from i
 		}
 		decode := seam.DecodeRecord
 		if r.transient {
-			decode = seam.DecodeRecordView
+			decode = seam.DecodeRecordAlias
 		}
 		row, derr := decode(rec.line[:len(rec.line)-1], v)
 		if derr == nil {

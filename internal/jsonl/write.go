@@ -184,7 +184,9 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 	h.dir = d
 	lock, fi, err := lockSession(s.fs, d.dir)
 	if errors.Is(err, seam.ErrAlreadyOwned) {
-		return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: h.id, Pos: seam.Pos{Path: filepath.Join(d.dir, lockName), Offset: -1, Frame: -1, Line: -1, Seq: -1}}
+		path := filepath.Join(d.dir, lockName)
+		return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: h.id, Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+			Err: s.lockHolder(path)}
 	}
 	if err != nil {
 		return &seam.Error{Kind: seam.ErrIO, Op: "open", ID: h.id, Pos: seam.NoPos, Err: err}

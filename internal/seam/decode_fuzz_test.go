@@ -43,9 +43,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		v &= 7 // versions 0 to 7; past MaxVersion no type is known
 		sameFieldsAsUnmarshal(t, line)
 		r, err := DecodeRecord(line, v)
-		view, verr := DecodeRecordView(line, v)
+		view, verr := DecodeRecordAlias(line, v)
 		if (err == nil) != (verr == nil) || err == nil && !reflect.DeepEqual(r, view) {
-			t.Fatalf("DecodeRecordView: %+v, %v; DecodeRecord: %+v, %v", view, verr, r, err)
+			t.Fatalf("DecodeRecordAlias: %+v, %v; DecodeRecord: %+v, %v", view, verr, r, err)
 		}
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {

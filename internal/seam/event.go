@@ -124,15 +124,6 @@ func compactValid(raw []byte, compact bool) json.RawMessage {
 	return appendCompact(make([]byte, 0, len(raw)), raw)
 }
 
-// compactView is compactValid, except that with view a compact raw is
-// returned as it is, not copied.
-func compactView(raw []byte, compact, view bool) json.RawMessage {
-	if compact && view {
-		return raw[:len(raw):len(raw)]
-	}
-	return compactValid(raw, compact)
-}
-
 // isCompact reports whether the valid JSON value raw has no white space
 // outside its strings, which is how dsh writes every record.
 func isCompact(raw []byte) bool {

@@ -5,80 +5,112 @@ import (
 	"encoding/json"
 )
 
-// Lookup returns the value at path (member names) in the JSON object raw,
-// as JSON.parse and property access read it: keys compared exactly once
-// unescaped, the last of repeated keys winning. It is for payloads a
-// reader validated already (Event.Data): it walks raw once without
-// validating it again, skipping the values on its way eight bytes at a
-// time, and allocates nothing. Malformed input never panics: it gives ok
-// false or some value of it.
-func Lookup(raw []byte, path ...string) (json.RawMessage, bool) {
-	v := raw
-	for _, key := range path {
-		var ok bool
-		if v, ok = lookupMember(v, key); !ok {
-			return nil, false
-		}
-	}
-	return v, true
-}
+// The helpers below read JSON that is already known to be valid, such as
+// the Data of a decoded Event, without validating it again: a check that
+// looks at a few members of every payload then costs a skim of the bytes,
+// not a second parse: strings are skipped with bytes.IndexByte, at memory
+// speed. On invalid JSON their results are unspecified, but they never
+// panic.
 
-// lookupMember returns the value of the last member key of the object raw.
-func lookupMember(raw []byte, key string) (json.RawMessage, bool) {
+// Lookup returns the value of member key of the valid JSON object raw, as
+// JSON.parse reads it: keys compared exactly once unescaped, the last of
+// repeated keys winning. ok is false when raw is not an object or has no
+// such member.
+func Lookup(raw []byte, key string) (json.RawMessage, bool) {
 	var v [1]json.RawMessage
-	if !Fields(raw, []string{key}, v[:]) || v[0] == nil {
-		return nil, false
-	}
-	return v[0], true
+	LookupAll(raw, []string{key}, v[:])
+	return v[0], v[0] != nil
 }
 
-// Fields sets vals[i] to the value of member keys[i] of the object raw (nil
-// when absent), under Lookup's terms, in one walk of raw: for reading
-// several members of a large payload. It reports whether raw is an object.
-func Fields(raw []byte, keys []string, vals []json.RawMessage) bool {
+// LookupAll sets vals[i] to the value of member keys[i] of the valid JSON
+// object raw, or nil when it has none, in one pass over raw (Lookup's
+// rules). It reports whether raw is an object.
+func LookupAll(raw []byte, keys []string, vals []json.RawMessage) bool {
 	clear(vals)
 	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
+	if i == len(raw) || raw[i] != '{' {
 		return false
 	}
-	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] == '"'; {
-		kStart, kEnd := i, scanString(raw, i)
-		if kEnd < 0 {
+	for i++; ; {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != '"' {
 			return true
 		}
-		k := raw[kStart+1 : kEnd-1]
-		i = skipSpace(raw, kEnd)
-		if i >= len(raw) || raw[i] != ':' {
+		end := scanString(raw, i)
+		if end < 0 {
 			return true
 		}
-		vStart := skipSpace(raw, i+1)
-		vEnd := scanValue(raw, vStart)
-		if vEnd < 0 {
+		k := raw[i+1 : end-1]
+		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
 			return true
 		}
-		if bytes.IndexByte(k, '\\') >= 0 {
-			k = []byte(stringValue(raw[kStart:kEnd]))
+		i = skipSpace(raw, i+1)
+		vend := scanValue(raw, i)
+		if vend < 0 {
+			return true
 		}
-		for n, key := range keys {
-			if string(k) == key {
-				vals[n] = raw[vStart:vEnd:vEnd]
+		for j, key := range keys {
+			if string(k) == key || bytes.IndexByte(k, '\\') >= 0 && unquote(k) == key {
+				vals[j] = raw[i:vend:vend]
 			}
 		}
-		if i = skipSpace(raw, vEnd); i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
+		if i = skipSpace(raw, vend); i < len(raw) && raw[i] == ',' {
+			i++
 		}
 	}
-	return true
 }
 
-// Items calls fn with each item of the JSON array raw, in order, until fn
-// returns false, under Lookup's terms. It reports whether raw is an array.
-func Items(raw []byte, fn func(item json.RawMessage) bool) bool {
+// unquote decodes the body of a JSON string key that holds escapes.
+func unquote(body []byte) string {
+	q := make([]byte, 0, len(body)+2)
+	q = append(append(append(q, '"'), body...), '"')
+	return stringValue(q)
+}
+
+// IntValue returns the valid JSON value v as a safe integer (JSON.parse
+// accepts 3.0 as 3).
+func IntValue(v []byte) (int64, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	n, err := parseSafeInt(v)
+	return n, err == nil
+}
+
+// StringValue returns the valid JSON value v, decoded, when it is a string.
+func StringValue(v []byte) (string, bool) {
+	if len(v) == 0 || v[0] != '"' {
+		return "", false
+	}
+	return stringValue(v), true
+}
+
+// LookupInt returns member key of the valid JSON object raw when it is a
+// safe integer.
+func LookupInt(raw []byte, key string) (int64, bool) {
+	v, _ := Lookup(raw, key)
+	return IntValue(v)
+}
+
+// LookupString returns member key of the valid JSON object raw when it is
+// a string, decoded.
+func LookupString(raw []byte, key string) (string, bool) {
+	v, _ := Lookup(raw, key)
+	return StringValue(v)
+}
+
+// Elements calls fn with each item of the valid JSON array raw, in order,
+// until fn returns false; it reports whether raw is an array.
+func Elements(raw []byte, fn func(item []byte) bool) bool {
 	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '[' {
+	if i == len(raw) || raw[i] != '[' {
 		return false
 	}
-	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] != ']'; {
+	for i++; ; {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] == ']' {
+			return true
+		}
 		end := scanValue(raw, i)
 		if end < 0 {
 			return true
@@ -87,52 +119,9 @@ func Items(raw []byte, fn func(item json.RawMessage) bool) bool {
 			return true
 		}
 		if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
+			i++
 		}
 	}
-	return true
-}
-
-// LookupString returns the string at path, decoded as JSON.parse does;
-// ok is false when it is absent or not a string.
-func LookupString(raw []byte, path ...string) (string, bool) {
-	v, ok := Lookup(raw, path...)
-	if !ok || len(v) < 2 || v[0] != '"' || scanString(v, 0) != len(v) {
-		return "", false
-	}
-	return stringValue(v), true
-}
-
-// LookupStringIs reports whether the value at path is the string s, which
-// must be valid UTF-8 without U+FFFD (what decoding makes of bad bytes),
-// without decoding it when it holds no escape.
-func LookupStringIs(raw []byte, s string, path ...string) bool {
-	v, ok := Lookup(raw, path...)
-	if !ok || len(v) < 2 || v[0] != '"' || scanString(v, 0) != len(v) {
-		return false
-	}
-	if bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1:len(v)-1]) == s
-	}
-	return stringValue(v) == s
-}
-
-// LookupInt returns the integer at path as encoding/json decodes it into
-// an int64: absent or null is 0, a number without fraction or exponent in
-// range is its value; anything else is not ok.
-func LookupInt(raw []byte, path ...string) (int64, bool) {
-	v, ok := Lookup(raw, path...)
-	if !ok || string(v) == "null" {
-		return 0, true
-	}
-	if n, ok := smallInt(v); ok {
-		return n, true
-	}
-	var n int64
-	if json.Unmarshal(v, &n) != nil {
-		return 0, false
-	}
-	return n, true
 }
 
 // scanString returns the index after the string that starts at raw[i], or

@@ -125,13 +125,12 @@ var envelopeKeys = map[string]bool{"type": true, "seq": true, "time": true, "dat
 // are ErrCorrupt without a position.
 func DecodeRecord(line []byte, v int) (Record, error) { return decodeRecord(line, v, false) }
 
-// DecodeRecordView is DecodeRecord for a reader that serves events only
-// while line is valid (ScanOptions.Transient): the event's Data and
-// SurfaceOp alias line when they are compact, as dsh writes every record,
-// instead of being copies.
-func DecodeRecordView(line []byte, v int) (Record, error) { return decodeRecord(line, v, true) }
+// DecodeRecordAlias is DecodeRecord for a reader done with the record
+// before line changes (verify, which reads every record once): a compact
+// event's Data and SurfaceOp alias line instead of being copied.
+func DecodeRecordAlias(line []byte, v int) (Record, error) { return decodeRecord(line, v, true) }
 
-func decodeRecord(line []byte, v int, view bool) (Record, error) {
+func decodeRecord(line []byte, v int, alias bool) (Record, error) {
 	var r Record
 	var fields fieldList
 	compact, err := fields.parse(line)
@@ -175,7 +174,7 @@ func decodeRecord(line []byte, v int, view bool) (Record, error) {
 		return r, corruptf("event seq %d: data must be an object", e.Seq)
 	}
 	// A compact record has compact values; others are compacted here.
-	e.Data = compactView(data, compact || isCompact(data), view)
+	e.Data = keepValid(data, compact, alias)
 	if raw, ok := fields.get("ignorable"); ok {
 		switch string(raw) {
 		case "true":
@@ -186,7 +185,7 @@ func decodeRecord(line []byte, v int, view bool) (Record, error) {
 		}
 	}
 	if raw, ok := fields.get("surfaceOp"); ok {
-		e.SurfaceOp = compactView(raw, compact || isCompact(raw), view)
+		e.SurfaceOp = keepValid(raw, compact, alias)
 	}
 	if raw, ok := fields.get("sourceEventSeqs"); ok {
 		if e.SourceEventSeqs, err = decodeSourceSeqs(raw, v); err != nil {
@@ -197,6 +196,16 @@ func decodeRecord(line []byte, v int, view bool) (Record, error) {
 		return r, err
 	}
 	return r, nil
+}
+
+// keepValid returns the valid JSON value raw in compact form: raw itself
+// when alias allows and it is compact, else a compacted copy.
+func keepValid(raw []byte, compact, alias bool) json.RawMessage {
+	compact = compact || isCompact(raw)
+	if alias && compact {
+		return raw[:len(raw):len(raw)]
+	}
+	return compactValid(raw, compact)
 }
 
 // ValidateEvent checks the rules of one logical event that do not depend on

@@ -543,9 +543,9 @@ func TestSeedMarker(t *testing.T) {
 	}
 }
 
-// TestDecodeRecordView checks that the view decoder aliases the line for a
+// TestDecodeRecordAlias checks that the view decoder aliases the line for a
 // compact record (and copies, compacted, the values of one that is not).
-func TestDecodeRecordView(t *testing.T) {
+func TestDecodeRecordAlias(t *testing.T) {
 	for _, c := range []struct {
 		line  string
 		alias bool
@@ -554,7 +554,7 @@ func TestDecodeRecordView(t *testing.T) {
 		{`{"type":"user/message","seq":1,"time":2,"data":{"a": [1, 2]},"surfaceOp":"append"}`, false},
 	} {
 		line := []byte(c.line)
-		r, err := DecodeRecordView(line, 0)
+		r, err := DecodeRecordAlias(line, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

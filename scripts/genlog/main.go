@@ -9,7 +9,14 @@
 // copy is about 370 KB, far beyond DEFLATE's 32 KiB window and beyond each
 // zstd frame, so the log compresses like the fixtures themselves.
 //
+// With -batches dsh it replays instead the append batches dsh itself wrote
+// (the frames of the jsonl-zstd fixtures, records as stored: packed chunk
+// rows, range-free sourceEventSeqs), one frame per batch as dsh writes
+// them, of the fixture sessions whose turns all close, so that the log has
+// a real log's frame structure and verifies clean.
+//
 //	go run ./scripts/genlog -store /tmp/bench -mib 1024
+//	go run ./scripts/genlog -store /tmp/bench -mib 3072 -batches dsh
 package main
 
 import (
@@ -34,12 +41,17 @@ func main() {
 	id := flag.String("id", "bench", "the session id")
 	mib := flag.Int64("mib", 1024, "size of the decoded log in MiB")
 	compression := flag.String("compression", "zstd", "zstd or none, for a new store")
+	batches := flag.String("batches", "copy", "copy: one append per copy of every session; dsh: dsh's own append batches")
 	flag.Parse()
-	if *store == "" || *mib <= 0 {
+	if *store == "" || *mib <= 0 || *batches != "copy" && *batches != "dsh" {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*fixtures, *store, *id, *mib<<20, jsonl.Encoding(*compression)); err != nil {
+	gen := run
+	if *batches == "dsh" {
+		gen = runBatches
+	}
+	if err := gen(*fixtures, *store, *id, *mib<<20, jsonl.Encoding(*compression)); err != nil {
 		fmt.Fprintln(os.Stderr, "genlog:", err)
 		os.Exit(1)
 	}

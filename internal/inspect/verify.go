@@ -1,0 +1,551 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// Mode is how strict verify is, after RocksDB's WAL recovery modes.
+type Mode int
+
+const (
+	// ModeTolerateTail reports a torn or uncommitted tail, and anything
+	// dsh tolerates but its writer never leaves, as warnings; damaged
+	// committed data is an error.
+	ModeTolerateTail Mode = iota
+	// ModeStrict makes every irregularity an error.
+	ModeStrict
+	// ModePointInTime reports the longest sound prefix of each log and
+	// what lies after it: the first problem in the body ends the prefix
+	// and is a warning, and what follows it is summed up, not listed.
+	// Problems outside the body (layout, header) remain errors.
+	ModePointInTime
+)
+
+var modeNames = [...]string{"tolerate-tail", "strict", "point-in-time"}
+
+func (m Mode) String() string { return modeNames[m] }
+
+// ParseMode returns the Mode named s.
+func ParseMode(s string) (Mode, error) {
+	for i, n := range modeNames {
+		if n == s {
+			return Mode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown mode %q (want tolerate-tail, strict or point-in-time)", s)
+}
+
+// Severity is how a verify mode judges a finding.
+type Severity int
+
+const (
+	SeverityNote Severity = iota
+	SeverityWarning
+	SeverityError
+)
+
+func (s Severity) String() string { return [...]string{"note", "warning", "error"}[s] }
+
+// Finding is a finding as the chosen mode judges it.
+type Finding struct {
+	seam.Finding
+	Severity Severity
+	// Repaired is set on the tail findings a repair removed.
+	Repaired bool
+}
+
+// Status sums up a session's report.
+type Status string
+
+const (
+	StatusClean    Status = "clean" // nothing, or only notes
+	StatusWarnings Status = "warnings"
+	StatusErrors   Status = "errors"
+	StatusFailed   Status = "failed" // the check could not run
+)
+
+// LogState is the size of a log: before and after a repair.
+type LogState struct {
+	// Frames counts the complete zstd frames (0 for other encodings),
+	// Lines the complete records; the header's included in both.
+	Frames, Lines int64
+	Bytes         int64
+	Events        int64 // committed events
+	LastSeq       int64 // -1 when there is none
+}
+
+// Prefix is the longest sound prefix of a log (ModePointInTime).
+type Prefix struct {
+	// Events counts the events before the first problem, from seq 0.
+	Events int64
+	// Bytes is where the first problem starts in the log; After counts
+	// the bytes from there to the end (both -1 when not known).
+	Bytes, After int64
+	// Hidden counts the findings after the prefix that are not listed.
+	Hidden int
+}
+
+// RepairReport says what a repair did, or in a dry run would do.
+type RepairReport struct {
+	DryRun bool
+	// Skipped says why nothing was done ("" when something was).
+	Skipped string
+	// Removed lists the tails removed (a dry run: to be removed, Backup
+	// empty).
+	Removed []seam.Repair
+	// Rewrite counts the committed records of the frame that held the
+	// first uncommitted record, written back as a frame of their own.
+	Rewrite int
+	// Salvaged counts the records of a torn final frame re-appended, from
+	// SalvagedFrom on.
+	Salvaged, SalvagedFrom int64
+	Before, After          *LogState
+}
+
+// SessionReport is what verify found about one session, or about one
+// entry of a store that is not a readable session (Stray).
+type SessionReport struct {
+	ID       string
+	Stray    bool
+	Location seam.Location
+	Findings []Finding
+	Status   Status
+	State    LogState
+	Prefix   *Prefix
+	Repair   *RepairReport
+	// Err is an operational failure: the check (or repair) could not run.
+	Err error
+}
+
+// Summary counts the sessions of a verify run by status.
+type Summary struct {
+	Sessions, Clean, Warnings, Errors, Failed int
+}
+
+// DefaultJobs caps the sessions checked at once by default: each check
+// holds a read buffer and a decoder window (about 10 MiB), and a few
+// saturate a disk.
+const DefaultJobs = 8
+
+// Options configure Verify.
+type Options struct {
+	Mode Mode
+	// Repair removes torn and uncommitted tails (see RepairSession);
+	// Salvage also re-appends the complete records of a torn final frame;
+	// DryRun only plans.
+	Repair, Salvage, DryRun bool
+	// Jobs is how many sessions are checked at once; 0 means GOMAXPROCS,
+	// at most DefaultJobs.
+	Jobs int
+	// Total, if set, is called once with the number of reports to come.
+	Total func(n int)
+	// Progress, if set, is called as each session is done, in any order.
+	Progress func()
+	// Report is called with each report, in order: the store's stray
+	// entries, then the sessions in the order given (or the store's).
+	// An error stops the run.
+	Report func(*SessionReport) error
+}
+
+// Verify checks the sessions ids of svc (all of them, and the layout of
+// the store, when ids is empty) in parallel, and hands the reports to
+// o.Report in order. The error is operational: listing the store failed,
+// ctx was cancelled, or Report failed; a session that cannot be checked
+// is a report with StatusFailed.
+func Verify(ctx context.Context, svc seam.Service, ids []string, o Options) (Summary, error) {
+	var sum Summary
+	var strays []seam.Stray
+	if len(ids) == 0 {
+		var err error
+		if ids, strays, err = storeSubjects(ctx, svc); err != nil {
+			return sum, err
+		}
+	}
+	n := len(strays) + len(ids)
+	if o.Total != nil {
+		o.Total(n)
+	}
+	reports := make([]*SessionReport, n)
+	for i, s := range strays {
+		reports[i] = strayReport(s, o.Mode)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	next := 0
+	var reportErr error
+	emit := func() {
+		for next < n && reports[next] != nil {
+			r := reports[next]
+			reports[next] = nil // done with it: memory stays bounded by the reports in flight
+			next++
+			sum.add(r)
+			if reportErr == nil && o.Report != nil {
+				if reportErr = o.Report(r); reportErr != nil {
+					cancel()
+				}
+			}
+		}
+	}
+	mu.Lock()
+	emit()
+	mu.Unlock()
+	jobs := o.Jobs
+	if jobs <= 0 {
+		jobs = min(runtime.GOMAXPROCS(0), DefaultJobs)
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(jobs, len(ids)) {
+		wg.Go(func() {
+			for i := range work {
+				r := CheckSession(ctx, svc, ids[i], o)
+				if o.Progress != nil {
+					o.Progress()
+				}
+				mu.Lock()
+				reports[len(strays)+i] = r
+				emit()
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for i := range ids {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if reportErr != nil {
+		return sum, reportErr
+	}
+	return sum, ctx.Err()
+}
+
+func (s *Summary) add(r *SessionReport) {
+	s.Sessions++
+	switch r.Status {
+	case StatusClean:
+		s.Clean++
+	case StatusWarnings:
+		s.Warnings++
+	case StatusErrors:
+		s.Errors++
+	default:
+		s.Failed++
+	}
+}
+
+// storeSubjects returns the sessions of svc and the entries that are not
+// readable sessions.
+func storeSubjects(ctx context.Context, svc seam.Service) ([]string, []seam.Stray, error) {
+	if lv, ok := svc.(seam.LayoutVerifier); ok {
+		l, err := lv.VerifyLayout(ctx)
+		return l.Sessions, l.Strays, err
+	}
+	entries, err := svc.List(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ids []string
+	var strays []seam.Stray
+	for _, en := range entries {
+		if en.Err != nil {
+			strays = append(strays, seam.Stray{Name: en.Snapshot.Header.ID, Path: en.Snapshot.Location.Path,
+				Findings: []seam.Finding{errorFinding(en.Err)}})
+			continue
+		}
+		ids = append(ids, en.Snapshot.Header.ID)
+	}
+	return ids, strays, nil
+}
+
+func strayReport(s seam.Stray, mode Mode) *SessionReport {
+	r := &SessionReport{ID: s.Name, Stray: true, Location: seam.Location{Path: s.Path}, State: LogState{LastSeq: -1}}
+	for _, f := range s.Findings {
+		r.Findings = append(r.Findings, Finding{Finding: f, Severity: severity(f.Class, mode, false)})
+	}
+	r.Status = status(r.Findings)
+	return r
+}
+
+// errorFinding is the finding for an error a read path returned about
+// stored data.
+func errorFinding(err error) seam.Finding {
+	f := seam.Finding{Class: seam.ClassDamage, Code: "unreadable", Message: causeText(err), Pos: seam.NoPos}
+	var se *seam.Error
+	if errors.As(err, &se) {
+		f.Pos = se.Pos
+		if errors.Is(err, seam.ErrUnsupportedFormat) {
+			f.Code = "unsupported"
+		}
+	}
+	return f
+}
+
+// severity maps a class to a severity in mode; body says the finding is
+// about the log's body, where point-in-time tolerates anything.
+func severity(c seam.FindingClass, mode Mode, body bool) Severity {
+	switch {
+	case c == seam.ClassNote:
+		return SeverityNote
+	case mode == ModeStrict || c == seam.ClassDamage && !(mode == ModePointInTime && body):
+		return SeverityError
+	}
+	return SeverityWarning
+}
+
+func status(fs []Finding) Status {
+	st := StatusClean
+	for _, f := range fs {
+		switch {
+		case f.Repaired:
+		case f.Severity == SeverityError:
+			return StatusErrors
+		case f.Severity == SeverityWarning:
+			st = StatusWarnings
+		}
+	}
+	return st
+}
+
+// CheckSession verifies one session and, with o.Repair, repairs its tail
+// (see RepairSession).
+func CheckSession(ctx context.Context, svc seam.Service, id string, o Options) *SessionReport {
+	res, sum, err := checkLog(ctx, svc, id)
+	if err != nil {
+		return &SessionReport{ID: id, Location: sum.Location, Status: StatusFailed, Err: err, State: LogState{LastSeq: -1}}
+	}
+	r := judge(id, &res, sum, o.Mode, o.Repair)
+	if lp, ok := svc.(seam.LockProber); ok && (res.Torn != nil || res.Uncommitted != nil || res.OpenTurn != nil) {
+		// A tail or an open turn is what a writer at work leaves too.
+		if active, err := lp.WriterActive(ctx, id); err == nil && active {
+			r.Findings = append(r.Findings, Finding{Severity: SeverityNote, Finding: seam.Finding{Class: seam.ClassNote, Code: "writer-active",
+				Pos:     seam.Pos{Path: sum.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+				Message: "another process holds the session's write lock: the tail or open turn may be an append in progress; verify again once it is done"}})
+		}
+	}
+	switch {
+	case !o.Repair:
+	case damaged(&res):
+		r.Repair = &RepairReport{DryRun: o.DryRun, Skipped: "damaged committed data is never changed"}
+	case res.Torn == nil && res.Uncommitted == nil:
+	case o.DryRun:
+		r.Repair = plan(&res, sum, o.Salvage)
+	default:
+		return repairSession(ctx, svc, id, o, r)
+	}
+	return r
+}
+
+// checkLog runs a LogCheck over session id: through the backend's
+// LogVerifier, or else over the events a read handle serves.
+func checkLog(ctx context.Context, svc seam.Service, id string) (CheckResult, seam.LogSummary, error) {
+	c := NewLogCheck()
+	if lv, ok := svc.(seam.LogVerifier); ok {
+		sum, err := lv.VerifyLog(ctx, id, c)
+		return c.Result(), sum, err
+	}
+	var sum seam.LogSummary
+	snap, err := svc.Stat(ctx, id)
+	if err != nil && !errors.Is(err, seam.ErrCorrupt) && !errors.Is(err, seam.ErrUnsupportedFormat) {
+		return CheckResult{}, sum, err
+	}
+	sum.Location, sum.Size = snap.Location, snap.SizeBytes
+	h, err := svc.Open(ctx, id, seam.Read)
+	switch {
+	case errors.Is(err, seam.ErrCorrupt) || errors.Is(err, seam.ErrUnsupportedFormat):
+		c.Finding(errorFinding(err))
+		return c.Result(), sum, nil
+	case err != nil:
+		return CheckResult{}, sum, err
+	}
+	defer h.Close()
+	c.Header(h.Header(), true)
+	for e, err := range h.Scan(ctx, seam.ScanOptions{}) {
+		if err != nil {
+			if !errors.Is(err, seam.ErrCorrupt) && !errors.Is(err, seam.ErrUnsupportedFormat) {
+				return CheckResult{}, sum, err
+			}
+			c.Finding(errorFinding(err))
+			break
+		}
+		c.Record(&seam.Record{Event: e}, seam.Pos{Path: sum.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: e.Seq})
+	}
+	return c.Result(), sum, nil
+}
+
+// judge turns a check's result into a report in mode.
+func judge(id string, res *CheckResult, sum seam.LogSummary, mode Mode, repair bool) *SessionReport {
+	r := &SessionReport{ID: id, Location: sum.Location, State: state(res, sum)}
+	pit := mode == ModePointInTime && !repair
+	first := -1
+	if pit {
+		for i, f := range res.findings {
+			if f.body && (f.Class == seam.ClassDamage || f.Class == seam.ClassTail) {
+				first = i
+				break
+			}
+		}
+	}
+	for i, f := range res.findings {
+		if first >= 0 && i > first && f.body {
+			continue
+		}
+		m := mode
+		if repair && m == ModePointInTime {
+			m = ModeTolerateTail
+		}
+		r.Findings = append(r.Findings, Finding{Finding: f.Finding, Severity: severity(f.Class, m, f.body)})
+	}
+	if first >= 0 {
+		f := res.findings[first]
+		p := &Prefix{Events: f.events, Bytes: f.bytes, After: -1}
+		if f.bytes >= 0 {
+			p.After = sum.Size - f.bytes
+		}
+		for i := first + 1; i < len(res.findings); i++ {
+			if res.findings[i].body {
+				p.Hidden++
+			}
+		}
+		r.Prefix = p
+	}
+	r.Status = status(r.Findings)
+	return r
+}
+
+func state(res *CheckResult, sum seam.LogSummary) LogState {
+	return LogState{Frames: sum.Frames, Lines: sum.Lines, Bytes: sum.Size, Events: res.Events, LastSeq: res.NextSeq - 1}
+}
+
+// damaged reports whether a check found damaged committed data (or
+// anything else that makes dsh refuse the session).
+func damaged(res *CheckResult) bool {
+	for _, f := range res.findings {
+		if f.Class == seam.ClassDamage {
+			return true
+		}
+	}
+	return false
+}
+
+// plan is what a repair of res would remove, for a dry run.
+func plan(res *CheckResult, sum seam.LogSummary, salvage bool) *RepairReport {
+	rp := &RepairReport{DryRun: true, SalvagedFrom: -1}
+	end := sum.Size
+	if t := res.Torn; t != nil {
+		end = t.Pos.Offset
+	}
+	if u := res.Uncommitted; u != nil {
+		rp.Removed = append(rp.Removed, seam.Repair{Path: sum.Location.Path, Offset: u.Offset, Bytes: end - u.Offset, Kind: seam.RepairUncommitted})
+		rp.Rewrite = u.Rewrite
+	}
+	if t := res.Torn; t != nil {
+		rp.Removed = append(rp.Removed, seam.Repair{Path: sum.Location.Path, Offset: t.Pos.Offset, Bytes: t.Size, Kind: seam.RepairTorn})
+		if salvage && res.Uncommitted == nil && t.Salvage > 0 {
+			rp.Salvaged, rp.SalvagedFrom = t.Salvage, t.SalvageFrom
+		}
+	}
+	before := state(res, sum)
+	rp.Before = &before
+	return rp
+}
+
+// RepairSession removes the torn or uncommitted tail of session id, as
+// verify --repair does: it opens the session for writing, which takes its
+// write lock (and fails at once when another process holds it), checks the
+// log again under the lock, and only when that check finds a tail and no
+// damaged committed data has the handle trim it (seam.TailTrimmer: the
+// removed bytes are saved to a backup first and fsynced; with o.Salvage the
+// complete records of a torn final frame are re-appended). Then it checks
+// the log once more. Damaged committed data is never changed.
+func RepairSession(ctx context.Context, svc seam.Service, id string, o Options) *SessionReport {
+	return repairSession(ctx, svc, id, o, nil)
+}
+
+// repairSession is RepairSession; found, if set, is the report of the
+// check made before, without the lock, which a failure keeps.
+func repairSession(ctx context.Context, svc seam.Service, id string, o Options, found *SessionReport) *SessionReport {
+	failed := func(r *SessionReport, err error) *SessionReport {
+		if r == nil {
+			r = &SessionReport{ID: id, State: LogState{LastSeq: -1}}
+		}
+		r.Err, r.Status = err, StatusFailed
+		return r
+	}
+	h, err := svc.Open(ctx, id, seam.Write)
+	if err != nil {
+		return failed(found, fmt.Errorf("repair: %w", err))
+	}
+	defer h.Close()
+	tt, ok := h.(seam.TailTrimmer)
+	if !ok {
+		return failed(nil, fmt.Errorf("repair %q: this store cannot remove a tail", id))
+	}
+	res, sum, err := checkLog(ctx, svc, id)
+	if err != nil {
+		return failed(nil, err)
+	}
+	r := judge(id, &res, sum, o.Mode, true)
+	switch {
+	case damaged(&res):
+		r.Repair = &RepairReport{Skipped: "damaged committed data is never changed"}
+		return r
+	case res.Torn == nil && res.Uncommitted == nil:
+		r.Repair = &RepairReport{Skipped: "nothing to repair (the log changed before the lock was taken)"}
+		return r
+	}
+	rp := plan(&res, sum, o.Salvage)
+	rp.DryRun, rp.Removed, rp.Salvaged, rp.SalvagedFrom = false, nil, 0, -1
+	tr, err := tt.TrimTail(ctx, o.Salvage)
+	rp.Removed = tr.Repairs
+	r.Repair = rp
+	if err != nil {
+		return failed(r, err)
+	}
+	rp.Salvaged, rp.SalvagedFrom = tr.Salvaged, tr.SalvagedFrom
+	if tr.Salvaged == 0 {
+		rp.SalvagedFrom = -1
+	}
+	after, asum, err := checkLog(ctx, svc, id)
+	if err != nil {
+		return failed(r, fmt.Errorf("check after the repair: %w", err))
+	}
+	ar := judge(id, &after, asum, o.Mode, true)
+	as := ar.State
+	rp.After = &as
+	for i := range r.Findings {
+		if r.Findings[i].Class == seam.ClassTail {
+			r.Findings[i].Repaired = true
+		}
+	}
+	// What the check after the repair finds that the one before did not
+	// (there should be nothing) is listed too.
+	for _, f := range ar.Findings {
+		if f.Class != seam.ClassNote && !hasFinding(r.Findings, f) {
+			r.Findings = append(r.Findings, f)
+		}
+	}
+	r.Status = status(r.Findings)
+	return r
+}
+
+func hasFinding(fs []Finding, f Finding) bool {
+	for _, g := range fs {
+		if g.Code == f.Code && g.Message == f.Message {
+			return true
+		}
+	}
+	return false
+}

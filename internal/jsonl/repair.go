@@ -1,0 +1,143 @@
+package jsonl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+var _ seam.TailTrimmer = (*handle)(nil)
+
+// maxSalvage bounds the text a salvage re-appends, which it holds in
+// memory to write as one frame; the records past it stay in the backup.
+const maxSalvage = 64 << 20
+
+// TrimTail removes the torn or uncommitted tail the write open found, as
+// an append does before it writes (seam.TailTrimmer): the removed bytes go
+// to a backup file first (fsynced), then the log is truncated and fsynced;
+// when the first uncommitted record shares a zstd frame with committed
+// ones, those are written back as a frame of their own (the log is
+// rewritten beside itself and renamed over, so no failure loses them).
+// With salvage, the complete records of a torn final zstd frame that
+// continue the log are appended after the cut as one new frame, fsynced:
+// what dsh 0.1.0 did on resume. Only a torn frame directly after the
+// committed log is salvaged; after an uncommitted tail it is not.
+func (h *handle) TrimTail(ctx context.Context, salvage bool) (seam.TrimResult, error) {
+	var res seam.TrimResult
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.writable("repair"); err != nil {
+		return res, err
+	}
+	w := h.w
+	if w.pending || w.cut >= w.size {
+		return res, nil
+	}
+	if err := h.checkOwnership(); err != nil {
+		return res, seam.Wrap(err, seam.ErrIO, "repair", h.id)
+	}
+	var lines []byte
+	var n int64
+	if salvage && h.log.enc == Zstd && w.physEnd == w.cut && w.size > w.physEnd {
+		var err error
+		if lines, n, err = h.salvageLines(w.physEnd, w.size-w.physEnd); err != nil {
+			return res, seam.Wrap(err, seam.ErrIO, "repair", h.id)
+		}
+	}
+	done := len(w.repairs)
+	var err error
+	if len(w.salvage) > 0 {
+		err = h.replaceTail(zstdframe.AppendFrame(nil, w.salvage), 0)
+	} else {
+		_, err = h.removeTail()
+	}
+	res.Repairs = slices.Clone(w.repairs[done:])
+	if err != nil {
+		return res, seam.Wrap(err, seam.ErrIO, "repair", h.id)
+	}
+	if n > 0 {
+		if err := h.write(zstdframe.AppendFrame(nil, lines)); err != nil {
+			return res, seam.Wrap(fmt.Errorf("the tail was removed (its bytes are in %s), but re-appending the %d salvaged records failed: %w",
+				res.Repairs[len(res.Repairs)-1].Backup, n, err), seam.ErrIO, "repair", h.id)
+		}
+		res.Salvaged, res.SalvagedFrom = n, w.next
+		w.next += n
+	}
+	return res, nil
+}
+
+// salvageLines returns the complete records of the torn frame at off (size
+// bytes to the end of the log) that continue the log from the handle's
+// next seq, up to the first that does not, and how many events they hold.
+func (h *handle) salvageLines(off, size int64) ([]byte, int64, error) {
+	l := h.log
+	d, err := l.decs.get()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer l.decs.put(d)
+	rd, err := d.Salvage(l.f, zstdframe.Torn{Offset: off, Size: size})
+	var fe *zstdframe.Error
+	if errors.As(err, &fe) {
+		return nil, 0, nil // nothing salvageable: the frame is cut in its header or damaged
+	}
+	if err != nil {
+		return nil, 0, l.ioError(err, off)
+	}
+	cur := seam.Cursor{Next: h.w.next}
+	var out []byte
+	lr := newBoundedLines(rd, verifyMaxRecord, false)
+	for {
+		line, _, err := lr.next()
+		if err != nil || line == nil || len(out)+len(line) > maxSalvage || !salvageable(line, h.hdr.Version, &cur) {
+			break // the cut, a damaged block, or the first record that does not continue the log
+		}
+		out = append(out, line...)
+	}
+	return out, cur.Next - h.w.next, nil
+}
+
+// salvageable reports whether line is a record that continues the log at
+// cur (whose types dsh knows), and moves cur past it.
+func salvageable(line []byte, v int, cur *seam.Cursor) bool {
+	rec, err := seam.DecodeRecord(line[:len(line)-1], v)
+	if err != nil {
+		return false
+	}
+	for _, e := range rec.Events() {
+		if seam.CheckVocabulary(&e, v) != nil {
+			return false
+		}
+	}
+	return cur.Advance(&rec) == nil
+}
+
+// lockHolder says which process holds the session lock at path, when the
+// OS can tell (Linux: /proc/locks); nil otherwise.
+func (s *Store) lockHolder(path string) error {
+	fi, err := s.fs.Stat(path)
+	if err != nil {
+		return nil
+	}
+	pid, held, ok := procLockHolder(fi)
+	if !ok || !held || pid <= 0 {
+		return nil
+	}
+	what := "process " + strconv.Itoa(pid)
+	if comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil {
+		if name := string(bytes.TrimSpace(comm)); name != "" {
+			what += " (" + name + ")"
+		}
+	}
+	return errors.New("held by " + what)
+}

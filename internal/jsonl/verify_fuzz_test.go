@@ -1,0 +1,92 @@
+package jsonl
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// fuzzVerify checks a one-session root whose log is log, and holds verify
+// to the reader: damage exactly when a full read fails, the same events
+// otherwise, every finding located in the log; and a repair of a log with a
+// tail and no damage leaves one that verifies without either, holding the
+// same events.
+func fuzzVerify(t *testing.T, enc Encoding, log []byte) {
+	ctx := context.Background()
+	root := t.TempDir()
+	path := writeLog(t, root, "--p--", "s", LogName(0, enc), "")
+	if err := os.WriteFile(path, log, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(root, Options{BackupDir: t.TempDir(), Compression: enc, fs: &testFS{noSync: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := inspect.NewLogCheck()
+	if _, err := s.VerifyLog(ctx, "s", c); err != nil {
+		t.Fatalf("VerifyLog: %v", err)
+	}
+	res := c.Result()
+	damaged, tail := false, res.Torn != nil || res.Uncommitted != nil
+	for _, f := range res.Findings() {
+		if f.Code == "" || f.Message == "" || f.Pos.Path == "" && f.Class != seam.ClassNote {
+			t.Fatalf("finding without a code, message or place: %+v", f)
+		}
+		damaged = damaged || f.Class == seam.ClassDamage
+	}
+	events, rerr := scanAll(t, s, "s")
+	refused := errors.Is(rerr, seam.ErrCorrupt) || errors.Is(rerr, seam.ErrUnsupportedFormat)
+	switch {
+	case rerr != nil && !refused:
+		t.Fatalf("read: %v", rerr)
+	case refused != damaged:
+		t.Fatalf("the reader says %v; verify finds %+v", rerr, res.Findings())
+	case !damaged && int64(len(events)) != res.Events:
+		t.Fatalf("the reader reads %d events, verify counts %d", len(events), res.Events)
+	}
+	if damaged || !tail {
+		return
+	}
+	r := inspect.CheckSession(ctx, s, "s", inspect.Options{Repair: true})
+	if r.Err != nil || r.Repair == nil || len(r.Repair.Removed) == 0 {
+		t.Fatalf("repair: %v %+v", r.Err, r.Repair)
+	}
+	c = inspect.NewLogCheck()
+	if _, err := s.VerifyLog(ctx, "s", c); err != nil {
+		t.Fatal(err)
+	}
+	after := c.Result()
+	if after.Torn != nil || after.Uncommitted != nil || after.Events != res.Events {
+		t.Fatalf("after the repair: %d events (%d before), %+v", after.Events, res.Events, after.Findings())
+	}
+}
+
+func FuzzVerifyPlain(f *testing.F) {
+	head := headerFor("s")
+	for _, s := range plainSeeds() {
+		f.Add(s)
+	}
+	f.Add([]byte(fuzzLines[0] + "garbage\n"))
+	f.Add([]byte(fuzzLines[0] + fuzzLines[0]))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fuzzVerify(t, None, append([]byte(head), body...))
+	})
+}
+
+func FuzzVerifyZstd(f *testing.F) {
+	head := zstdframe.AppendFrame(nil, []byte(headerFor("s")))
+	for _, s := range zstdSeeds() {
+		f.Add(s)
+	}
+	f.Add(zstdframe.AppendFrame(nil, []byte(fuzzLines[0]+fuzzLines[1]+"garbage\n")))
+	f.Add(append(zstdframe.AppendFrame(nil, []byte(fuzzLines[0])), "JUNK"...))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fuzzVerify(t, Zstd, append(head[:len(head):len(head)], body...))
+	})
+}

@@ -1,0 +1,144 @@
+package seam
+
+import "context"
+
+// FindingClass says what a verify finding is about. A check reports the
+// class; the verify mode the user chose maps it to a severity (note,
+// warning or error), so backends never decide how strict a user is.
+type FindingClass int
+
+const (
+	// ClassNote is a fact, never a problem: an open tail turn that dsh
+	// closes on resume, older generations kept beside the live log.
+	ClassNote FindingClass = iota
+	// ClassIrregular is something dsh tolerates but its writer never
+	// leaves behind: a stray temp file, a frame without a checksum.
+	ClassIrregular
+	// ClassTail is a torn or uncommitted tail: bytes after the committed
+	// log that readers ignore and the write path removes (store.md 4).
+	ClassTail
+	// ClassDamage is damaged committed data, or anything else that makes
+	// dsh refuse the session.
+	ClassDamage
+)
+
+// Finding is one thing a verifier found in stored data.
+type Finding struct {
+	Class FindingClass
+	// Code names the check, stable for scripts: "frame-checksum",
+	// "seq-gap", "torn-tail", ...
+	Code    string
+	Message string
+	Pos     Pos
+}
+
+// UnitEnd says how a storage unit whose records were provisional ended
+// (see LogVisitor.BeginUnit).
+type UnitEnd int
+
+const (
+	// UnitComplete confirms the unit's records.
+	UnitComplete UnitEnd = iota
+	// UnitDamaged withdraws them: the unit failed its check (a Finding
+	// says how) and none of its records is committed.
+	UnitDamaged
+	// UnitTorn withdraws them as the torn final unit: its records were
+	// never committed, but a salvage can re-append the complete ones.
+	UnitTorn
+)
+
+// LogVisitor receives, in storage order, what a LogVerifier finds in one
+// session's log: layout and header findings first, then Header, then the
+// body's records and findings.
+type LogVisitor interface {
+	// Header gives the log's header. valid is false when it is missing or
+	// invalid (a Finding said why); h then holds only the format version
+	// the body is read as.
+	Header(h Header, valid bool)
+	// Record gives one complete physical record that decodes as a row of
+	// the log's version (envelope, packed-row, surfaceOp and
+	// sourceEventSeqs rules hold).
+	Record(r *Record, p Pos)
+	// BadRecord gives a complete record that does not decode; turnEnd is
+	// set when it is nonetheless a turn/end event, which commits every
+	// record before it (store.md 4).
+	BadRecord(p Pos, cause error, turnEnd bool)
+	// BeginUnit marks the records that follow as provisional: they come
+	// from a storage unit (a zstd frame) that is read before it is
+	// verified whole. EndUnit confirms or withdraws them.
+	BeginUnit(p Pos)
+	EndUnit(end UnitEnd)
+	// TornTail reports size bytes at p.Offset, after the last complete
+	// record or unit, that readers never serve.
+	TornTail(p Pos, size int64)
+	// Finding reports anything else: damaged frames, layout, facts.
+	Finding(f Finding)
+}
+
+// LogSummary is what a LogVerifier read.
+type LogSummary struct {
+	Location Location
+	// Size is the log's size in bytes.
+	Size int64
+	// Frames counts the complete zstd frames (0 for other encodings), and
+	// Lines the complete records (lines of decoded text); the header's
+	// included in both.
+	Frames, Lines int64
+}
+
+// LogVerifier is implemented by backends that can check a session's
+// stored bytes or rows themselves, below the events a Handle serves:
+// frames, checksums, physical records, the layout of its files.
+type LogVerifier interface {
+	// VerifyLog reads the storage of session id once, front to back, with
+	// memory bounded whatever it holds, and tells v what it finds. The
+	// error is operational only (not found, I/O, cancellation): problems
+	// with the data go to v.
+	VerifyLog(ctx context.Context, id string, v LogVisitor) (LogSummary, error)
+}
+
+// StoreLayout is what a LayoutVerifier found in a whole store.
+type StoreLayout struct {
+	// Sessions are the ids whose logs VerifyLog checks, each once.
+	Sessions []string
+	// Strays are entries that look like sessions but are not readable
+	// ones (a log in the old flat layout, a folder name that is not an
+	// encoded id, an id stored twice), with what is wrong with them.
+	Strays []Stray
+}
+
+// Stray is an entry of a store that is not a readable session.
+type Stray struct {
+	Name     string // the id, or the entry's file name when it names none
+	Path     string
+	Findings []Finding
+}
+
+// LayoutVerifier is implemented by backends that can check how a whole
+// store is laid out, beyond each session's own storage.
+type LayoutVerifier interface {
+	VerifyLayout(ctx context.Context) (StoreLayout, error)
+}
+
+// TrimResult is what TrimTail did.
+type TrimResult struct {
+	// Repairs lists the tails removed, with the backup of their bytes;
+	// empty when the log had no tail.
+	Repairs []Repair
+	// Salvaged counts the events re-appended from a torn final unit,
+	// from seq SalvagedFrom on.
+	Salvaged     int64
+	SalvagedFrom int64
+}
+
+// TailTrimmer is implemented by the write handles of backends that can
+// remove a torn or uncommitted tail without appending (verify --repair).
+type TailTrimmer interface {
+	// TrimTail saves the bytes of the torn or uncommitted tail to a backup
+	// outside the store and fsyncs it, then cuts them from the log and
+	// fsyncs; committed data is never changed. With salvage, the complete
+	// records of a torn final unit that continue the log are re-appended
+	// after the cut, as a unit of their own. A log without a tail is left
+	// as it is.
+	TrimTail(ctx context.Context, salvage bool) (TrimResult, error)
+}
