@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench.sh: every dshctl command measured against what it must read and
 # against the tool a user would use instead, side by side in one run
-# (issue 15). It prints one Markdown table: the median wall time and peak
-# RSS of each side over RUNS interleaved runs, and their ratio.
+# (issue 15). It prints one Markdown table: the median wall time, CPU time
+# (user + system) and peak RSS of each side over RUNS interleaved runs, and
+# the ratios: on a shared machine the CPU ratio is the steadier one.
 #
 # The stores are built once, from the real events of testdata/demo/sessions
 # (dsh 0.1.0 logs; they compress about 3:1, as real logs do), by
@@ -87,13 +88,17 @@ pair() {
 		timed "$a" "$cmd"
 		timed "$b" "$ref"
 	done
-	local ta tb ra rb ratio
+	local ta tb ca cb ra rb ratio cratio
 	ta=$(median "$a" 1) tb=$(median "$b" 1)
+	ca=$(median "$a" 2) cb=$(median "$b" 2)
 	ra=$(median "$a" 3) rb=$(median "$b" 3)
 	ratio=$(awk -v a="$ta" -v b="$tb" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "-" }')
-	rows+=("| $what | $ta | $(awk -v k="$ra" 'BEGIN { printf "%.0f", k / 1024 }') | $refwhat | $tb | $(awk -v k="$rb" 'BEGIN { printf "%.0f", k / 1024 }') | $ratio | $goal |")
-	echo "  $what: $ta s against $tb s ($ratio)" >&2
+	cratio=$(awk -v a="$ca" -v b="$cb" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "-" }')
+	rows+=("| $what | $ta | $ca | $(mib "$ra") | $refwhat | $tb | $cb | $(mib "$rb") | **$ratio** | $cratio | $goal |")
+	echo "  $what: $ta s against $tb s ($ratio; CPU $ca s against $cb s, $cratio)" >&2
 }
+
+mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 
 # single WHAT GOAL CMD EVENTS: RUNS runs of a command without a reference;
 # with EVENTS, the rate is given too.
@@ -105,10 +110,10 @@ single() {
 	for ((r = 0; r < runs; r++)); do
 		timed "$a" "$cmd"
 	done
-	local ta ra rate=""
-	ta=$(median "$a" 1) ra=$(median "$a" 3)
-	[[ -z $events ]] || rate=$(awk -v n="$events" -v t="$ta" 'BEGIN { if (t > 0) printf "%.0f events/s", n / t }')
-	rows+=("| $what | $ta | $(awk -v k="$ra" 'BEGIN { printf "%.0f", k / 1024 }') | $rate | | | | $goal |")
+	local ta ca ra rate=""
+	ta=$(median "$a" 1) ca=$(median "$a" 2) ra=$(median "$a" 3)
+	[[ -z $events ]] || rate=$(awk -v n="$events" -v t="$ta" -v c="$ca" 'BEGIN { if (t > 0 && c > 0) printf "%.0f events/s, %.0f per CPU-s", n / t, n / c }')
+	rows+=("| $what | $ta | $ca | $(mib "$ra") | $rate | | | | | | $goal |")
 	echo "  $what: $ta s $rate" >&2
 }
 
@@ -147,7 +152,7 @@ pair "\`list --all\` 10,000 sessions" "" "'$bin' --store '$many' list --all -o j
 	"\`list --all\` 1,000 sessions" "'$bin' --store '$cache/many-1000' list --all -o jsonl"
 rss10k=$(median "$work/a" 3) rss1k=$(median "$work/b" 3)
 perSession=$(awk -v a="$rss10k" -v b="$rss1k" 'BEGIN { printf "%.2f", (a - b) / 9000 }')
-rows+=("| \`list\` memory per session: (peak RSS at 10,000 − at 1,000) / 9,000 | $perSession KiB | | | | | | ≤ 1.5 KiB |")
+rows+=("| \`list\` memory per session: (peak RSS at 10,000 − at 1,000) / 9,000 | $perSession KiB | | | | | | | | | ≤ 1.5 KiB |")
 
 # has CMD: this build of dshctl has the command CMD.
 has() { "$bin" --help | awk '/^Available Commands/ { on = 1; next } on && NF == 0 { exit } on { print $1 }' | grep -qx "$1"; }
@@ -177,6 +182,6 @@ echo "$(date -u +%Y-%m-%d), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinf
 echo "Command: \`scripts/bench.sh\` (RUNS=$runs interleaved runs of each side, medians)."
 echo "big: $(($(zstd -dc "$bigz" | wc -c) / 1000000)) MB decoded, $(($(bytes "$bigz") / 1000000)) MB zstd, $evz events; huge: $(($(bytes "$(log none huge)") >> 20)) MiB decoded, $(($(bytes "$(log zstd huge)") >> 20)) MiB zstd; mid: $(($(bytes "$(log none mid)") >> 10)) KiB; small: $(($(bytes "$(log none small)") >> 10)) KiB."
 echo
-echo "| command | median s | peak RSS MiB | against | median s | peak RSS MiB | ratio | goal |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| command | wall s | CPU s | peak RSS MiB | against | wall s | CPU s | peak RSS MiB | wall ratio | CPU ratio | goal |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
