@@ -5,7 +5,9 @@ FUZZTIME  ?= 30s
 CRASHRUNS ?= 200
 PKGS      := ./...
 
-.PHONY: all build test vet fmtcheck demo bench fuzz crash ci clean
+MANDIR    ?= man
+
+.PHONY: all build test vet fmtcheck demo man bench fuzz crash ci clean
 
 all: build
 
@@ -23,16 +25,22 @@ fmtcheck:
 	@out="$$(gofmt -l .)"; \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-# A first run on the bundled sample store (real dsh 0.1.0 logs); no dsh needed.
+# A first run on the bundled sample store (real dsh 0.1.0 logs); no dsh
+# needed. Every command is printed exactly as it runs, so it can be copied.
+DEMO_STORE := testdata/demo/sessions
 demo: build
-	@echo '$$ dshctl list --all'
-	@$(BIN) --store testdata/demo/sessions list --all
-	@echo
-	@echo '$$ dshctl stat session-4f1c'
-	@$(BIN) --store testdata/demo/sessions stat session-4f1c
-	@echo
-	@echo '$$ dshctl cat -o text session-7a2b'
-	@$(BIN) --store testdata/demo/sessions cat -o text session-7a2b
+	@set -e; for cmd in \
+	  "list --all" \
+	  "stat session-4f1c" \
+	  "cat -o text --no-pager session-7a2b"; do \
+	  echo "\$$ $(BIN) --store $(DEMO_STORE) $$cmd"; \
+	  $(BIN) --store $(DEMO_STORE) $$cmd; \
+	  echo; \
+	done
+
+# Man pages (section 1) of every command into $(MANDIR); see README.
+man:
+	$(GO) run ./cmd/dshctl man $(MANDIR)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
@@ -57,4 +65,4 @@ ci: test
 	$(MAKE) crash CRASHRUNS=30
 
 clean:
-	rm -rf bin
+	rm -rf bin $(MANDIR)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
@@ -18,13 +20,16 @@ type appendOptions struct {
 	header                      seam.Header
 	compression                 string
 	sqliteSchema                int
-	// versionSet says --version was given; otherwise a new session takes
-	// the store's newest format, so that the dsh using the store reads it.
+	// versionSet says --format-version was given; otherwise a new session
+	// takes the store's newest format, so that the dsh using the store
+	// reads it.
 	versionSet bool
 	// headerFlags names the header flags given, for the warning when the
 	// session exists and they do not apply.
 	headerFlags []string
 }
+
+var appendFormats = []string{formatTable, formatJSON, formatJSONL}
 
 func newAppendCmd(e *env, g *globals) *cobra.Command {
 	var o appendOptions
@@ -39,21 +44,31 @@ process holds it the command fails immediately. A torn or uncommitted tail is
 removed before the batch is written: its bytes are saved to a backup file, and
 each removal is reported on stderr (and under "repairs" with -o json).
 
-Events are read from FILE, or from standard input when FILE is - or absent
-(with --close-interrupted and no FILE, only the closers are appended).`,
+Events are read from FILE, or from standard input when FILE is - or absent.
+With --close-interrupted and no FILE, standard input is read only when it is
+not a terminal: piped events are appended, never dropped.
+
+--close-interrupted makes the log end in a closed turn, as dsh's resume
+does: after the events given (if any), it appends the closers of the turn
+that the log and those events leave open: an error tool/result for each call
+without a result, step/end for an open step, then turn/end {interrupted}.
+Events that answer a pending call are taken into account; to start a new turn
+after a crash, close the old one first (append --close-interrupted alone).`,
 		Example: `  dshctl append session-4f1c events.jsonl
   printf '%s\n' '{"type":"session/title","data":{"title":"Fix CI"}}' | dshctl append --assign-seq session-4f1c
   dshctl append --close-interrupted session-7a2b
+  dshctl append --close-interrupted --assign-seq session-7a2b late-result.jsonl
   dshctl append --create --cwd "$PWD" --assign-seq my-session events.jsonl`,
-		Args: cobra.RangeArgs(1, 2),
+		Args:              cobra.RangeArgs(1, 2),
+		ValidArgsFunction: completeSessions(e, g, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(formatTable, formatTable, formatJSON, formatJSONL)
+			format, err := g.outputFormat(formatTable, appendFormats...)
 			if err != nil {
 				return err
 			}
 			o.headerFlags = headerFlagsSet(cmd)
 			if !o.create && len(o.headerFlags) > 0 {
-				return usagef("--cwd, --version, --parent, --origin, --preset, --compression and --sqlite-schema need --create")
+				return usagef("--cwd, --format-version, --parent, --origin, --preset, --compression and --sqlite-schema need --create")
 			}
 			if o.compression != "" && o.compression != "zstd" && o.compression != "none" {
 				return usagef("--compression %q: want zstd or none", o.compression)
@@ -61,23 +76,25 @@ Events are read from FILE, or from standard input when FILE is - or absent
 			if o.sqliteSchema != 0 && o.sqliteSchema != 14 && o.sqliteSchema != 17 {
 				return usagef("--sqlite-schema %d: want 17 or 14", o.sqliteSchema)
 			}
-			o.versionSet = cmd.Flags().Changed("version")
-			var in io.Reader
+			o.versionSet = cmd.Flags().Changed("format-version")
+			if o.versionSet && (o.header.Version < 0 || o.header.Version > seam.MaxVersion) {
+				return usagef("--format-version %d: dshctl writes log formats v0 to v%d", o.header.Version, seam.MaxVersion)
+			}
 			name := "-"
 			if len(args) == 2 {
 				name = args[1]
 			}
-			if len(args) == 2 || !o.closeInterrupted {
-				if name == "-" {
-					in = e.stdin
-				} else {
-					f, err := os.Open(name)
-					if err != nil {
-						return fmt.Errorf("read events: %w", err)
-					}
-					defer f.Close()
-					in = f
+			var in io.Reader
+			switch {
+			case name != "-":
+				f, err := openEvents(name)
+				if err != nil {
+					return err
 				}
+				defer f.Close()
+				in = f
+			case len(args) == 2 || !o.closeInterrupted || !e.stdinTTY:
+				in = e.stdin
 			}
 			res, err := runAppend(cmd.Context(), e, g, args[0], name, in, &o)
 			if err != nil {
@@ -89,13 +106,14 @@ Events are read from FILE, or from standard input when FILE is - or absent
 			return printAppend(e, res)
 		},
 	}
+	setFormats(cmd, appendFormats...)
 	f := cmd.Flags()
 	f.BoolVar(&o.assignSeq, "assign-seq", false, "number the events from the stored next seq (and set time when absent)")
-	f.BoolVar(&o.closeInterrupted, "close-interrupted", false, "first append the closers of an interrupted tail turn, as dsh's resume does")
+	f.BoolVar(&o.closeInterrupted, "close-interrupted", false, "after the events, append the closers of the turn left open, as dsh's resume does")
 	f.BoolVar(&o.create, "create", false, "create the session when it does not exist (SESSION is then its exact id)")
 	f.StringVar(&o.header.Cwd, "cwd", "", "with --create: the session's working directory")
-	f.IntVar(&o.header.Version, "version", seam.MaxVersion, "with --create: the log format version (default: the newest in the store, v4 in an empty one)")
-	f.StringVar(&o.compression, "compression", "", "with --create in a new or empty store: zstd (default) or none")
+	f.IntVar(&o.header.Version, "format-version", seam.MaxVersion, "with --create: the log format version (default: the newest in the store, v4 in an empty one)")
+	f.StringVar(&o.compression, "compression", "", "with --create: zstd or none; other than the store's only in a new or empty store")
 	f.IntVar(&o.sqliteSchema, "sqlite-schema", 0, "with --create in a new SQLite store (--store sqlite:PATH): schema 17 (default) or 14")
 	f.StringVar(&o.header.ParentSession, "parent", "", "with --create: the parent session id")
 	f.StringVar(&o.header.Origin, "origin", "", "with --create: \"subagent\" for a subagent session")
@@ -103,10 +121,23 @@ Events are read from FILE, or from standard input when FILE is - or absent
 	return cmd
 }
 
+// openEvents opens a file of events to append.
+func openEvents(name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("read events: %s is a directory, not a file of events", name)
+	}
+	return f, nil
+}
+
 // headerFlagsSet returns the --create-only flags given.
 func headerFlagsSet(cmd *cobra.Command) []string {
 	var set []string
-	for _, name := range []string{"cwd", "version", "parent", "origin", "preset", "compression", "sqlite-schema"} {
+	for _, name := range []string{"cwd", "format-version", "parent", "origin", "preset", "compression", "sqlite-schema"} {
 		if cmd.Flags().Changed(name) {
 			set = append(set, "--"+name)
 		}
@@ -135,6 +166,9 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		}
 	} else {
 		s, err := g.openSession(ctx, e, arg, store.Options{})
+		if errors.Is(err, seam.ErrNotFound) {
+			return nil, withHint(err, "add --create to create the session (SESSION is then its exact id), or run 'dshctl list --all'")
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -173,12 +207,17 @@ func printAppend(e *env, r *store.AppendResult) error {
 	if r.Created {
 		verb = "created " + r.ID + ";"
 	}
-	msg := fmt.Sprintf("%s %s, seq %d", verb, count(r.Appended, "event"), r.FirstSeq)
+	msg := fmt.Sprintf("%s %s, seq %d", verb, termui.Count(r.Appended, "event"), r.FirstSeq)
 	if r.Appended > 1 {
 		msg += fmt.Sprintf("–%d", r.NextSeq-1)
 	}
-	if r.Closers > 0 {
-		msg += fmt.Sprintf(" (%s for the interrupted turn first)", count(r.Closers, "closer"))
+	switch {
+	case r.Closers == r.Appended:
+		msg += " (closers of the interrupted turn)"
+	case r.Closers == 1:
+		msg += " (the last closes the interrupted turn)"
+	case r.Closers > 1:
+		msg += fmt.Sprintf(" (the last %d close the interrupted turn)", r.Closers)
 	}
 	if !r.Created {
 		msg += " to " + r.ID

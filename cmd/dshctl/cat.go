@@ -5,21 +5,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
 type catOptions struct {
-	raw, frames, closers, follow bool
-	from, to, turn               int64
-	types                        []string
-	width                        int
-	poll                         time.Duration
+	raw, frames, tail, closers, follow bool
+	header, noPager, turnSet, widthSet bool
+	from, to, turn                     int64
+	types                              []string
+	width                              int
+	poll                               time.Duration
 }
 
 func newCatCmd(e *env, g *globals) *cobra.Command {
@@ -31,17 +34,31 @@ func newCatCmd(e *env, g *globals) *cobra.Command {
 
 By default the output is canonical JSONL, header first: packed chunk rows and
 sourceEventSeqs ranges expanded, one event per line (what export writes).
---raw prints the physical records exactly as stored; -o text prints a readable
-transcript. A torn tail is never printed.`,
+The filters (--from, --to, --type, --turn) print only matching events, and
+then no header line unless --header asks for it; -o json always has the
+header. --turn names a turn the log has, else it is an error that says which
+turns there are.
+
+--raw prints the records exactly as stored, up to the last one dsh serves.
+Records after it (an uncommitted tail: the bad record after the last turn/end
+and what follows, which dsh never serves and the next append removes) are
+printed only with --include-tail, and said on stderr either way. A torn tail
+(an incomplete last line or frame) is never printed.
+
+-o text prints a readable transcript. On a terminal it is wrapped to the
+terminal's width (or --width) and goes through a pager: $DSHCTL_PAGER, else
+$PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
 		Example: `  dshctl cat session-4f1c
   dshctl cat -o text --turn 2 session-4f1c
   dshctl cat --type 'tool/*' --from 100 session-4f1c
   dshctl cat --raw --frames session-4f1c
+  dshctl cat --raw --include-tail session-7a2b
   dshctl cat --closers session-7a2b     # add what dsh's resume would append
   dshctl cat -f session-4f1c            # keep printing new events`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeSessions(e, g, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(formatJSONL, formatJSONL, formatJSON, formatText)
+			format, err := g.outputFormat(formatJSONL, catFormats...)
 			if err != nil {
 				return err
 			}
@@ -53,36 +70,60 @@ transcript. A torn tail is never printed.`,
 				return err
 			}
 			defer s.Close()
-			w := bufio.NewWriterSize(e.stdout, 64<<10)
+			out, wait := io.Writer(e.stdout), func() error { return nil }
+			if format == formatText && !o.follow {
+				out, wait = e.startPager(o.noPager)
+			}
+			w := bufio.NewWriterSize(out, 64<<10)
 			err = runCat(cmd.Context(), e, s, format, &o, w)
 			if ferr := w.Flush(); err == nil {
 				err = ferr
 			}
+			if werr := wait(); err == nil {
+				err = werr
+			}
+			if termui.QuitEarly(out, err) {
+				return nil
+			}
 			return err
 		},
 	}
+	setFormats(cmd, catFormats...)
 	f := cmd.Flags()
-	f.BoolVar(&o.raw, "raw", false, "print the physical records exactly as stored")
+	f.BoolVar(&o.raw, "raw", false, "print the records exactly as stored, up to the last one dsh serves")
 	f.BoolVar(&o.frames, "frames", false, "with --raw: mark zstd frame boundaries and offsets")
+	f.BoolVar(&o.tail, "include-tail", false, "with --raw: also print the records dsh does not serve (an uncommitted tail)")
 	f.Int64Var(&o.from, "from", 0, "first seq to print")
 	f.Int64Var(&o.to, "to", -1, "last seq to print")
 	f.StringArrayVar(&o.types, "type", nil, "print only events of this type (repeatable, glob: 'tool/*')")
 	f.Int64Var(&o.turn, "turn", 0, "print only the events of turn `N`")
+	f.BoolVar(&o.header, "header", false, "with a filter: print the header line too")
 	f.BoolVar(&o.closers, "closers", false, "append the synthetic closers of an interrupted tail turn (in memory only)")
 	f.BoolVarP(&o.follow, "follow", "f", false, "keep printing new events as they are appended")
-	f.IntVar(&o.width, "width", inspect.DefaultTranscriptWidth, "with -o text: cut long lines to this many characters (0: no limit)")
+	f.IntVar(&o.width, "width", inspect.DefaultTranscriptWidth, "with -o text: wrap and cut lines at this many columns (default: the terminal's width; 0: no limit)")
+	f.BoolVar(&o.noPager, "no-pager", false, "with -o text on a terminal: do not page")
 	return cmd
+}
+
+// filtered reports whether a filter flag was given.
+func filtered(cmd *cobra.Command) bool {
+	for _, name := range []string{"from", "to", "type", "turn"} {
+		if cmd.Flags().Changed(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // check rejects flag combinations that mean nothing.
 func (o *catOptions) check(cmd *cobra.Command, format string) error {
-	filtered := cmd.Flags().Changed("from") || cmd.Flags().Changed("to") ||
-		cmd.Flags().Changed("type") || cmd.Flags().Changed("turn")
 	switch {
 	case o.frames && !o.raw:
 		return usagef("--frames needs --raw")
-	case o.raw && (filtered || o.closers || o.follow || format != formatJSONL):
-		return usagef("--raw prints the stored records whole: it takes no filter, --closers, --follow or -o")
+	case o.tail && !o.raw:
+		return usagef("--include-tail needs --raw")
+	case o.raw && (filtered(cmd) || o.header || o.closers || o.follow || format != formatJSONL):
+		return usagef("--raw prints the stored records whole: it takes no filter, --header, --closers, --follow or -o")
 	case o.follow && o.closers:
 		return usagef("--closers and --follow do not go together: a followed log may still be resumed")
 	case o.follow && format == formatJSON:
@@ -96,6 +137,11 @@ func (o *catOptions) check(cmd *cobra.Command, format string) error {
 	case o.width < 0:
 		return usagef("--width must not be negative")
 	}
+	o.widthSet = cmd.Flags().Changed("width")
+	if !filtered(cmd) {
+		o.header = true
+	}
+	o.turnSet = cmd.Flags().Changed("turn")
 	return nil
 }
 
@@ -106,16 +152,15 @@ func runCat(ctx context.Context, e *env, s *store.Session, format string, o *cat
 	}
 	defer h.Close()
 	if o.raw {
-		rr, ok := h.(seam.RawReader)
-		if !ok {
-			return errors.New("this store has no physical records to print: --raw needs a JSONL store")
-		}
-		return export.WriteRaw(ctx, w, rr, o.frames)
+		return catRaw(ctx, e, h, o, w)
 	}
-	so := inspect.StreamOptions{Filter: inspect.FilterOptions{From: o.from, Types: o.types, Turn: o.turn},
+	so := inspect.StreamOptions{Filter: inspect.FilterOptions{From: o.from, Types: o.types},
 		Closers: o.closers, Follow: o.follow, Poll: o.poll}
 	if o.to >= 0 {
 		so.Filter.To, so.Filter.HasTo = o.to, true
+	}
+	if o.turnSet {
+		so.Filter.Turn, so.Filter.HasTurn = o.turn, true
 	}
 	var sink inspect.Sink
 	switch format {
@@ -123,16 +168,63 @@ func runCat(ctx context.Context, e *env, s *store.Session, format string, o *cat
 		sink = export.NewDocument(w)
 	case formatText:
 		width := o.width
-		if width == 0 {
-			width = -1
+		switch {
+		case !o.widthSet && e.stdoutTTY:
+			width = e.termWidth()
+		case width == 0:
+			width = -1 // no limit
 		}
-		sink = inspect.NewTranscript(w, inspect.TranscriptOptions{Width: width, Color: e.colour()})
+		sink = inspect.NewTranscript(w, inspect.TranscriptOptions{Width: width, Color: e.colour(),
+			Wrap: e.stdoutTTY || o.widthSet})
 	default:
 		sink = export.NewCanonical(w)
+		if !o.header {
+			sink = noHeader{sink}
+		}
 	}
 	res, err := inspect.Stream(ctx, h, so, sink)
 	if res.Closers > 0 && format != formatJSON {
-		fmt.Fprintf(e.stderr, "dshctl: %s for the interrupted turn printed, not stored\n", count(res.Closers, "synthetic closer"))
+		fmt.Fprintf(e.stderr, "dshctl: %s for the interrupted turn printed, not stored\n", termui.Count(res.Closers, "synthetic closer"))
+	}
+	var ut *inspect.UnknownTypesError
+	if errors.As(err, &ut) {
+		return unknownTypes(ut, "cat") // after every event was printed
+	}
+	return explain(err)
+}
+
+// noHeader is a Sink without the header line, for filtered output.
+type noHeader struct{ inspect.Sink }
+
+func (noHeader) Header(*seam.Header) error { return nil }
+
+// catRaw prints the records as stored, and says on stderr what lies past
+// the records dsh serves.
+func catRaw(ctx context.Context, e *env, h seam.Handle, o *catOptions, w *bufio.Writer) error {
+	res, err := export.WriteRaw(ctx, w, h, export.RawOptions{Groups: o.frames, Tail: o.tail})
+	if errors.Is(err, export.ErrNoRaw) {
+		return errors.New("this store has no physical records to print: --raw needs a JSONL store")
+	}
+	if ferr := w.Flush(); ferr != nil && err == nil {
+		err = ferr
+	}
+	if res.TailRecords > 0 {
+		what := fmt.Sprintf("%s (%d bytes from byte %d of the stored text) that dsh does not serve: ",
+			termui.Count(res.TailRecords, "record"), res.TailBytes, res.TailOffset)
+		if err != nil {
+			what += "damaged data"
+		} else {
+			what += "an uncommitted tail, which the next append removes"
+		}
+		if o.tail {
+			fmt.Fprintf(e.stderr, "dshctl: printed at the end: %s\n", what)
+		} else {
+			fmt.Fprintf(e.stderr, "dshctl: not printed: %s; --include-tail prints %s\n", what,
+				map[bool]string{true: "it", false: "them"}[res.TailRecords == 1])
+		}
+	}
+	if snap, serr := h.Snapshot(ctx); serr == nil && snap.Location.TornBytes > 0 {
+		fmt.Fprintf(e.stderr, "dshctl: not printed: a %d-byte torn tail (an incomplete append, never read)\n", snap.Location.TornBytes)
 	}
 	return explain(err)
 }

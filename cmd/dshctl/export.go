@@ -14,6 +14,7 @@ import (
 
 	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
@@ -59,8 +60,9 @@ fails is reported and the others are still exported.`,
   dshctl export -O - session-4f1c | ssh host 'cat > session.zip'
   dshctl export --all -O backup/                 # one ZIP per session of the store
   dshctl export -O out/ session-4f1c session-7a2b`,
+		ValidArgsFunction: completeSessions(e, g, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(formatTable, formatTable, formatJSON, formatJSONL)
+			format, err := g.outputFormat(formatTable, listFormats...)
 			if err != nil {
 				return err
 			}
@@ -73,6 +75,7 @@ fails is reported and the others are still exported.`,
 			return runExportOne(cmd.Context(), e, g, format, &o, args[0])
 		},
 	}
+	setFormats(cmd, listFormats...)
 	f := cmd.Flags()
 	f.StringVarP(&o.out, "out", "O", "", "write the ZIP to `FILE`, into a folder (one that exists, or ending in /), or to standard output (-)")
 	f.BoolVarP(&o.all, "all", "a", false, "export every session of the store, one ZIP each")
@@ -126,7 +129,7 @@ func runExportOne(ctx context.Context, e *env, g *globals, format string, o *exp
 		return err
 	}
 	defer s.Close()
-	var bar *progress
+	var bar *termui.Progress
 	var done int64
 	opts := export.Options{NoSubagents: o.noSubagents}
 	if e.stderrTTY { // the bar is for people only
@@ -134,13 +137,13 @@ func runExportOne(ctx context.Context, e *env, g *globals, format string, o *exp
 			if bar == nil {
 				bar = newProgress(e, format, "exporting events", int(total))
 			}
-			bar.add(int(written - done))
+			bar.Add(int(written - done))
 			done = written
 		}
 	}
 	finish := func() {
 		if bar != nil {
-			bar.finish()
+			bar.Finish()
 			bar = nil
 		}
 	}
@@ -217,7 +220,7 @@ func warnUnsupported(e *env, entries []export.Entry) {
 	for _, en := range entries {
 		if ut := en.Unsupported; ut != nil {
 			parts := make([]string, 0, len(ut.Types))
-			for _, t := range sortedKeys(ut.Types) {
+			for _, t := range termui.SortedKeys(ut.Types) {
 				parts = append(parts, fmt.Sprintf("%q (%d)", t, ut.Types[t]))
 			}
 			fmt.Fprintf(e.stderr, "dshctl: warning: %s of %q holds event types %s unknown to format v%d and not ignorable: exported whole, but dsh refuses this log unless a plugin registers them\n",
@@ -276,9 +279,9 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 		Options: export.Options{NoSubagents: o.noSubagents},
 		Force:   o.force,
 		Jobs:    o.jobs,
-		Done:    func(export.Result) { bar.add(1) },
+		Done:    func(export.Result) { bar.Add(1) },
 	})
-	bar.finish()
+	bar.Finish()
 	var ok []export.Result
 	failed := 0
 	for _, r := range results {
@@ -298,10 +301,10 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 		return err
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("export interrupted: %d of %s not exported", failed, count(len(results), "session"))
+		return fmt.Errorf("export interrupted: %d of %s not exported", failed, termui.Count(len(results), "session"))
 	}
 	if failed > 0 {
-		err := fmt.Errorf("%d of %s not exported", failed, count(len(results), "session"))
+		err := fmt.Errorf("%d of %s not exported", failed, termui.Count(len(results), "session"))
 		if slices.ContainsFunc(results, func(r export.Result) bool { return errors.Is(r.Err, export.ErrExists) }) {
 			err = withHint(err, "use --force to replace existing files")
 		}
@@ -329,31 +332,33 @@ func printExports(e *env, format string, results []export.Result) error {
 				break
 			}
 		}
-	case !e.stdoutTTY:
-		for _, it := range items {
-			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\n", it.ID, it.Path, it.Events, len(it.Entries)-1, it.SizeBytes)
-		}
-	case len(items) == 1:
+	case len(items) == 1 && e.stdoutTTY:
 		it := items[0]
-		k := newKV(w)
-		k.add("session", "%s", it.ID)
-		k.add("file", "%s", it.Path)
-		k.add("events", "%d", it.Events)
-		k.add("subagents", "%d", len(it.Entries)-1)
-		k.add("size", "%s (%d bytes)", humanBytes(it.SizeBytes), it.SizeBytes)
-		err = k.flush()
-	case len(items) > 1:
+		var f termui.Fields
+		f.Add("session", it.ID, it.ID)
+		f.Add("file", it.Path, it.Path)
+		f.Int("events", it.Events)
+		f.Int("subagents", int64(len(it.Entries)-1))
+		f.Size("size", it.SizeBytes)
+		err = f.Print(w, true)
+	case len(items) > 0:
+		t := e.newTable(w, "SESSION", "FILE", "EVENTS", "SUBAGENTS", "SIZE")
+		t.GiveWay(1)
 		ids := make([]string, len(items))
 		for i := range items {
 			ids[i] = items[i].ID
 		}
-		short := store.ShortIDs(ids, 12)
-		rows := make([][]string, len(items))
-		for i, it := range items {
-			rows[i] = []string{short[i], it.Path, strconv.FormatInt(it.Events, 10),
-				strconv.Itoa(len(it.Entries) - 1), humanBytes(it.SizeBytes)}
+		if t.TTY() {
+			ids = store.ShortIDs(ids, 12)
 		}
-		err = renderTable(w, []string{"SESSION", "FILE", "EVENTS", "SUBAGENTS", "SIZE"}, rows)
+		for i, it := range items {
+			size := strconv.FormatInt(it.SizeBytes, 10)
+			if t.TTY() {
+				size = termui.Bytes(it.SizeBytes)
+			}
+			t.Row(ids[i], it.Path, strconv.FormatInt(it.Events, 10), strconv.Itoa(len(it.Entries)-1), size)
+		}
+		err = t.Render()
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr

@@ -76,7 +76,7 @@ func TestExportTerminal(t *testing.T) {
 	store := sharedFixtures(t) + "/dsh-0.1.0/jsonl-none"
 	var out, errb bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, now: time.Now,
-		stdoutTTY: true, stderrTTY: true}
+		stdoutTTY: true, stderrTTY: true, width: 400}
 	if code := run([]string{"--store", store, "export", "-O", "-", "session-4f1c"}, e); code != exitError || out.Len() > 0 {
 		t.Fatalf("export to a terminal: exit %d, %d bytes out", code, out.Len())
 	}

@@ -7,10 +7,11 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"strconv"
 
 	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
@@ -35,15 +36,26 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 
 Only each log's header and tail are read. A session is hidden as blank only
 when it is proven to hold no turn; "updated" is the later of its creation and
-its last human prompt, never the file's mtime. A session that cannot be read
-is listed with state "error" and the reason; the command still exits 0
-unless --strict is given.`,
+its last human prompt, never the file's mtime. A session dsh cannot read is
+listed with state "error" and the reason (on stderr, and under "error" in
+JSON); the command still exits 0 unless --strict is given.
+
+States: blank (no turn yet), open (the last turn has no turn/end), done,
+error.
+
+On a terminal, a table fitted to its width. Piped, one line per session of
+tab-separated fields, no header: id, project, createdAt, updatedAt (RFC 3339,
+UTC, milliseconds), eventCount, sizeBytes, state, origin, parentSession,
+generation, encoding; an unknown or absent value is empty. -o json and
+-o jsonl give every field, the same as stat's.`,
 		Example: `  dshctl list
   dshctl list --all --sort size --limit 20
-  dshctl list --project ~/src/app -o json`,
+  dshctl list --project ~/src/app -o json
+  dshctl list | cut -f1                       # full ids
+  dshctl list -o json | jq -r 'sort_by(.updatedAt)[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := g.outputFormat(formatTable, formatTable, formatJSON, formatJSONL)
+			format, err := g.outputFormat(formatTable, listFormats...)
 			if err != nil {
 				return err
 			}
@@ -64,6 +76,7 @@ unless --strict is given.`,
 			return runList(cmd.Context(), e, g, format, &o)
 		},
 	}
+	setFormats(cmd, listFormats...)
 	f := cmd.Flags()
 	f.BoolVarP(&o.all, "all", "a", false, "include blank sessions (hidden by default, like the web UI)")
 	f.StringVar(&o.proj, "project", "", "only sessions whose cwd is `DIR`")
@@ -75,7 +88,7 @@ unless --strict is given.`,
 }
 
 func runList(ctx context.Context, e *env, g *globals, format string, o *listOptions) error {
-	svc, err := g.openStore(e, store.Options{})
+	svc, err := g.openStore(e, store.Options{AllowUnknownTypes: true})
 	if err != nil {
 		return err
 	}
@@ -86,50 +99,37 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 		// target holds the peak heap near the rows, not twice them.
 		defer debug.SetGCPercent(debug.SetGCPercent(listGCPercent))
 	}
-	var bar *progress
+	var bar *termui.Progress
 	rows, err := inspect.List(ctx, svc, inspect.ListOptions{MaxBytes: o.budget, Progress: func(n int) func() {
 		bar = newProgress(e, format, "reading sessions", n)
-		return func() { bar.add(1) }
+		return func() { bar.Add(1) }
 	}})
 	if bar != nil {
-		bar.finish()
+		bar.Finish()
 	}
 	if err != nil {
 		return err
 	}
-	unreadable := 0
-	kept := make([]*inspect.ListRow, 0, len(rows))
-	for i := range rows {
-		it := &rows[i]
-		if it.State == inspect.StateError {
-			unreadable++
-		}
-		if it.Blank && !o.all {
-			continue
-		}
-		if o.proj != "" && filepath.Clean(it.Project) != o.proj {
-			continue
-		}
-		kept = append(kept, it)
-	}
-	inspect.SortRows(kept, o.sort)
-	if o.limit > 0 && len(kept) > o.limit {
-		kept = kept[:o.limit]
-	}
+	sel := inspect.Select(rows, inspect.Selection{All: o.all, Project: o.proj, Sort: o.sort, Limit: o.limit})
+	kept := sel.Rows
 	// One write per buffer, not per session: a list of thousands is
 	// otherwise thousands of write calls.
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	switch format {
 	case formatJSON:
-		err = writeJSON(out, format, kept)
+		items := make([]sessionview.JSON, len(kept))
+		for i, it := range kept {
+			items[i] = sessionview.NewJSON(it, reason)
+		}
+		err = writeJSON(out, format, items)
 	case formatJSONL:
-		for i := range kept {
-			if err = writeJSON(out, format, kept[i]); err != nil {
+		for _, it := range kept {
+			if err = writeJSON(out, format, sessionview.NewJSON(it, reason)); err != nil {
 				break
 			}
 		}
 	default:
-		err = printList(e, out, kept, o.all)
+		err = printList(e, out, kept)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -137,59 +137,34 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 	if err != nil {
 		return err
 	}
-	if o.strict && unreadable > 0 {
-		return fmt.Errorf("%s cannot be read (see state %q)", count(unreadable, "session"), inspect.StateError)
+	if len(kept) == 0 && format == formatTable {
+		fmt.Fprintln(e.stderr, noSessions(o, sel.Hidden))
+	}
+	if o.strict && sel.Unreadable > 0 {
+		return fmt.Errorf("%s cannot be read (see state %q)", termui.Count(sel.Unreadable, "session"), inspect.StateError)
 	}
 	return nil
 }
 
-func printList(e *env, w *bufio.Writer, items []*inspect.ListRow, all bool) error {
-	if len(items) == 0 {
-		msg := "no sessions"
-		if !all {
-			msg += " (blank ones are hidden: --all shows them)"
-		}
-		_, err := fmt.Fprintln(e.stderr, msg)
-		return err
+// noSessions says why a list is empty.
+func noSessions(o *listOptions, hidden int) string {
+	msg := "no sessions"
+	if o.proj != "" {
+		msg += " in project " + o.proj
 	}
-	ids := make([]string, len(items))
-	for i := range items {
-		ids[i] = items[i].ID
+	switch {
+	case hidden == 1:
+		msg += " (1 blank session is hidden: --all shows it)"
+	case hidden > 1:
+		msg += fmt.Sprintf(" (%d blank sessions are hidden: --all shows them)", hidden)
 	}
-	short := store.ShortIDs(ids, 12)
-	now := e.now()
-	rows := make([][]string, 0, len(items))
-	for i, it := range items {
-		created, updated := "-", "-"
-		if it.CreatedAt != nil {
-			created = relTime(it.CreatedAt.Ms, now)
-		}
-		if it.UpdatedAt != nil {
-			updated = relTime(it.UpdatedAt.Ms, now)
-			if it.UpdatedApproximate {
-				updated = "~" + updated
-			}
-		}
-		state := it.State
-		rel := "-"
-		switch {
-		case it.Origin != "" && it.ParentSession != "":
-			rel = it.Origin + " of " + truncate(it.ParentSession, 16)
-		case it.ParentSession != "":
-			rel = "fork of " + truncate(it.ParentSession, 16)
-		case it.Origin != "":
-			rel = it.Origin
-		}
-		gen := fmt.Sprintf("v%d %s", it.Location.Generation, it.Location.Encoding)
-		events := "-"
-		if it.EventCount != nil {
-			events = strconv.FormatInt(*it.EventCount, 10)
-		}
-		rows = append(rows, []string{short[i], truncate(orDash(it.Project), 40), created, updated,
-			events, humanBytes(it.SizeBytes), state, rel, gen})
-	}
-	err := renderTable(w,
-		[]string{"ID", "PROJECT", "CREATED", "UPDATED", "EVENTS", "SIZE", "STATE", "PARENT", "FORMAT"}, rows)
+	return msg
+}
+
+func printList(e *env, w *bufio.Writer, items []*inspect.Session) error {
+	t := e.newTable(w, sessionview.Columns...)
+	names := sessionview.AddRows(t, items, e.now())
+	err := t.Render()
 	if err == nil {
 		err = w.Flush() // the table before the reasons on a shared terminal
 	}
@@ -199,17 +174,11 @@ func printList(e *env, w *bufio.Writer, items []*inspect.ListRow, all bool) erro
 	// The reasons are too long for a table cell; they go to stderr whole.
 	for i := range items {
 		if items[i].State == inspect.StateError {
-			fmt.Fprintf(e.stderr, "dshctl: %s: %s\n", short[i], items[i].Error)
+			fmt.Fprintf(e.stderr, "dshctl: %s: %s\n", names[i], reason(items[i].Err))
 		}
 	}
 	return nil
 }
 
-// truncate cuts s to n runes, marking the cut.
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
+// reason words err for a reader the way error messages do (see explain).
+func reason(err error) string { return explain(err).Error() }

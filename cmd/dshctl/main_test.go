@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,6 +29,9 @@ func TestMain(m *testing.M) {
 		// holdlock takes the write lock of a session folder and keeps it
 		// until killed, standing in for a running dsh.
 		"holdlock": holdLock,
+		// testpager stands in for less: PAGER=testpager shows what was
+		// paged, after a "[paged]" line.
+		"testpager": testPager,
 	})
 }
 
@@ -275,4 +279,13 @@ func holdLock() {
 		os.Exit(1)
 	}
 	time.Sleep(time.Hour)
+}
+
+// testPager copies its input to its output after a "[paged]" line.
+func testPager() {
+	fmt.Println("[paged]")
+	if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }

@@ -1,17 +1,11 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
-	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/dshctl/dshctl/internal/termui"
 )
 
 // Output formats.
@@ -20,6 +14,12 @@ const (
 	formatJSON  = "json"
 	formatJSONL = "jsonl"
 	formatText  = "text"
+)
+
+// Formats of the commands, for -o and its completion (setFormats).
+var (
+	listFormats = []string{formatTable, formatJSON, formatJSONL}
+	catFormats  = []string{formatJSONL, formatJSON, formatText}
 )
 
 // outputFormat returns the -o value, defaulting to def, or a usage error
@@ -35,110 +35,36 @@ func (g *globals) outputFormat(def string, allowed ...string) (string, error) {
 	return f, nil
 }
 
-// writeJSON writes v as indented JSON (json) or one compact line (jsonl).
+// writeJSON writes v as -o json (indented) or -o jsonl (one line) asks.
 func writeJSON(w io.Writer, format string, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if format == formatJSON {
-		enc.SetIndent("", "  ")
-	}
-	return enc.Encode(v)
+	return termui.WriteJSON(w, format == formatJSON, v)
 }
 
-// relTime renders an epoch-ms timestamp for people: "3h ago".
-func relTime(ms int64, now time.Time) string {
-	d := now.Sub(time.UnixMilli(ms))
-	future := d < 0
-	if future {
-		d = -d
-	}
-	var s string
-	switch {
-	case d < time.Minute:
-		s = fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		s = fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		s = fmt.Sprintf("%dh", int(d.Hours()))
-	case d < 60*24*time.Hour:
-		s = fmt.Sprintf("%dd", int(d.Hours()/24))
-	case d < 365*24*time.Hour:
-		s = fmt.Sprintf("%dmo", int(d.Hours()/24/30))
-	default:
-		s = fmt.Sprintf("%dy", int(d.Hours()/24/365))
-	}
-	if future {
-		return "in " + s
-	}
-	return s + " ago"
+// newTable is a table for e's stdout (or a buffer in front of it).
+func (e *env) newTable(w io.Writer, header ...string) *termui.Table {
+	return termui.NewTable(w, e.stdoutTTY, e.termWidth(), header...)
 }
 
-// humanBytes renders a size like ls -h.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+// newProgress is a progress bar on e's stderr, never in JSON mode.
+func newProgress(e *env, format, what string, total int) *termui.Progress {
+	return termui.NewProgress(e.stderr, e.stderrTTY && format != formatJSON && format != formatJSONL, e.now, what, total)
 }
 
-// renderTable prints rows under a header as a borderless table, the way gh
-// prints lists.
-func renderTable(w io.Writer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{
-				Separators: tw.SeparatorsNone,
-				Lines:      tw.LinesNone,
-			},
-		})),
-		tablewriter.WithConfig(tablewriter.Config{
-			Header: tw.CellConfig{
-				Formatting: tw.CellFormatting{AutoFormat: tw.Off},
-				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
-			},
-			Row: tw.CellConfig{Alignment: tw.CellAlignment{Global: tw.AlignLeft}},
-		}),
-	)
-	t.Header(header)
-	if err := t.Bulk(rows); err != nil {
-		return err
+// termWidth is the width output for people fits (termui.Columns).
+func (e *env) termWidth() int { return termui.Columns(e.width, e.getenv) }
+
+// colour reports whether output to a terminal may use colour.
+func (e *env) colour() bool { return termui.Colour(e.stdoutTTY, e.getenv) }
+
+// startPager pages long output for people (termui.StartPager), never when
+// stdout is not a terminal or off is set.
+func (e *env) startPager(off bool) (io.Writer, func() error) {
+	if off || !e.stdoutTTY {
+		return e.stdout, func() error { return nil }
 	}
-	return t.Render()
-}
-
-// kv prints aligned key/value pairs for a single object.
-type kv struct{ w *tabwriter.Writer }
-
-func newKV(w io.Writer) *kv { return &kv{w: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)} }
-
-func (k *kv) add(key, format string, args ...any) {
-	fmt.Fprintf(k.w, "%s:\t%s\n", key, fmt.Sprintf(format, args...))
-}
-
-func (k *kv) flush() error { return k.w.Flush() }
-
-// sortedKeys returns the keys of m in order, for stable output.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	lookup := e.lookup
+	if lookup == nil {
+		lookup = func(k string) (string, bool) { v := e.getenv(k); return v, v != "" }
 	}
-	slices.Sort(keys)
-	return keys
-}
-
-// count renders n with its noun, plural when n is not 1: "1 event", "3 events".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return termui.StartPager(termui.PagerCommand(lookup), e.stdout, e.stderr)
 }

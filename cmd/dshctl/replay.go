@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/reconcile"
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
@@ -37,7 +38,7 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay [TRACE|CAPTURE|DIR...]",
 		Short: "Replay web-client traces and browser captures through the reconcile state machine and check its invariants",
-		Long: `Replay recorded WebSocket event traces (JSONL, see replay.md) and browser
+		Long: `Replay recorded WebSocket event traces (JSONL, one record per line) and browser
 captures (HAR files saved by DevTools, one trace per tab) through a model of
 the web client's queue / interrupt / reconcile path, and check after every
 reconcile that no message was lost, none shows twice, a newer turn survives an
@@ -213,10 +214,10 @@ func runReplay(ctx context.Context, e *env, format string, o replayOpts, args []
 	rep := &replayReport{w: e.stdout, format: format, junit: o.junit != "",
 		out: replayJSON{Policy: o.pol.Name, Shard: o.shard.String(), Results: []reconcile.Result{}}}
 	bar := newProgress(e, format, "replay", len(suite.Traces)+o.shard.Count(o.generate))
-	defer bar.finish()
+	defer bar.Finish()
 	err = reconcile.RunTraces(ctx, suite.Traces, o.pol, 0, func(_ int, res reconcile.Result) error {
 		rep.add(res, true)
-		bar.add(1)
+		bar.Add(1)
 		return rep.err
 	})
 	if err == nil && o.generate > 0 {
@@ -241,11 +242,11 @@ func runReplay(ctx context.Context, e *env, format string, o replayOpts, args []
 					gen.Saved = append(gen.Saved, path)
 				}
 				rep.add(g.Result, g.Trace != nil)
-				bar.add(1)
+				bar.Add(1)
 				return rep.err
 			})
 	}
-	bar.finish()
+	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
@@ -275,7 +276,7 @@ func printReplaySummary(w io.Writer, format string, out replayJSON) error {
 		return nil
 	}
 	if g := out.Generated; g != nil {
-		fmt.Fprintf(w, "generated %s from seed %d: %d failed\n", count(g.Count, "trace"), g.Seed, g.Failed)
+		fmt.Fprintf(w, "generated %s from seed %d: %d failed\n", termui.Count(g.Count, "trace"), g.Seed, g.Failed)
 		for _, p := range g.Saved {
 			fmt.Fprintf(w, "saved %s; reproduce: dshctl replay --policy %s %s\n", p, out.Policy, p)
 		}
@@ -284,7 +285,7 @@ func printReplaySummary(w io.Writer, format string, out replayJSON) error {
 	if out.Shard != "" {
 		shard = ", shard " + out.Shard
 	}
-	_, err := fmt.Fprintf(w, "%s: %d passed, %d failed, %d inconclusive (policy %s%s)\n", count(out.Traces, "trace"), out.Passed, out.Failed, out.Inconclusive, out.Policy, shard)
+	_, err := fmt.Fprintf(w, "%s: %d passed, %d failed, %d inconclusive (policy %s%s)\n", termui.Count(out.Traces, "trace"), out.Passed, out.Failed, out.Inconclusive, out.Policy, shard)
 	return err
 }
 
@@ -354,7 +355,7 @@ func convertCaptures(e *env, dir string, args []string) error {
 				return fmt.Errorf("replay: --convert: %w", err)
 			}
 			n++
-			fmt.Fprintf(e.stdout, "wrote %s (tab %s of %s, %s)\n", path, t.Tab, f.Path, count(len(t.Records), "record"))
+			fmt.Fprintf(e.stdout, "wrote %s (tab %s of %s, %s)\n", path, t.Tab, f.Path, termui.Count(len(t.Records), "record"))
 		}
 	}
 	if n == 0 {

@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes, as cli.md defines them.
@@ -28,27 +30,31 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
-	now            func() time.Time
-	// stdoutTTY and stderrTTY say whether the streams are terminals:
-	// tables, colour and progress bars are for people only.
-	stdoutTTY, stderrTTY bool
+	// lookup tells a variable set to "" from an unset one; nil means
+	// getenv's answer, unset when empty.
+	lookup func(string) (string, bool)
+	now    func() time.Time
+	// stdinTTY, stdoutTTY and stderrTTY say whether the streams are
+	// terminals: tables, colour, wrapping, the pager and progress bars are
+	// for people only (see termui.Detect).
+	stdinTTY, stdoutTTY, stderrTTY bool
+	// width is the terminal's width in columns, 0 when unknown (see
+	// termWidth).
+	width int
 }
 
 func newEnv() *env {
+	t := termui.Detect(os.Getenv)
 	return &env{
-		stdin:     os.Stdin,
-		stdout:    os.Stdout,
-		stderr:    os.Stderr,
-		getenv:    os.Getenv,
-		now:       time.Now,
-		stdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
-		stderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
+		stdin:    os.Stdin,
+		stdout:   os.Stdout,
+		stderr:   os.Stderr,
+		getenv:   os.Getenv,
+		lookup:   os.LookupEnv,
+		now:      time.Now,
+		stdinTTY: t.Stdin, stdoutTTY: t.Stdout, stderrTTY: t.Stderr,
+		width: t.Width,
 	}
-}
-
-// colour reports whether output to a terminal may use colour.
-func (e *env) colour() bool {
-	return e.stdoutTTY && e.getenv("NO_COLOR") == "" && e.getenv("TERM") != "dumb"
 }
 
 // globals are the flags every command shares.
@@ -125,6 +131,7 @@ func report(e *env, err error, helpCmd string) int {
 }
 
 func newRootCmd(e *env, g *globals) *cobra.Command {
+	var version bool
 	root := &cobra.Command{
 		Use:   "dshctl",
 		Short: "Inspect and repair DeepSeek Harness (dsh) session logs",
@@ -132,18 +139,26 @@ func newRootCmd(e *env, g *globals) *cobra.Command {
 
 The store is $DSH_HOME/sessions (or ~/.dsh/sessions) unless --store or
 DSHCTL_STORE names another. A session is named by its id, a unique id prefix,
-or the path of its folder or log file.`,
+or the path of its folder or log file.
+
+On a terminal, lists are tables and times are relative; piped, every command
+prints tab-separated machine values (full ids, RFC 3339 times, bytes as
+integers), one line per row. -o json and -o jsonl give every field.`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
-		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+		DisableAutoGenTag: true,
+		// Mistyped commands get "did you mean" hints (see root.Args).
+		SuggestionsMinimumDistance: 2,
+		CompletionOptions:          cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetIn(e.stdin)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.store, "store", "", "session store: a JSONL root directory, a SQLite database (sqlite:PATH) or a dsh home (default $DSHCTL_STORE, $DSH_HOME/sessions, ~/.dsh/sessions)")
 	pf.StringVarP(&g.output, "output", "o", "", "output format: table|json|jsonl (cat also: text)")
+	root.Flags().BoolVar(&version, "version", false, "show dshctl's version, commit and Go version")
 
 	root.AddCommand(
 		newListCmd(e, g),
@@ -153,19 +168,56 @@ or the path of its folder or log file.`,
 		newVerifyCmd(e, g),
 		newExportCmd(e, g),
 		newReplayCmd(e, g),
+		newVersionCmd(e, g),
 	)
+	root.AddCommand(newCompletionCmd(root), newManCmd(root))
 	// Unknown subcommands and bad positional arguments are usage errors.
 	for _, c := range root.Commands() {
 		wrapArgs(c)
 	}
 	root.Args = func(cmd *cobra.Command, args []string) error {
-		if len(args) > 0 {
-			return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+		if len(args) == 0 {
+			return nil
 		}
-		return nil
+		err := usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			return withHint(err, "did you mean "+strings.Join(s, " or ")+"?")
+		}
+		return err
 	}
-	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if version {
+			return printVersion(e.stdout)
+		}
+		return cmd.Help()
+	}
+	registerCompletions(root)
 	return root
+}
+
+// flagError words the errors of parsing flags as usage errors: a value
+// that is not a number says so, not strconv's message.
+func flagError(cmd *cobra.Command, err error) error {
+	var inv *pflag.InvalidValueError
+	var nf *pflag.NotExistError
+	switch {
+	case errors.As(err, &inv):
+		f := inv.GetFlag()
+		why := "not a valid value"
+		var ne *strconv.NumError
+		switch {
+		case errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange):
+			why = "out of range"
+		case errors.As(err, &ne) && strings.HasPrefix(f.Value.Type(), "bool"):
+			why = "not true or false"
+		case errors.As(err, &ne):
+			why = "not a number"
+		}
+		return usageError{fmt.Errorf("invalid --%s %q: %s", f.Name, inv.GetValue(), why)}
+	case errors.As(err, &nf) && nf.GetSpecifiedName() == "version" && cmd.HasParent():
+		return usageError{withHint(err, "--version is dshctl's own (dshctl --version); the log format of a new session is --format-version")}
+	}
+	return usageError{err}
 }
 
 // wrapArgs turns a command's argument validation errors into usage errors.

@@ -26,9 +26,9 @@ func TestStatExactSettlesApproximate(t *testing.T) {
 		t.Fatalf("append: %s", stderr)
 	}
 	var st struct {
-		Blank        bool
-		Approximate  bool
-		LastPromptAt *struct{ Ms int64 }
+		Blank              bool
+		UpdatedApproximate bool
+		LastPromptAtMs     *int64
 	}
 	for _, tc := range []struct {
 		args        []string
@@ -41,15 +41,15 @@ func TestStatExactSettlesApproximate(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: %s", tc.args, stderr)
 		}
-		st.LastPromptAt = nil
+		st.LastPromptAtMs = nil
 		if err := json.Unmarshal([]byte(out), &st); err != nil {
 			t.Fatal(err)
 		}
-		if st.Blank || st.Approximate != tc.approximate {
-			t.Errorf("%v: blank %v, approximate %v; want not blank, approximate %v", tc.args, st.Blank, st.Approximate, tc.approximate)
+		if st.Blank || st.UpdatedApproximate != tc.approximate {
+			t.Errorf("%v: blank %v, approximate %v; want not blank, approximate %v", tc.args, st.Blank, st.UpdatedApproximate, tc.approximate)
 		}
-		if !tc.approximate && (st.LastPromptAt == nil || st.LastPromptAt.Ms != 1785400000000) {
-			t.Errorf("%v: lastPromptAt %+v, want 1785400000000", tc.args, st.LastPromptAt)
+		if !tc.approximate && (st.LastPromptAtMs == nil || *st.LastPromptAtMs != 1785400000000) {
+			t.Errorf("%v: lastPromptAtMs %v, want 1785400000000", tc.args, st.LastPromptAtMs)
 		}
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
 )
 
 // request is what the store package finds the store with.
@@ -78,28 +80,35 @@ func explain(err error) error {
 	case errors.As(err, &fe):
 		return usagef("--from/--to: %v", fe.Err)
 	case errors.As(err, &ut):
-		pos := seam.NoPos
-		pos.Seq, pos.Path = ut.First, ut.Path
-		parts := make([]string, 0, len(ut.Types))
-		for _, t := range sortedKeys(ut.Types) {
-			parts = append(parts, fmt.Sprintf("%q (%d)", t, ut.Types[t]))
-		}
-		return &seam.Error{Kind: seam.ErrUnsupportedFormat, Op: "cat", ID: ut.ID, Pos: pos, Err: fmt.Errorf(
-			"every event was printed, but types %s are unknown to format v%d and not ignorable; dsh refuses this log unless a plugin registers them",
-			strings.Join(parts, ", "), ut.Version)}
+		return unknownTypes(ut, "read")
 	}
 	return err
 }
 
 func explainStore(se *store.Error) error {
+	from := sources[se.Spec.From]
 	switch se.Kind {
 	case store.ErrNotExist:
-		return withHint(fmt.Errorf("store %s (from %s) does not exist", se.Path, sources[se.Spec.From]),
+		return withHint(fmt.Errorf("store %s (from %s) does not exist", se.Path, from),
 			"choose a store with --store DIR or DSHCTL_STORE, or set DSH_HOME")
 	case store.ErrNotDir:
-		return withHint(fmt.Errorf("store %s is not a directory", se.Path), "--store takes a JSONL root directory, a dsh home, or a SQLite database (sqlite:PATH)")
+		return withHint(fmt.Errorf("store %s (from %s) is not a directory", se.Path, from),
+			"--store takes dsh's sessions folder (a JSONL root), a dsh home, or a SQLite database (sqlite:PATH)")
+	case store.ErrNotStore:
+		return withHint(fmt.Errorf("store %s (from %s) is not a dsh session store: it holds no project folders, no sessions folder or database and no session log", se.Path, from),
+			"point --store at dsh's sessions folder (~/.dsh/sessions or $DSH_HOME/sessions), the dsh home holding it, or sqlite:PATH")
+	case store.ErrProjectFolder:
+		return withHint(fmt.Errorf("store %s (from %s) is a project folder of the store %s, not a store", se.Path, from, se.Store),
+			fmt.Sprintf("use --store %s (list --project DIR shows one project's sessions)", se.Store))
+	case store.ErrSessionFolder:
+		if se.Store == "" {
+			return withHint(fmt.Errorf("store %s (from %s) is a session log's folder, not a store", se.Path, from),
+				"name the session by its path instead: dshctl stat "+se.Path)
+		}
+		return withHint(fmt.Errorf("store %s (from %s) is the folder of session %s in the store %s, not a store", se.Path, from, se.ID, se.Store),
+			fmt.Sprintf("use --store %s, or name the session by its path: dshctl stat %s", se.Store, se.Path))
 	case store.ErrNotEmpty:
-		return withHint(fmt.Errorf("store %s already holds sessions: --compression applies only to a new or empty store", se.Path),
+		return withHint(fmt.Errorf("store %s already holds sessions: --compression other than the store's applies only to a new or empty store (%v)", se.Path, se.Err),
 			"drop --compression: new sessions take the store's encoding")
 	}
 	return se
@@ -107,12 +116,37 @@ func explainStore(se *store.Error) error {
 
 func explainInput(in *store.InputError) error {
 	if in.Line == 0 {
-		return in
+		return fmt.Errorf("read events from %s: %w", in.Name, in.Err)
 	}
 	var seq *store.SeqError
+	if errors.Is(in.Err, store.ErrNoSeq) {
+		return withHint(fmt.Errorf("%s line %d: invalid event: it has no seq; nothing was written", in.Name, in.Line),
+			"--assign-seq numbers the events from the stored next seq")
+	}
 	if errors.As(in.Err, &seq) {
 		return fmt.Errorf("%s line %d: invalid event: seq %d, expected %d (the stored next seq; --assign-seq numbers events for you); nothing was written",
 			in.Name, in.Line, seq.Got, seq.Want)
 	}
 	return fmt.Errorf("%s line %d: invalid event: %w; nothing was written", in.Name, in.Line, in.Err)
+}
+
+// unknownTypes words the refusal of a log holding event types its format
+// does not know: what dsh would say, and how to make it read the log.
+func unknownTypes(ut *inspect.UnknownTypesError, op string) error {
+	pos := seam.NoPos
+	pos.Seq, pos.Path = ut.First, ut.Path
+	types := termui.SortedKeys(ut.Types)
+	for i, t := range types {
+		types[i] = strconv.Quote(t)
+		if !ut.Partial {
+			types[i] += fmt.Sprintf(" (%d)", ut.Types[t])
+		}
+	}
+	what := "event type " + types[0] + " is"
+	if len(types) > 1 {
+		what = "event types " + strings.Join(types, ", ") + " are"
+	}
+	return &seam.Error{Kind: seam.ErrUnsupportedFormat, Op: op, ID: ut.ID, Pos: pos, Err: fmt.Errorf(
+		"dsh refuses this log: %s unknown to format v%d and not ignorable (a plugin's, or a newer dsh's)",
+		what, ut.Version)}
 }

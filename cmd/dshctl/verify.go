@@ -11,7 +11,9 @@ import (
 
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
@@ -31,7 +33,9 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 every frame and checksum, every record, seq contiguity, the event rules of the
 log's format, turn and step bracketing, tool-call/result pairing, and the tail.
 Each finding is one line: session, severity, where (frame, byte, line, seq),
-what is wrong, and its code; a summary line follows.
+what is wrong, and its code; a summary line follows. Piped, a finding is a
+row of tab-separated fields: session, severity, code, frame, byte, line, seq,
+"repaired" (or empty) and the message; the rest goes to stderr.
 
 Modes (after RocksDB's WAL recovery modes):
   tolerate-tail   a torn or uncommitted tail, and what dsh tolerates but never
@@ -55,8 +59,9 @@ or repaired.`,
   dshctl verify --mode strict -o json
   dshctl verify --repair --dry-run session-4f1c
   dshctl verify --repair --salvage session-4f1c`,
+		ValidArgsFunction: completeSessions(e, g, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(formatTable, formatTable, formatJSON, formatJSONL)
+			format, err := g.outputFormat(formatTable, listFormats...)
 			if err != nil {
 				return err
 			}
@@ -79,6 +84,7 @@ or repaired.`,
 				Repair: o.repair, Salvage: o.salvage, DryRun: o.dryRun, Jobs: o.jobs})
 		},
 	}
+	setFormats(cmd, listFormats...)
 	f := cmd.Flags()
 	f.StringVar(&o.mode, "mode", "tolerate-tail", "tolerate-tail, strict or point-in-time")
 	f.BoolVar(&o.repair, "repair", false, "remove torn and uncommitted tails, saving the bytes to a backup first")
@@ -112,18 +118,18 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 		out = bufio.NewWriterSize(e.stdout, 1<<20)
 	}
 	defer out.Flush()
-	p := &verifyPrinter{e: e, w: out, format: format, backupDir: backupDir}
-	var bar *progress
+	p := &verifyPrinter{e: e, w: out, format: format, backupDir: backupDir, rows: e.newTable(out)}
+	var bar *termui.Progress
 	o.Total = func(n int) {
 		bar = newProgress(e, format, "verify", n)
 	}
-	o.Progress = func() { bar.add(1) }
+	o.Progress = func() { bar.Add(1) }
 	o.Report = p.report
 	var sum inspect.Summary
 	for _, gr := range groups {
 		s, err := inspect.Verify(ctx, gr.svc, gr.ids, o)
 		if bar != nil {
-			bar.finish()
+			bar.Finish()
 		}
 		sum.Add(s)
 		if err != nil {
@@ -138,7 +144,7 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 	}
 	switch {
 	case sum.Failed > 0:
-		return fmt.Errorf("%s could not be checked or repaired (see above)", count(sum.Failed, "session"))
+		return fmt.Errorf("%s could not be checked or repaired (see above)", termui.Count(sum.Failed, "session"))
 	case sum.Errors > 0:
 		return findingsError{sum.String()}
 	}
@@ -179,27 +185,44 @@ func verifyGroups(ctx context.Context, e *env, g *globals, args []string, so sto
 	return groups, nil
 }
 
-// verifyPrinter writes the reports as they come.
+// verifyPrinter writes the reports as they come: for people, a line per
+// finding, prefix and repair, then the summary; for scripts (stdout piped),
+// a row per finding (sessionview.VerifyRow), the rest on stderr; or JSON.
 type verifyPrinter struct {
 	e         *env
 	w         io.Writer
 	format    string
 	backupDir string
-	reports   []verifyJSON
+	rows      *termui.Table // the rows of findings for scripts
+	reports   []sessionview.VerifyJSON
 }
 
 func (p *verifyPrinter) report(r *inspect.SessionReport) error {
 	if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
 		fmt.Fprintf(p.e.stderr, "dshctl: verify %s: %s\n", r.ID, strings.ReplaceAll(r.Err.Error(), "\n", " "))
 	}
-	switch p.format {
-	case formatJSON:
-		p.reports = append(p.reports, toVerifyJSON(r))
+	switch {
+	case p.format == formatJSON:
+		p.reports = append(p.reports, sessionview.NewVerifyJSON(r))
 		return nil
-	case formatJSONL:
-		return writeJSON(p.w, formatJSONL, toVerifyJSON(r))
+	case p.format == formatJSONL:
+		return writeJSON(p.w, formatJSONL, sessionview.NewVerifyJSON(r))
 	}
-	for _, line := range r.Lines(inspect.TextOptions{Colour: p.e.colour(), BackupDir: p.backupFolder()}) {
+	lines := r.Lines(inspect.TextOptions{Colour: p.e.colour(), BackupDir: p.backupFolder()})
+	if !p.rows.TTY() {
+		// Findings come first in Lines; the prefix and repair lines after
+		// them are for people, on stderr.
+		for i := range r.Findings {
+			p.rows.Row(sessionview.VerifyRow(r, &r.Findings[i])...)
+		}
+		for _, line := range lines[len(r.Findings):] {
+			fmt.Fprintln(p.e.stderr, "dshctl: "+line)
+		}
+		err := p.rows.Render()
+		p.rows = p.e.newTable(p.w)
+		return err
+	}
+	for _, line := range lines {
 		if _, err := fmt.Fprintln(p.w, line); err != nil {
 			return err
 		}
@@ -220,147 +243,20 @@ func (p *verifyPrinter) backupFolder() string {
 }
 
 func (p *verifyPrinter) summary(mode inspect.Mode, s inspect.Summary) error {
-	switch p.format {
-	case formatJSON:
+	switch {
+	case p.format == formatJSON:
 		return writeJSON(p.w, formatJSON, struct {
-			Mode     string       `json:"mode"`
-			Sessions []verifyJSON `json:"sessions"`
-			Summary  summaryJSON  `json:"summary"`
-		}{mode.String(), nonNil(p.reports), summaryJSON{s.Sessions, s.Clean, s.Warnings, s.Errors, s.Failed}})
-	case formatJSONL:
+			Mode     string                        `json:"mode"`
+			Sessions []sessionview.VerifyJSON      `json:"sessions"`
+			Summary  sessionview.VerifySummaryJSON `json:"summary"`
+		}{mode.String(), append([]sessionview.VerifyJSON{}, p.reports...), sessionview.VerifySummaryJSON{
+			Sessions: s.Sessions, Clean: s.Clean, Warnings: s.Warnings, Errors: s.Errors, Failed: s.Failed}})
+	case p.format == formatJSONL:
 		return nil
+	case !p.e.stdoutTTY:
+		_, err := fmt.Fprintln(p.e.stderr, "dshctl: "+s.String())
+		return err
 	}
 	_, err := fmt.Fprintln(p.w, s.String())
 	return err
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
-// The stable JSON shape of verify's reports.
-type (
-	summaryJSON struct {
-		Sessions int `json:"sessions"`
-		Clean    int `json:"clean"`
-		Warnings int `json:"warnings"`
-		Errors   int `json:"errors"`
-		Failed   int `json:"failed"`
-	}
-	verifyJSON struct {
-		ID       string        `json:"id"`
-		Stray    bool          `json:"stray,omitempty"`
-		Location locationJSON  `json:"location"`
-		Status   string        `json:"status"`
-		Events   int64         `json:"events"`
-		LastSeq  *int64        `json:"lastSeq"`
-		Bytes    int64         `json:"bytes"`
-		Frames   int64         `json:"frames"`
-		Lines    int64         `json:"lines"`
-		Findings []findingJSON `json:"findings"`
-		Prefix   *prefixJSON   `json:"prefix,omitempty"`
-		Repair   *repairJSON   `json:"repair,omitempty"`
-		Error    string        `json:"error,omitempty"`
-	}
-	locationJSON struct {
-		Backend          string `json:"backend,omitempty"`
-		Path             string `json:"path"`
-		Encoding         string `json:"encoding,omitempty"`
-		Generation       *int   `json:"generation,omitempty"`
-		OlderGenerations []int  `json:"olderGenerations,omitempty"`
-	}
-	findingJSON struct {
-		Severity string       `json:"severity"`
-		Code     string       `json:"code"`
-		Message  string       `json:"message"`
-		Repaired bool         `json:"repaired,omitempty"`
-		Location positionJSON `json:"location"`
-	}
-	positionJSON struct {
-		Path   string `json:"path,omitempty"`
-		Frame  *int   `json:"frame,omitempty"`
-		Offset *int64 `json:"offset,omitempty"`
-		Line   *int   `json:"line,omitempty"`
-		Seq    *int64 `json:"seq,omitempty"`
-	}
-	prefixJSON struct {
-		Events int64  `json:"events"`
-		Bytes  *int64 `json:"bytes"`
-		After  *int64 `json:"afterBytes"`
-		Hidden int    `json:"hiddenFindings"`
-	}
-	repairJSON struct {
-		DryRun       bool          `json:"dryRun"`
-		Skipped      string        `json:"skipped,omitempty"`
-		Removed      []seam.Repair `json:"removed"`
-		Rewrite      int           `json:"rewrittenRecords"`
-		Salvaged     int64         `json:"salvaged"`
-		SalvagedFrom *int64        `json:"salvagedFrom,omitempty"`
-		Before       *stateJSON    `json:"before,omitempty"`
-		After        *stateJSON    `json:"after,omitempty"`
-	}
-	stateJSON struct {
-		Frames  int64  `json:"frames"`
-		Lines   int64  `json:"lines"`
-		Bytes   int64  `json:"bytes"`
-		Events  int64  `json:"events"`
-		LastSeq *int64 `json:"lastSeq"`
-	}
-)
-
-func toVerifyJSON(r *inspect.SessionReport) verifyJSON {
-	loc := r.Location
-	v := verifyJSON{ID: r.ID, Stray: r.Stray, Status: string(r.Status), Events: r.State.Events,
-		LastSeq: seqPtr(r.State.LastSeq), Bytes: r.State.Bytes, Frames: r.State.Frames, Lines: r.State.Lines, Findings: []findingJSON{},
-		Location: locationJSON{Backend: loc.Backend, Path: loc.Path, Encoding: loc.Encoding, OlderGenerations: loc.OlderGenerations}}
-	if loc.Backend != "" {
-		v.Location.Generation = &loc.Generation
-	}
-	for _, f := range r.Findings {
-		v.Findings = append(v.Findings, findingJSON{Severity: f.Severity.String(), Code: f.Code, Message: f.Message,
-			Repaired: f.Repaired, Location: toPositionJSON(f.Pos)})
-	}
-	if pr := r.Prefix; pr != nil {
-		v.Prefix = &prefixJSON{Events: pr.Events, Bytes: seqPtr(pr.Bytes), After: seqPtr(pr.After), Hidden: pr.Hidden}
-	}
-	if rp := r.Repair; rp != nil {
-		v.Repair = &repairJSON{DryRun: rp.DryRun, Skipped: rp.Skipped, Removed: nonNil(rp.Removed), Rewrite: rp.Rewrite,
-			Salvaged: rp.Salvaged, Before: toStateJSON(rp.Before), After: toStateJSON(rp.After)}
-		if rp.Salvaged > 0 {
-			v.Repair.SalvagedFrom = &rp.SalvagedFrom
-		}
-	}
-	if r.Err != nil {
-		v.Error = r.Err.Error()
-	}
-	return v
-}
-
-func toStateJSON(s *inspect.LogState) *stateJSON {
-	if s == nil {
-		return nil
-	}
-	return &stateJSON{Frames: s.Frames, Lines: s.Lines, Bytes: s.Bytes, Events: s.Events, LastSeq: seqPtr(s.LastSeq)}
-}
-
-func toPositionJSON(p seam.Pos) positionJSON {
-	j := positionJSON{Path: p.Path, Offset: seqPtr(p.Offset), Seq: seqPtr(p.Seq)}
-	if p.Frame >= 0 {
-		j.Frame = &p.Frame
-	}
-	if p.Line > 0 {
-		j.Line = &p.Line
-	}
-	return j
-}
-
-// seqPtr returns nil for a negative (unknown) value.
-func seqPtr(n int64) *int64 {
-	if n < 0 {
-		return nil
-	}
-	return &n
 }

@@ -7,17 +7,16 @@
 package export
 
 import (
-	"context"
-	"fmt"
 	"io"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
-// Canonical writes a session's canonical log to a writer: the header line,
-// then one line per logical event (packed rows and sourceEventSeqs ranges
-// expanded, keys in dsh's order), each ending in a newline. It is an
-// inspect.Sink, and writes each line with one Write.
+// Canonical writes a session's canonical log to a writer: the header line
+// in the v2+ shape (see Header), then one line per logical event (packed
+// rows and sourceEventSeqs ranges expanded, keys in dsh's order), each
+// ending in a newline: what cat prints and an export archives, byte for
+// byte. It is an inspect.Sink, and writes each line with one Write.
 type Canonical struct {
 	w   io.Writer
 	buf []byte
@@ -28,7 +27,8 @@ func NewCanonical(w io.Writer) *Canonical { return &Canonical{w: w} }
 
 // Header writes the header line.
 func (c *Canonical) Header(h *seam.Header) error {
-	c.buf = append(h.AppendJSON(c.buf[:0]), '\n')
+	v2 := Header(*h)
+	c.buf = append(v2.AppendJSON(c.buf[:0]), '\n')
 	_, err := c.w.Write(c.buf)
 	return err
 }
@@ -61,10 +61,11 @@ type Document struct {
 // NewDocument returns a Document writing to w.
 func NewDocument(w io.Writer) *Document { return &Document{w: w, first: true} }
 
-// Header opens the document with the header.
+// Header opens the document with the header, as Canonical writes it.
 func (d *Document) Header(h *seam.Header) error {
+	v2 := Header(*h)
 	d.buf = append(d.buf[:0], `{"header":`...)
-	d.buf = h.AppendJSON(d.buf)
+	d.buf = v2.AppendJSON(d.buf)
 	d.buf = append(d.buf, ",\n\"events\":["...)
 	_, err := d.w.Write(d.buf)
 	return err
@@ -98,29 +99,6 @@ func (d *Document) End() error {
 
 // Flush flushes the writer, if it buffers.
 func (d *Document) Flush() error { return flush(d.w) }
-
-// WriteRaw writes the records r holds exactly as stored, header first.
-// With groups, a line "# frame N at byte OFFSET, SIZE bytes" precedes the
-// first record of each storage group (a zstd frame); records of a backend
-// without groups get none.
-func WriteRaw(ctx context.Context, w io.Writer, r seam.RawReader, groups bool) error {
-	last := -1
-	for rec, err := range r.Raw(ctx) {
-		if err != nil {
-			return err
-		}
-		if g := rec.Group; groups && g != nil && g.Index != last {
-			last = g.Index
-			if _, err := fmt.Fprintf(w, "# frame %d at byte %d, %d bytes\n", g.Index, g.Offset, g.Size); err != nil {
-				return err
-			}
-		}
-		if _, err := w.Write(rec.Line); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 func flush(w io.Writer) error {
 	if f, ok := w.(interface{ Flush() error }); ok {

@@ -2,8 +2,6 @@ package export
 
 import (
 	"bytes"
-	"context"
-	"iter"
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -50,7 +48,7 @@ func write(t *testing.T, s interface {
 func TestCanonical(t *testing.T) {
 	var b bytes.Buffer
 	write(t, NewCanonical(&b), true)
-	want := `{"type":"session","version":0,"id":"s","createdAt":7,"cwd":"/w","delegationDepth":0}
+	want := `{"type":"session","version":0,"id":"s","createdAt":7,"cwd":"/w","isSeeded":false,"delegationDepth":0}
 {"type":"turn/start","seq":0,"time":8,"data":{"turn":1}}
 {"type":"session/title","seq":1,"time":9,"data":{"title":"t"},"sourceEventSeqs":[0,1]}
 {"type":"turn/start","seq":0,"time":8,"data":{"turn":1}}
@@ -65,13 +63,13 @@ func TestDocument(t *testing.T) {
 		closers bool
 		want    string
 	}{
-		{false, `{"header":{"type":"session","version":0,"id":"s","createdAt":7,"cwd":"/w","delegationDepth":0},
+		{false, `{"header":{"type":"session","version":0,"id":"s","createdAt":7,"cwd":"/w","isSeeded":false,"delegationDepth":0},
 "events":[
   {"type":"turn/start","seq":0,"time":8,"data":{"turn":1}},
   {"type":"session/title","seq":1,"time":9,"data":{"title":"t"},"sourceEventSeqs":[0,1]}
 ]}
 `},
-		{true, `{"header":{"type":"session","version":0,"id":"s","createdAt":7,"cwd":"/w","delegationDepth":0},
+		{true, `{"header":{"type":"session","version":0,"id":"s","createdAt":7,"cwd":"/w","isSeeded":false,"delegationDepth":0},
 "events":[
   {"type":"turn/start","seq":0,"time":8,"data":{"turn":1}},
   {"type":"session/title","seq":1,"time":9,"data":{"title":"t"},"sourceEventSeqs":[0,1]}
@@ -85,38 +83,6 @@ func TestDocument(t *testing.T) {
 		write(t, NewDocument(&b), c.closers)
 		if b.String() != c.want {
 			t.Errorf("document (closers %v)\n%s\nwant\n%s", c.closers, b.String(), c.want)
-		}
-	}
-}
-
-// raw is a seam.RawReader of fixed records.
-type raw []seam.RawRecord
-
-func (r raw) Raw(context.Context) iter.Seq2[seam.RawRecord, error] {
-	return func(yield func(seam.RawRecord, error) bool) {
-		for _, rec := range r {
-			if !yield(rec, nil) {
-				return
-			}
-		}
-	}
-}
-
-func TestWriteRaw(t *testing.T) {
-	g0, g1 := &seam.RecordGroup{Index: 0, Offset: 0, Size: 30}, &seam.RecordGroup{Index: 1, Offset: 30, Size: 40}
-	grouped := raw{{Line: []byte("h\n"), Group: g0}, {Line: []byte("a\n"), Offset: 2, Group: g1}, {Line: []byte("b\n"), Offset: 4, Group: g1}}
-	for _, c := range []struct {
-		r      raw
-		groups bool
-		want   string
-	}{
-		{grouped, false, "h\na\nb\n"},
-		{grouped, true, "# frame 0 at byte 0, 30 bytes\nh\n# frame 1 at byte 30, 40 bytes\na\nb\n"},
-		{raw{{Line: []byte("h\n")}, {Line: []byte("a\n"), Offset: 2}}, true, "h\na\n"},
-	} {
-		var b bytes.Buffer
-		if err := WriteRaw(context.Background(), &b, c.r, c.groups); err != nil || b.String() != c.want {
-			t.Errorf("WriteRaw(groups %v) = %q, %v; want %q", c.groups, b.String(), err, c.want)
 		}
 	}
 }

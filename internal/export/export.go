@@ -138,8 +138,7 @@ func writeLog(ctx context.Context, a *archive, svc seam.Service, id, dir string,
 	return e, p.Close()
 }
 
-// logSink is the canonical writer with an export's header line, counting
-// the events it writes.
+// logSink is the canonical writer counting the events it writes.
 type logSink struct {
 	*Canonical
 	progress         func(int64)
@@ -148,11 +147,6 @@ type logSink struct {
 
 // progressEvery is how many events pass between two progress reports.
 const progressEvery = 4096
-
-func (s *logSink) Header(h *seam.Header) error {
-	v2 := Header(*h)
-	return s.Canonical.Header(&v2)
-}
 
 func (s *logSink) Event(e *seam.Event) error {
 	s.events++

@@ -43,7 +43,7 @@ func BenchmarkFilter(b *testing.B) {
 		o    FilterOptions
 	}{
 		{"glob", FilterOptions{Types: []string{"tool/*", "turn/*"}}},
-		{"turn", FilterOptions{Turn: 2}}, // matches turn 2 of every copy: never done
+		{"turn", FilterOptions{Turn: 2, HasTurn: true}}, // matches turn 2 of every copy: never done
 		{"range", FilterOptions{From: 1000, To: 9000, HasTo: true}},
 	} {
 		b.Run(c.name, func(b *testing.B) {

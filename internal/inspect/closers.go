@@ -226,28 +226,37 @@ func (t *OpenTurnTracker) toolResultData(p PendingCall, seq int64) json.RawMessa
 // boundary, then reads forward from there: the cost is the open turn, not
 // the log.
 func Closers(ctx context.Context, h seam.Handle) ([]seam.Event, error) {
+	return ClosersAfter(ctx, h, nil)
+}
+
+// ClosersAfter returns the closers for the turn that h's log followed by
+// more (events about to be appended, numbered after it) leaves open: what
+// makes the log end in a closed turn once more is appended.
+func ClosersAfter(ctx context.Context, h seam.Handle, more []seam.Event) ([]seam.Event, error) {
 	from := int64(-1)
 	for e, err := range h.Scan(ctx, seam.ScanOptions{Reverse: true}) {
 		if err != nil {
 			return nil, err
 		}
 		if e.Type == typeTurnEnd {
-			return nil, nil
+			break
 		}
 		if e.Type == typeTurnStart {
 			from = e.Seq
 			break
 		}
 	}
-	if from < 0 {
-		return nil, nil
-	}
 	t := NewOpenTurnTracker(h.Header().Version)
-	for e, err := range h.Scan(ctx, seam.ScanOptions{From: from}) {
-		if err != nil {
-			return nil, err
+	if from >= 0 {
+		for e, err := range h.Scan(ctx, seam.ScanOptions{From: from}) {
+			if err != nil {
+				return nil, err
+			}
+			t.Observe(&e)
 		}
-		t.Observe(&e)
+	}
+	for i := range more {
+		t.Observe(&more[i])
 	}
 	return t.Closers(), nil
 }

@@ -20,9 +20,10 @@ type FilterOptions struct {
 	// Types are path.Match patterns of event types ("tool/*"); an event
 	// matches when any pattern does. Empty means every type.
 	Types []string
-	// Turn, when positive, matches the events from turn/start {turn:Turn}
-	// through its turn/end, inclusive.
-	Turn int64
+	// Turn, when HasTurn is set, matches the events from turn/start
+	// {turn:Turn} through its turn/end, inclusive.
+	Turn    int64
+	HasTurn bool
 }
 
 // maxTypeCache bounds the per-type match cache of a Filter; a log has a few
@@ -39,6 +40,16 @@ type Filter struct {
 	cache  map[string]bool
 	inTurn bool
 	done   bool
+	// turns are the turns met, with a turn filter.
+	turns TurnRange
+}
+
+// TurnRange counts the turn/start events met and their first and last
+// turn numbers.
+type TurnRange struct {
+	Count, First, Last int64
+	// Found says the wanted turn was met.
+	Found bool
 }
 
 // FilterError rejects a field of FilterOptions.
@@ -88,7 +99,7 @@ func NewFilter(o FilterOptions) (*Filter, error) {
 // ScanFrom is the seq a caller's scan may start at: From, or 0 with a turn
 // filter, whose turn/start may precede From.
 func (f *Filter) ScanFrom() int64 {
-	if f.o.Turn > 0 {
+	if f.o.HasTurn {
 		return 0
 	}
 	return f.o.From
@@ -104,7 +115,7 @@ func (f *Filter) Match(e *seam.Event) bool {
 		}
 	}
 	in := true
-	if f.o.Turn > 0 {
+	if f.o.HasTurn {
 		in = f.turn(e)
 	}
 	return in && e.Seq >= f.o.From && f.typeMatch(e.Type)
@@ -115,7 +126,17 @@ func (f *Filter) turn(e *seam.Event) bool {
 	switch e.Type {
 	case typeTurnStart:
 		var d turnStep
-		f.inTurn = json.Unmarshal(e.Data, &d) == nil && d.Turn == f.o.Turn
+		ok := json.Unmarshal(e.Data, &d) == nil
+		if ok {
+			t := &f.turns
+			if t.Count == 0 {
+				t.First = d.Turn
+			}
+			t.Count++
+			t.Last = d.Turn
+		}
+		f.inTurn = ok && d.Turn == f.o.Turn
+		f.turns.Found = f.turns.Found || f.inTurn
 		return f.inTurn
 	case typeTurnEnd:
 		if !f.inTurn {
@@ -154,3 +175,24 @@ func (f *Filter) typeMatch(typ string) bool {
 // Done reports that no event after the last one matched can pass: the scan
 // is past To, or past the end of the wanted turn.
 func (f *Filter) Done() bool { return f.done }
+
+// Turns returns the turns met so far, with a turn filter.
+func (f *Filter) Turns() TurnRange { return f.turns }
+
+// TurnError says the turn a filter wants is not in the log; Turns are the
+// turns it has.
+type TurnError struct {
+	Turn  int64
+	Turns TurnRange
+}
+
+func (e *TurnError) Error() string {
+	switch t := e.Turns; t.Count {
+	case 0:
+		return fmt.Sprintf("turn %d not found: the log has no turns", e.Turn)
+	case 1:
+		return fmt.Sprintf("turn %d not found: the log has 1 turn, turn %d", e.Turn, t.First)
+	default:
+		return fmt.Sprintf("turn %d not found: the log has %d turns, %d to %d", e.Turn, t.Count, t.First, t.Last)
+	}
+}

@@ -28,10 +28,10 @@ func TestFilter(t *testing.T) {
 		{"from to", FilterOptions{From: 27, To: 28, HasTo: true}, []int64{27, 28}, 28},
 		{"type glob", FilterOptions{Types: []string{"tool/*"}}, []int64{27, 28, 66, 67}, -1},
 		{"types", FilterOptions{Types: []string{"turn/end", "session/*", "nope"}}, []int64{3, 52, 97, 112}, -1},
-		{"turn", FilterOptions{Turn: 2}, seqs(53, 97), 97},
-		{"turn and type", FilterOptions{Turn: 3, Types: []string{"user/message"}}, []int64{100}, 112},
-		{"turn from", FilterOptions{Turn: 1, From: 50}, []int64{50, 51, 52}, 52},
-		{"missing turn", FilterOptions{Turn: 9}, nil, -1},
+		{"turn", FilterOptions{Turn: 2, HasTurn: true}, seqs(53, 97), 97},
+		{"turn and type", FilterOptions{Turn: 3, HasTurn: true, Types: []string{"user/message"}}, []int64{100}, 112},
+		{"turn from", FilterOptions{Turn: 1, HasTurn: true, From: 50}, []int64{50, 51, 52}, 52},
+		{"missing turn", FilterOptions{Turn: 9, HasTurn: true}, nil, -1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -59,7 +59,7 @@ func TestFilter(t *testing.T) {
 
 func TestFilterScanFrom(t *testing.T) {
 	f, _ := NewFilter(FilterOptions{From: 40})
-	g, _ := NewFilter(FilterOptions{From: 40, Turn: 2})
+	g, _ := NewFilter(FilterOptions{From: 40, Turn: 2, HasTurn: true})
 	if f.ScanFrom() != 40 || g.ScanFrom() != 0 {
 		t.Errorf("ScanFrom = %d, %d; want 40, 0", f.ScanFrom(), g.ScanFrom())
 	}

@@ -3,34 +3,22 @@ package inspect
 import (
 	"cmp"
 	"context"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
-// Time is a timestamp as dshctl's JSON output gives it: RFC 3339 in UTC,
-// and the epoch milliseconds dsh stores.
-type Time struct {
-	Time string `json:"time"`
-	Ms   int64  `json:"ms"`
-}
-
-// TimeOf returns the Time of epoch ms.
-func TimeOf(ms int64) *Time {
-	return &Time{Time: time.UnixMilli(ms).UTC().Format(time.RFC3339Nano), Ms: ms}
-}
-
-// States of a session, as list and stat name them.
+// States of a session, one word each, as list and stat name them.
 const (
-	StateBlank    = "blank"
-	StateOpenTurn = "open turn"
-	StateDone     = "done"
-	StateError    = "error" // the session cannot be read
+	StateBlank = "blank" // proven to hold no turn
+	StateOpen  = "open"  // its last turn has no turn/end
+	StateDone  = "done"
+	StateError = "error" // dsh cannot read it (Session.Err says why)
 )
 
 // State names the state of a readable session.
@@ -39,30 +27,45 @@ func State(blank bool, open *OpenTurn) string {
 	case blank:
 		return StateBlank
 	case open != nil:
-		return StateOpenTurn
+		return StateOpen
 	}
 	return StateDone
 }
 
-// ListRow is one session as `list` shows it, in its JSON shape.
-type ListRow struct {
-	ID                 string        `json:"id"`
-	Project            string        `json:"project,omitempty"`
-	CreatedAt          *Time         `json:"createdAt,omitempty"`
-	UpdatedAt          *Time         `json:"updatedAt,omitempty"`
-	UpdatedApproximate bool          `json:"updatedApproximate"`
-	LastPromptAt       *Time         `json:"lastPromptAt"`
-	EventCount         *int64        `json:"eventCount,omitempty"` // nil when unreadable
-	SizeBytes          int64         `json:"sizeBytes"`
-	State              string        `json:"state"`
-	Blank              bool          `json:"blank"`
-	OpenTurn           *OpenTurn     `json:"openTurn,omitempty"`
-	Origin             string        `json:"origin,omitempty"`
-	ParentSession      string        `json:"parentSession,omitempty"`
-	Version            int           `json:"version"`
-	Location           seam.Location `json:"location"`
-	Revision           string        `json:"revision,omitempty"`
-	Error              string        `json:"error,omitempty"`
+// Session is what list and stat know about one session, built by one
+// function (newSession) so that both describe it alike.
+type Session struct {
+	// Snapshot is the session's metadata. For a session whose metadata
+	// cannot be read it holds at least the id and the location, and
+	// HeaderKnown is false.
+	Snapshot    seam.Snapshot
+	HeaderKnown bool
+	// MetaKnown says Meta was read: the session's log could be opened.
+	MetaKnown bool
+	Meta      Meta
+	// State is one of the State constants; Err, for StateError, is why.
+	State string
+	Err   error
+}
+
+// ID returns the session's id.
+func (s *Session) ID() string { return s.Snapshot.Header.ID }
+
+// newSession builds the Session of a snapshot, the Meta read from its log
+// (nil when it could not be read) and the reason dsh cannot read it, if
+// any: the session is then in StateError whatever else is known about it.
+func newSession(snap seam.Snapshot, headerKnown bool, meta *Meta, err error) Session {
+	s := Session{Snapshot: snap, HeaderKnown: headerKnown}
+	if meta != nil {
+		s.Meta, s.MetaKnown = *meta, true
+	}
+	if err != nil {
+		s.State, s.Err = StateError, err
+		s.Meta.Blank = false // never hide an unreadable session
+		return s
+	}
+	s.State = State(s.Meta.Blank, s.Meta.OpenTurn)
+	return s
 }
 
 // ListOptions tune List.
@@ -82,19 +85,19 @@ type ListOptions struct {
 // at a time (each costs a few small reads, so the work is bound by I/O
 // latency), through the service's OpenLister when it has one: then each
 // session is opened once, by the listing itself.
-func List(ctx context.Context, svc seam.Service, o ListOptions) ([]ListRow, error) {
+func List(ctx context.Context, svc seam.Service, o ListOptions) ([]Session, error) {
 	var (
 		mu   sync.Mutex
-		rows []ListRow
+		rows []Session
 		step = func() {}
 	)
 	start := func(n int) {
-		rows = make([]ListRow, 0, n)
+		rows = make([]Session, 0, n)
 		if o.Progress != nil {
 			step = o.Progress(n)
 		}
 	}
-	add := func(r ListRow) {
+	add := func(r Session) {
 		mu.Lock()
 		rows = append(rows, r)
 		mu.Unlock()
@@ -130,7 +133,7 @@ func List(ctx context.Context, svc seam.Service, o ListOptions) ([]ListRow, erro
 }
 
 // openRow is the row of en, read through a handle it opens and closes.
-func openRow(ctx context.Context, svc seam.Service, en seam.Entry, budget int64) ListRow {
+func openRow(ctx context.Context, svc seam.Service, en seam.Entry, budget int64) Session {
 	if en.Err != nil {
 		return row(ctx, en, nil, nil, budget)
 	}
@@ -144,48 +147,19 @@ func openRow(ctx context.Context, svc seam.Service, en seam.Entry, budget int64)
 
 // row builds the row of en from its read handle h, or from openErr when
 // it could not be opened. The caller owns h.
-func row(ctx context.Context, en seam.Entry, h seam.Handle, openErr error, budget int64) ListRow {
-	s := en.Snapshot
-	r := ListRow{
-		ID:            s.Header.ID,
-		Project:       s.Header.Cwd,
-		SizeBytes:     s.SizeBytes,
-		Origin:        s.Header.Origin,
-		ParentSession: s.Header.ParentSession,
-		Version:       s.Header.Version,
-		Location:      s.Location,
-		Revision:      s.Revision,
-	}
-	if s.Header.CreatedAt > 0 || en.Err == nil {
-		r.CreatedAt = TimeOf(s.Header.CreatedAt)
-		r.UpdatedAt = r.CreatedAt
-	}
-	fail := func(err error) ListRow {
-		r.State, r.Error = StateError, err.Error()
-		r.Blank = false
-		return r
-	}
+func row(ctx context.Context, en seam.Entry, h seam.Handle, openErr error, budget int64) Session {
 	if en.Err != nil {
-		return fail(en.Err)
+		return newSession(en.Snapshot, false, nil, en.Err)
 	}
-	n := s.EventCount // not &s.EventCount, which keeps a copy of the whole snapshot alive per row
-	r.EventCount = &n
 	if openErr != nil {
-		return fail(openErr)
+		return newSession(en.Snapshot, true, nil, openErr)
 	}
-	meta, err := ReadMeta(ctx, h, MetaOptions{MaxBytes: budget})
+	u := newUnknownTypes(en.Snapshot.Header.Version)
+	meta, err := ReadMeta(ctx, u.watch(h), MetaOptions{MaxBytes: budget})
 	if err != nil {
-		return fail(err)
+		return newSession(en.Snapshot, true, nil, err)
 	}
-	r.Blank = meta.Blank
-	r.OpenTurn = meta.OpenTurn
-	r.UpdatedAt = TimeOf(meta.UpdatedAt)
-	r.UpdatedApproximate = meta.Approximate
-	if meta.LastPromptAt > 0 {
-		r.LastPromptAt = TimeOf(meta.LastPromptAt)
-	}
-	r.State = State(meta.Blank, meta.OpenTurn)
-	return r
+	return newSession(en.Snapshot, true, &meta, u.err(en.Snapshot, true))
 }
 
 // SortKeys are the orders SortRows knows.
@@ -193,30 +167,87 @@ var SortKeys = []string{"created", "updated", "size", "events"}
 
 // SortRows orders rows newest or largest first by key (one of SortKeys;
 // "updated" for any other), then by id and location: a total order, so the
-// result does not depend on the order List returned them in.
-func SortRows(rows []*ListRow, by string) {
-	ms := func(t *Time) int64 {
-		if t == nil {
-			return 0
-		}
-		return t.Ms
-	}
-	key := func(r *ListRow) int64 {
+// result does not depend on the order List returned them in. Unknown
+// values sort last.
+func SortRows(rows []*Session, by string) {
+	key := func(r *Session) int64 {
 		switch by {
 		case "created":
-			return ms(r.CreatedAt)
+			if !r.HeaderKnown {
+				return 0
+			}
+			return r.Snapshot.Header.CreatedAt
 		case "size":
-			return r.SizeBytes
+			return r.Snapshot.SizeBytes
 		case "events":
-			if r.EventCount == nil {
+			if !r.HeaderKnown {
 				return -1
 			}
-			return *r.EventCount
+			return r.Snapshot.EventCount
 		}
-		return ms(r.UpdatedAt)
+		return r.UpdatedAt()
 	}
-	slices.SortFunc(rows, func(a, b *ListRow) int {
-		return cmp.Or(cmp.Compare(key(b), key(a)), strings.Compare(a.ID, b.ID),
-			strings.Compare(a.Location.Path, b.Location.Path))
+	slices.SortFunc(rows, func(a, b *Session) int {
+		return cmp.Or(cmp.Compare(key(b), key(a)), strings.Compare(a.ID(), b.ID()),
+			strings.Compare(a.Snapshot.Location.Path, b.Snapshot.Location.Path))
 	})
+}
+
+// UpdatedAt is when the session was last active (Meta.UpdatedAt): the
+// creation time when its log could not be read, 0 when even that is
+// unknown.
+func (s *Session) UpdatedAt() int64 {
+	switch {
+	case s.MetaKnown:
+		return s.Meta.UpdatedAt
+	case s.HeaderKnown:
+		return s.Snapshot.Header.CreatedAt
+	}
+	return 0
+}
+
+// Selection says which of List's rows to show, and in what order.
+type Selection struct {
+	// All keeps blank sessions, which are hidden otherwise.
+	All bool
+	// Project keeps only sessions whose cwd is this folder (cleaned), when
+	// set.
+	Project string
+	// Sort is one of SortKeys (see SortRows); Limit keeps the first rows
+	// only, when positive.
+	Sort  string
+	Limit int
+}
+
+// Selected is what Select keeps, and what it counted on the way.
+type Selected struct {
+	Rows []*Session
+	// Hidden counts the blank sessions left out; Unreadable the sessions
+	// in StateError, of the project when one was chosen.
+	Hidden, Unreadable int
+}
+
+// Select keeps the rows s asks for, sorted and cut to its limit.
+func Select(rows []Session, s Selection) Selected {
+	var out Selected
+	out.Rows = make([]*Session, 0, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		if s.Project != "" && (!r.HeaderKnown || filepath.Clean(r.Snapshot.Header.Cwd) != s.Project) {
+			continue
+		}
+		if r.State == StateError {
+			out.Unreadable++
+		}
+		if r.State == StateBlank && !s.All {
+			out.Hidden++
+			continue
+		}
+		out.Rows = append(out.Rows, r)
+	}
+	SortRows(out.Rows, s.Sort)
+	if s.Limit > 0 && len(out.Rows) > s.Limit {
+		out.Rows = out.Rows[:s.Limit]
+	}
+	return out
 }

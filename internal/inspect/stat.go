@@ -2,38 +2,22 @@ package inspect
 
 import (
 	"context"
+	"errors"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
-// StatReport is what `stat` shows about one session, in its JSON shape.
+// StatReport is what `stat` shows about one session: what list shows, and
+// what only one session's worth of reading gives.
 type StatReport struct {
-	ID           string        `json:"id"`
-	Header       seam.Header   `json:"header"`
-	Location     seam.Location `json:"location"`
-	SizeBytes    int64         `json:"sizeBytes"`
-	EventCount   int64         `json:"eventCount"`
-	Revision     string        `json:"revision"`
-	CreatedAt    *Time         `json:"createdAt"`
-	UpdatedAt    *Time         `json:"updatedAt"`
-	LastPromptAt *Time         `json:"lastPromptAt"`
-	Blank        bool          `json:"blank"`
-	OpenTurn     *OpenTurn     `json:"openTurn"`
-	Approximate  bool          `json:"approximate"`
+	Session
 	// LockHeld says another process holds the session's write lock, for
 	// backends that can tell (seam.LockProber).
-	LockHeld  bool         `json:"lockHeld"`
-	Inherited int64        `json:"inheritedEventCount"`
-	Exact     *ExactReport `json:"exact,omitempty"`
-}
-
-// ExactReport is what a full scan adds to a StatReport.
-type ExactReport struct {
-	ByType    map[string]int64 `json:"byType"`
-	Turns     int64            `json:"turns"`
-	TurnEnds  map[string]int64 `json:"turnEnds"`
-	FirstTime *Time            `json:"firstTime"`
-	LastTime  *Time            `json:"lastTime"`
+	LockHeld bool
+	// Inherited is the number of events copied from a parent session.
+	Inherited int64
+	// Exact holds the figures of a full scan, with StatOptions.Exact.
+	Exact *Stats
 }
 
 // StatOptions tune Stat.
@@ -45,59 +29,53 @@ type StatOptions struct {
 
 // Stat reports on session id of svc from one read handle: its snapshot and
 // the Meta proven from the head and tail of its log (or, with Exact, from a
-// full scan), so the numbers describe one state of the log. A session that
-// cannot be opened is reported with Stat's error when Stat fails too (the
-// metadata cannot be read at all), else with the open's.
+// full scan), so the numbers describe one state of the log.
+//
+// A session dsh would refuse is still reported as far as it can be read,
+// with State StateError, and Stat returns the reason too: a log holding
+// events of types its format does not know (when svc serves them, see
+// jsonl.Options.AllowUnknownTypes) is an *UnknownTypesError; a log whose
+// head or tail cannot be read, the read's error. When the session cannot
+// be opened at all, the report holds the snapshot Stat gives, if any (a
+// backend may give the location of a log it cannot read), else it is nil.
 func Stat(ctx context.Context, svc seam.Service, id string, o StatOptions) (*StatReport, error) {
 	h, err := svc.Open(ctx, id, seam.Read)
 	if err != nil {
-		if _, serr := svc.Stat(ctx, id); serr != nil {
-			return nil, serr
+		snap, serr := svc.Stat(ctx, id)
+		switch {
+		case serr == nil:
+			return &StatReport{Session: newSession(snap, true, nil, err)}, err
+		case snap.Location.Path != "" && !errors.Is(serr, seam.ErrNotFound):
+			return &StatReport{Session: newSession(snap, false, nil, serr)}, serr
 		}
-		return nil, err
+		return nil, serr
 	}
 	defer h.Close()
 	snap, err := h.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var meta Meta
-	var st Stats
-	if o.Exact {
-		if st, err = ExactStats(ctx, h); err != nil {
-			return nil, err
-		}
-		meta = st.Meta(snap.Header.CreatedAt)
-	} else if meta, err = ReadMeta(ctx, h, MetaOptions{}); err != nil {
-		return nil, err
-	}
-	r := &StatReport{
-		ID:          snap.Header.ID,
-		Header:      snap.Header,
-		Location:    snap.Location,
-		SizeBytes:   snap.SizeBytes,
-		EventCount:  snap.EventCount,
-		Revision:    snap.Revision,
-		CreatedAt:   TimeOf(snap.Header.CreatedAt),
-		UpdatedAt:   TimeOf(meta.UpdatedAt),
-		Blank:       meta.Blank,
-		OpenTurn:    meta.OpenTurn,
-		Inherited:   h.InheritedEventCount(),
-		Approximate: meta.Approximate,
-	}
-	if meta.LastPromptAt > 0 {
-		r.LastPromptAt = TimeOf(meta.LastPromptAt)
-	}
+	r := &StatReport{Inherited: h.InheritedEventCount()}
 	if p, ok := svc.(seam.LockProber); ok {
 		if r.LockHeld, err = p.WriterActive(ctx, id); err != nil {
 			return nil, err
 		}
 	}
+	u := newUnknownTypes(snap.Header.Version)
+	var meta Meta
 	if o.Exact {
-		r.Exact = &ExactReport{ByType: st.ByType, Turns: st.Turns, TurnEnds: st.TurnEnds}
-		if st.Events > 0 {
-			r.Exact.FirstTime, r.Exact.LastTime = TimeOf(st.FirstTime), TimeOf(st.LastTime)
+		var st Stats
+		st, err = ExactStats(ctx, u.watch(h))
+		if err == nil {
+			r.Exact, meta = &st, st.Meta(snap.Header.CreatedAt)
 		}
+	} else {
+		meta, err = ReadMeta(ctx, u.watch(h), MetaOptions{})
 	}
-	return r, nil
+	if err != nil {
+		r.Session = newSession(snap, true, nil, err)
+		return r, err
+	}
+	r.Session = newSession(snap, true, &meta, u.err(snap, !o.Exact))
+	return r, r.Err
 }

@@ -2,10 +2,6 @@ package inspect
 
 import (
 	"context"
-	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -57,7 +53,7 @@ func Stream(ctx context.Context, h seam.Handle, o StreamOptions, sink Sink) (Str
 		return res, err
 	}
 	hdr := h.Header()
-	t := &tally{Sink: sink, version: hdr.Version, unknown: map[string]int64{}}
+	t := &tally{Sink: sink, u: newUnknownTypes(hdr.Version)}
 	if err := sink.Header(&hdr); err != nil {
 		return res, err
 	}
@@ -84,6 +80,9 @@ func Stream(ctx context.Context, h seam.Handle, o StreamOptions, sink Sink) (Str
 	}
 	if err := sink.End(); err != nil {
 		return res, err
+	}
+	if t := filter.Turns(); o.Filter.HasTurn && !t.Found && !o.Follow {
+		return res, &TurnError{Turn: o.Filter.Turn, Turns: t}
 	}
 	if o.Follow {
 		if err := sink.Flush(); err != nil {
@@ -148,52 +147,19 @@ func follow(ctx context.Context, h seam.Handle, next int64, filter *Filter, sink
 // not know and that are not ignorable.
 type tally struct {
 	Sink
-	version int
-	unknown map[string]int64
-	// first is the seq of the first such event.
-	first int64
+	u *unknownTypes
 }
 
 func (t *tally) Event(e *seam.Event) error {
-	if !e.Ignorable && !seam.KnownType(t.version, e.Type) {
-		if len(t.unknown) == 0 {
-			t.first = e.Seq
-		}
-		t.unknown[e.Type]++
-	}
+	t.u.observe(e)
 	return t.Sink.Event(e)
 }
 
 // err is the refusal dsh would give the log, if it holds unknown types.
 func (t *tally) err(ctx context.Context, h seam.Handle) error {
-	if len(t.unknown) == 0 {
-		return nil
+	snap := seam.Snapshot{Header: h.Header()}
+	if s, err := h.Snapshot(ctx); err == nil {
+		snap.Location = s.Location
 	}
-	e := &UnknownTypesError{ID: h.ID(), Version: t.version, Types: t.unknown, First: t.first}
-	if snap, err := h.Snapshot(ctx); err == nil {
-		e.Path = snap.Location.Path
-	}
-	return e
+	return t.u.err(snap, false)
 }
-
-// UnknownTypesError says a log holds events of types its format version
-// does not know and that are not ignorable: dsh refuses such a log unless a
-// plugin registers the types. It matches seam.ErrUnsupportedFormat.
-type UnknownTypesError struct {
-	ID      string
-	Version int
-	// Types counts the events of each unknown type.
-	Types map[string]int64
-	// First is the seq of the first such event.
-	First int64
-	// Path is the log (its Location.Path), "" when unknown.
-	Path string
-}
-
-func (e *UnknownTypesError) Error() string {
-	types := slices.Sorted(maps.Keys(e.Types))
-	return fmt.Sprintf("session %q: event types %s unknown to format v%d and not ignorable, first at seq %d",
-		e.ID, strings.Join(types, ", "), e.Version, e.First)
-}
-
-func (e *UnknownTypesError) Is(target error) bool { return target == seam.ErrUnsupportedFormat }

@@ -49,6 +49,19 @@ func TestStream(t *testing.T) {
 		})
 	}
 
+	// A turn the log does not have is an error naming the turns it has.
+	for turn, want := range map[int64]string{
+		0: "turn 0 not found: the log has 1 turn, turn 1",
+		2: "turn 2 not found: the log has 1 turn, turn 1",
+	} {
+		var r record
+		_, err := Stream(ctx, newFake(1, 4, open...), StreamOptions{Filter: FilterOptions{Turn: turn, HasTurn: true}}, &r)
+		var te *TurnError
+		if !errors.As(err, &te) || err.Error() != want {
+			t.Errorf("--turn %d: %v, want %q", turn, err, want)
+		}
+	}
+
 	// A bad filter is refused before anything is given.
 	var r record
 	_, err := Stream(ctx, newFake(1, 4, open...), StreamOptions{Filter: FilterOptions{Types: []string{"["}}}, &r)
@@ -93,12 +106,18 @@ func TestStatsMetaIsExact(t *testing.T) {
 }
 
 func TestSortRows(t *testing.T) {
-	n := func(v int64) *int64 { return &v }
-	rows := []*ListRow{
-		{ID: "b", CreatedAt: TimeOf(1), UpdatedAt: TimeOf(9), SizeBytes: 5, EventCount: n(1)},
-		{ID: "a", CreatedAt: TimeOf(2), UpdatedAt: TimeOf(3), SizeBytes: 7, EventCount: n(8)},
-		{ID: "c", State: StateError, SizeBytes: 7},
-		{ID: "a", CreatedAt: TimeOf(2), UpdatedAt: TimeOf(3), SizeBytes: 7, EventCount: n(8), Location: seam.Location{Path: "/0"}},
+	row := func(id string, created, updated, size, events int64, path string) *Session {
+		s := &Session{Snapshot: seam.Snapshot{Header: seam.Header{ID: id, CreatedAt: created}, SizeBytes: size,
+			EventCount: events, Location: seam.Location{Path: path}}, HeaderKnown: true, MetaKnown: true}
+		s.Meta.UpdatedAt = updated
+		return s
+	}
+	unreadable := &Session{Snapshot: seam.Snapshot{Header: seam.Header{ID: "c"}, SizeBytes: 7}, State: StateError}
+	rows := []*Session{
+		row("b", 1, 9, 5, 1, ""),
+		row("a", 2, 3, 7, 8, ""),
+		unreadable,
+		row("a", 2, 3, 7, 8, "/0"),
 	}
 	for by, want := range map[string]string{
 		"updated": "b a a c", "created": "a a b c", "size": "a a c b", "events": "a a b c", "other": "b a a c",
@@ -106,12 +125,12 @@ func TestSortRows(t *testing.T) {
 		SortRows(rows, by)
 		var ids []string
 		for _, r := range rows {
-			ids = append(ids, r.ID)
+			ids = append(ids, r.ID())
 		}
 		if got := strings.Join(ids, " "); got != want {
 			t.Errorf("SortRows(%s) = %s, want %s", by, got, want)
 		}
-		if by == "created" && rows[0].Location.Path != "" {
+		if by == "created" && rows[0].Snapshot.Location.Path != "" {
 			t.Errorf("SortRows(%s): equal rows not ordered by location", by)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/mattn/go-runewidth"
 )
 
 // DefaultTranscriptWidth is the line width a Transcript uses when
@@ -24,6 +25,10 @@ type TranscriptOptions struct {
 	// reasoning) and the rules, in runes: 0 means DefaultTranscriptWidth, a
 	// negative value means no cap.
 	Width int
+	// Wrap wraps the text of prompts and replies (and other messages) at
+	// Width columns, for a terminal: continuation lines are indented like
+	// a message's later lines.
+	Wrap bool
 	// Color adds ANSI colours; callers set it only for a terminal without
 	// NO_COLOR.
 	Color bool
@@ -387,22 +392,72 @@ func contentText(bs []block) string {
 	return sb.String()
 }
 
-// labelled writes "label: text", indenting the text's later lines.
+// labelled writes "label: text", indenting the text's later lines, and
+// with Wrap wrapping every line at the width.
 func (t *Transcript) labelled(label, style, text string) {
 	t.styled(style, label+":")
 	lines := strings.Split(clean(strings.TrimRight(text, "\n")), "\n")
-	if lines[0] != "" {
-		t.buf = append(t.buf, ' ')
-		t.buf = append(t.buf, lines[0]...)
-	}
-	for _, line := range lines[1:] {
-		t.nl()
-		if line != "" {
-			t.buf = append(t.buf, "  "...)
+	for i, line := range lines {
+		indent, col := " ", runewidth.StringWidth(label)+1
+		if i > 0 {
+			t.nl()
+			indent, col = "  ", 0
+		}
+		if line == "" {
+			continue
+		}
+		if !t.o.Wrap || t.width < 0 {
+			t.buf = append(t.buf, indent...)
 			t.buf = append(t.buf, line...)
+			continue
+		}
+		for j, part := range wrap(line, t.width-col-len(indent), t.width-2) {
+			if j > 0 {
+				t.nl()
+				indent = "  "
+			}
+			t.buf = append(t.buf, indent...)
+			t.buf = append(t.buf, part...)
 		}
 	}
 	t.nl()
+}
+
+// wrap cuts line into parts no wider than first columns for the first part
+// and rest for the others, at spaces where it can, mid-word where a word is
+// wider than a line. Tabs become spaces, so that widths are known.
+func wrap(line string, first, rest int) []string {
+	line = strings.ReplaceAll(line, "\t", "    ")
+	var parts []string
+	limit := max(first, 1)
+	for runewidth.StringWidth(line) > limit {
+		cut, lastSpace, w := 0, -1, 0
+		for i, r := range line {
+			rw := runewidth.RuneWidth(r)
+			if w+rw > limit {
+				cut = i
+				break
+			}
+			if r == ' ' {
+				lastSpace = i
+			}
+			w += rw
+		}
+		if cut == 0 {
+			cut = len(line)
+		}
+		part, next := line[:cut], line[cut:]
+		if lastSpace > 0 && !strings.HasPrefix(next, " ") {
+			part, next = line[:lastSpace], line[lastSpace:]
+		}
+		parts = append(parts, strings.TrimRight(part, " "))
+		line = strings.TrimLeft(next, " ")
+		limit = max(rest, 1)
+	}
+	if line != "" || len(parts) == 0 {
+		parts = append(parts, line)
+	}
+	return parts
 }
 
 func (t *Transcript) styled(style, s string) {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +205,43 @@ func TestTranscriptWriteError(t *testing.T) {
 	e := prompt(1, 0, "user")
 	if err := tr.Render(&e); err == nil {
 		t.Error("write error not returned")
+	}
+}
+
+func TestWrap(t *testing.T) {
+	for _, c := range []struct {
+		line        string
+		first, rest int
+		want        []string
+	}{
+		{"short", 10, 10, []string{"short"}},
+		{"the quick brown fox jumps", 10, 10, []string{"the quick", "brown fox", "jumps"}},
+		{"the quick brown", 4, 20, []string{"the", "quick brown"}},
+		{"abcdefghijklmnop", 5, 5, []string{"abcde", "fghij", "klmno", "p"}},
+		{"日本語の文章です", 6, 6, []string{"日本語", "の文章", "です"}},
+		{"a\tb", 3, 3, []string{"a", "b"}},
+		{"", 5, 5, []string{""}},
+	} {
+		if got := wrap(c.line, c.first, c.rest); !slices.Equal(got, c.want) {
+			t.Errorf("wrap(%q, %d, %d) = %q, want %q", c.line, c.first, c.rest, got, c.want)
+		}
+	}
+}
+
+func TestTranscriptWraps(t *testing.T) {
+	var b bytes.Buffer
+	tr := NewTranscript(&b, TranscriptOptions{Width: 20, Wrap: true})
+	e := seam.Event{Type: "user/message", Data: []byte(`{"role":"user","content":[{"type":"text","text":"please summarize what the build script does\nthanks"}],"source":{"kind":"user"}}`)}
+	if err := tr.Render(&e); err != nil {
+		t.Fatal(err)
+	}
+	want := "user: please\n  summarize what the\n  build script does\n  thanks\n"
+	if b.String() != want {
+		t.Errorf("wrapped prompt:\n%s\nwant\n%s", b.String(), want)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		if len(line) > 20 {
+			t.Errorf("line %q is wider than 20 columns", line)
+		}
 	}
 }

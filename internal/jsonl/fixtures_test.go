@@ -267,8 +267,9 @@ func TestDamagedFixtures(t *testing.T) {
 			message: `"mystery/event"`},
 		"mixed-encoding": {events: -1, kind: seam.ErrCorrupt, stat: seam.ErrCorrupt, listed: true,
 			message: "uses .jsonl, but this store holds .jsonl.zstd logs"},
-		// An empty file is not a session (yet): List skips it.
-		"zstd-empty-file": {events: -1, kind: seam.ErrCorrupt, stat: seam.ErrCorrupt,
+		// dsh 0.1.0 leaves an empty log out of its listing; dshctl lists
+		// it as unreadable, like every other damaged log.
+		"zstd-empty-file": {events: -1, kind: seam.ErrCorrupt, stat: seam.ErrCorrupt, listed: true,
 			message: "empty or header-less Zstandard session log"},
 	}
 	for name, c := range cases {

@@ -516,7 +516,7 @@ func (h *handle) Raw(ctx context.Context) iter.Seq2[seam.RawRecord, error] {
 				fail(err)
 				return
 			}
-			raw := seam.RawRecord{Line: bytes.Clone(rec.line), Offset: rec.off}
+			raw := seam.RawRecord{Line: bytes.Clone(rec.line), Offset: rec.off, Events: rawEvents(rec.line, rec.off, h.hdr.Version)}
 			if rec.frame >= 0 {
 				raw.Group = &seam.RecordGroup{Index: rec.frame, Offset: rec.frameOff, Size: rec.frameSize}
 			}
@@ -525,6 +525,25 @@ func (h *handle) Raw(ctx context.Context) iter.Seq2[seam.RawRecord, error] {
 			}
 		}
 	}
+}
+
+// packedMark is in every packed row: the type of each kind ends so.
+var packedMark = []byte(`-chunks"`)
+
+// rawEvents is the number of events the record line at text offset off of
+// a version-v log stands for (seam.RawRecord.Events): none for the header,
+// which starts the text, the members of a packed row (v0/v1), else one.
+// Only lines that may be packed rows are decoded.
+func rawEvents(line []byte, off int64, v int) int {
+	if off == 0 {
+		return 0
+	}
+	if v < 2 && bytes.Contains(line, packedMark) {
+		if r, err := seam.DecodeRecord(bytes.TrimSuffix(line, []byte{'\n'}), v); err == nil && r.Packed != nil {
+			return len(r.Packed.Parts)
+		}
+	}
+	return 1
 }
 
 // Snapshot returns the metadata of the log as h reads it now

@@ -67,6 +67,10 @@ func projectFolder(cwd string) (string, error) {
 	return ProjectKey(cwd)
 }
 
+// IsProjectFolder reports whether name, an entry of a store's root, can be
+// a project folder: how a root is told from other folders.
+func IsProjectFolder(name string) bool { return isProjectFolder(name) }
+
 // isProjectFolder reports whether a root entry name can be a project folder.
 func isProjectFolder(name string) bool {
 	return name == NoCwdFolder || (len(name) > 4 && strings.HasPrefix(name, "--") && strings.HasSuffix(name, "--"))

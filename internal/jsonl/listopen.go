@@ -2,7 +2,6 @@ package jsonl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -130,9 +129,6 @@ func (s *Store) visitEntry(ctx context.Context, project string, e fs.DirEntry, v
 		return ok
 	}
 	snap, h, err, openErr := s.snapshotOpen(ctx, d)
-	if err != nil && errors.Is(err, errHeaderless) {
-		return false
-	}
 	if err != nil {
 		visit(seam.Entry{Snapshot: snap, Err: err}, nil, nil)
 		return true

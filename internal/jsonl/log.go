@@ -33,8 +33,7 @@ const (
 var errBudget = errors.New("read budget exhausted")
 
 // errHeaderless marks a log without a complete header record: an empty file
-// or a zstd file without a complete first frame. List skips such files (a
-// create may be in progress); opening one is ErrCorrupt.
+// or a zstd file without a complete first frame. It is ErrCorrupt.
 var errHeaderless = errors.New("empty or header-less")
 
 // logFile is one open log file of a session.

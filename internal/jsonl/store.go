@@ -450,8 +450,9 @@ func (s *Store) Stat(ctx context.Context, id string) (seam.Snapshot, error) {
 // List returns every session of the root, in path order. A folder that is
 // a session but cannot be read (bad header, encoding mismatch, wrong
 // project folder, duplicate id, a log file placed directly in a project
-// folder) is an entry with Err; files that are not sessions yet (an empty
-// log, a zstd log without a complete first frame) are skipped.
+// folder, an empty log or a zstd log without a complete first frame) is an
+// entry with Err. (Creates write a complete header before the log appears,
+// so a header-less log is damage, not a create in progress.)
 func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 	if err := s.check(ctx, "list"); err != nil {
 		return nil, err
@@ -522,9 +523,6 @@ func (s *Store) listEntry(project string, e fs.DirEntry) (seam.Entry, bool) {
 	d, err := s.inspect("list", id, project, e.Name())
 	if derr == nil && err == nil && d.live >= 0 {
 		snap, err := s.snapshot("list", d)
-		if err != nil && errors.Is(err, errHeaderless) {
-			return seam.Entry{}, false
-		}
 		return seam.Entry{Snapshot: snap, Err: err}, true
 	}
 	return s.unreadFolderEntry(project, e, id, d, derr, err)

@@ -78,6 +78,10 @@ func TestListReportsBadEntries(t *testing.T) {
 		"newer/session.jsonl":        "written by a newer dsh",
 		"gens/session.v2.jsonl":      "",
 		"mismatch/session.v3.jsonl":  "does not match the file's generation 3",
+		// A header-less log is damage (creates write the header before
+		// the log appears): listed as unreadable, not skipped.
+		"empty/session.jsonl":       "empty or header-less session log",
+		"torn-header/session.jsonl": "empty or header-less session log",
 	}
 	for k, w := range want {
 		err, ok := got[k]

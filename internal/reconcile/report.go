@@ -13,7 +13,8 @@ import (
 // violation and the states around it, or INCONCLUSIVE with the warnings.
 func WriteText(w io.Writer, r Result) error {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s %s (%spolicy %s, %d events, %d reconciles)\n", strings.ToUpper(string(r.Verdict)), printable(r.Name), where(r), r.Policy, r.Events, r.Reconciles)
+	fmt.Fprintf(&sb, "%s %s (%spolicy %s, %s, %s)\n", strings.ToUpper(string(r.Verdict)), printable(r.Name), where(r), r.Policy,
+		plural(r.Events, "event"), plural(r.Reconciles, "reconcile"))
 	if v := r.First(); v != nil {
 		fmt.Fprintf(&sb, "  invariant %d (%s): %s\n", v.Invariant, v.Name, v.Detail)
 		where := fmt.Sprintf("record %d", v.Index)

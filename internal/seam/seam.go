@@ -216,6 +216,12 @@ type RawRecord struct {
 	// stores several records as one unit (each zstd frame of a JSONL log);
 	// nil for a backend that stores records one by one.
 	Group *RecordGroup
+	// Events is the number of logical events the record stands for: 0 for
+	// one that holds none (a log's header, a session row), the members of
+	// a packed row, else 1 — also for a record too damaged to decode. It
+	// pairs the records with the events readers serve (cat --raw prints
+	// the served ones).
+	Events int
 }
 
 // RecordGroup is a storage unit that holds several records together.

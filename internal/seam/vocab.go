@@ -57,8 +57,9 @@ func IsSurfaceType(v int, typ string) bool {
 	return surfaceV0[typ]
 }
 
-// vocabulary returns the event types of version v, sorted.
-func vocabulary(v int) []string {
+// Vocabulary returns the event types of version v, sorted (nil for a
+// version dshctl does not know).
+func Vocabulary(v int) []string {
 	if v < 0 || v > MaxVersion {
 		return nil
 	}

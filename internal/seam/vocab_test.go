@@ -8,11 +8,11 @@ import (
 )
 
 func TestVocabulary(t *testing.T) {
-	v0 := vocabulary(0)
+	v0 := Vocabulary(0)
 	if len(v0) != 48 {
 		t.Fatalf("v0 knows %d types, want 48", len(v0))
 	}
-	if !slices.Equal(vocabulary(1), v0) {
+	if !slices.Equal(Vocabulary(1), v0) {
 		t.Fatal("v1 vocabulary differs from v0")
 	}
 	v4Added := strings.Fields(`tool/ptc-dispatch tool/ptc-dispatch-start assistant/attempt developer/message
@@ -26,7 +26,7 @@ func TestVocabulary(t *testing.T) {
 		{3, nil, []string{"system/message"}},
 		{4, []string{"tool/code-dispatch", "tool/code-dispatch-start"}, v4Added},
 	} {
-		prev, cur := vocabulary(c.v-1), vocabulary(c.v)
+		prev, cur := Vocabulary(c.v-1), Vocabulary(c.v)
 		var removed, added []string
 		for _, typ := range prev {
 			if !slices.Contains(cur, typ) {
@@ -49,11 +49,11 @@ func TestVocabulary(t *testing.T) {
 			}
 		}
 	}
-	if !slices.IsSorted(vocabulary(4)) {
+	if !slices.IsSorted(Vocabulary(4)) {
 		t.Error("Vocabulary is not sorted")
 	}
 	for _, v := range []int{-1, MaxVersion + 1} {
-		if vocabulary(v) != nil || KnownType(v, "turn/start") {
+		if Vocabulary(v) != nil || KnownType(v, "turn/start") {
 			t.Errorf("version %d has a vocabulary", v)
 		}
 	}

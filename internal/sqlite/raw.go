@@ -38,13 +38,13 @@ func (h *handle) Raw(ctx context.Context) iter.Seq2[seam.RawRecord, error] {
 			return
 		}
 		var off int64
-		emit := func(line []byte) bool {
+		emit := func(line []byte, events int) bool {
 			line = append(line, '\n')
-			rec := seam.RawRecord{Line: line, Offset: off}
+			rec := seam.RawRecord{Line: line, Offset: off, Events: events}
 			off += int64(len(line))
 			return yield(rec, nil)
 		}
-		if !emit(r.appendRawJSON(nil)) {
+		if !emit(r.appendRawJSON(nil), 0) {
 			return
 		}
 		for row, err := range s.RawRows(ctx, h.id) {
@@ -52,11 +52,22 @@ func (h *handle) Raw(ctx context.Context) iter.Seq2[seam.RawRecord, error] {
 				yield(seam.RawRecord{}, err)
 				return
 			}
-			if !emit(row.appendRawJSON(nil)) {
+			if !emit(row.appendRawJSON(nil), rowEvents(&row, s.schema)) {
 				return
 			}
 		}
 	}
+}
+
+// rowEvents is the number of events an events row stands for
+// (seam.RawRecord.Events): the members of a packed row, else one.
+func rowEvents(r *RawRow, schema int) int {
+	if schema == Schema17 && r.Ignorable == 0 {
+		if rec, err := decodePackedRow(r, 0); err == nil && rec.Packed != nil {
+			return len(rec.Packed.Parts)
+		}
+	}
+	return 1
 }
 
 // appendRawJSON appends the sessions row as a JSON object of its columns.

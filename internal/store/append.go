@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,8 +17,9 @@ type AppendOptions struct {
 	// Create, when set, creates the session when it does not exist, from
 	// this header (see Create); the id is Append's.
 	Create *seam.Header
-	// CloseInterrupted first appends the closers of an interrupted tail
-	// turn, as dsh's resume does (inspect.Closers).
+	// CloseInterrupted appends, after the input's events, the closers of
+	// the turn the log and those events leave open, as dsh's resume does
+	// (inspect.ClosersAfter): the log then ends in a closed turn.
 	CloseInterrupted bool
 	// Input holds events, one JSON object per line; nil for none. Name
 	// names it in errors.
@@ -59,14 +61,17 @@ func (e *InputError) Error() string {
 
 func (e *InputError) Unwrap() error { return e.Err }
 
+// ErrNoSeq is an input event without a seq (and AssignSeq is off).
+var ErrNoSeq = errors.New("the event has no seq")
+
 // SeqError is an input event whose seq does not continue the log.
 type SeqError struct{ Got, Want int64 }
 
 func (e *SeqError) Error() string { return fmt.Sprintf("seq %d, expected %d", e.Got, e.Want) }
 
 // Append appends one durable batch to session id of svc through a write
-// handle: the closers of an interrupted tail turn when asked, then the
-// input's events. Every input line is validated before anything is
+// handle: the input's events, then, when asked, the closers of the turn
+// they leave open. Every input line is validated before anything is
 // written (an invalid one is an *InputError and nothing is written). The
 // write path removes a torn or uncommitted tail first, saving its bytes;
 // those repairs are in the result even when the append then fails, since
@@ -92,20 +97,18 @@ func Append(ctx context.Context, svc seam.Service, id string, o AppendOptions) (
 	next, version := snap.EventCount, snap.Header.Version
 
 	var batch []seam.Event
+	if o.Input != nil {
+		if batch, err = readEvents(o.Input, o.Name, version, next, o.AssignSeq, o.Now); err != nil {
+			return res, err
+		}
+	}
 	if o.CloseInterrupted {
-		closers, err := inspect.Closers(ctx, h)
+		closers, err := inspect.ClosersAfter(ctx, h, batch)
 		if err != nil {
 			return res, err
 		}
 		batch = append(batch, closers...)
 		res.Closers = len(closers)
-	}
-	if o.Input != nil {
-		events, err := readEvents(o.Input, o.Name, version, next+int64(len(batch)), o.AssignSeq, o.Now)
-		if err != nil {
-			return res, err
-		}
-		batch = append(batch, events...)
 	}
 	res.FirstSeq, res.NextSeq = next, next+int64(len(batch))
 	res.Appended = len(batch)
@@ -168,6 +171,9 @@ func parseEvent(line []byte, v int, want int64, assignSeq bool, now int64) (seam
 	}
 	rec, err := seam.DecodeRecord(line, v)
 	if err != nil {
+		if !assignSeq && json.Valid(line) && !hasMember(line, "seq") && !hasMember(line, "seq0") {
+			return seam.Event{}, ErrNoSeq
+		}
 		return seam.Event{}, causeOf(err)
 	}
 	if rec.Packed != nil {
@@ -191,4 +197,9 @@ func causeOf(err error) error {
 		return se.Err
 	}
 	return err
+}
+
+func hasMember(obj []byte, key string) bool {
+	_, ok := seam.Member(obj, key)
+	return ok
 }

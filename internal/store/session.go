@@ -104,10 +104,13 @@ func matchID(ctx context.Context, svc seam.Service, arg string) (string, error) 
 	case 0:
 		return "", err
 	case 1:
-		// An entry that is not a readable session (a stray log file, say)
-		// is reported for what it is, not as "not found".
+		// An entry that is no session (a stray log file, say) is reported
+		// for what it is, not as "not found"; a session that cannot be
+		// read is found, for the command to report what it can.
 		if matchErr != nil {
-			return "", matchErr
+			if _, err := svc.Stat(ctx, matches[0]); errors.Is(err, seam.ErrNotFound) {
+				return "", matchErr
+			}
 		}
 		return matches[0], nil
 	}

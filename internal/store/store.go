@@ -71,8 +71,17 @@ var (
 	ErrNotExist = errors.New("store does not exist")
 	// ErrNotDir: the store named is a file of no known kind.
 	ErrNotDir = errors.New("store is not a directory")
-	// ErrNotEmpty: a compression was asked for a root that holds sessions.
+	// ErrNotEmpty: a compression was asked for a root that holds sessions
+	// of the other encoding.
 	ErrNotEmpty = errors.New("store already holds sessions")
+	// ErrNotStore: the folder named holds nothing a dsh store holds.
+	ErrNotStore = errors.New("not a dsh session store")
+	// ErrProjectFolder: the folder named is a project folder of a store
+	// (Error.Store), not a store.
+	ErrProjectFolder = errors.New("a project folder of a store, not a store")
+	// ErrSessionFolder: the path named is a session folder, or its log, in
+	// the store Error.Store (when it is in one), not a store.
+	ErrSessionFolder = errors.New("a session folder, not a store")
 	// ErrNoBackupDir fails a repair of a store opened without a BackupDir.
 	ErrNoBackupDir = seam.ErrNoBackupDir
 )
@@ -85,6 +94,10 @@ type Error struct {
 	Spec Spec
 	Path string
 	Err  error
+	// Store is the store Path belongs to, for ErrProjectFolder and
+	// ErrSessionFolder ("" when it is in none); ID is the session of
+	// ErrSessionFolder.
+	Store, ID string
 }
 
 func (e *Error) Error() string {
@@ -197,10 +210,12 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 const SQLiteName = "sessions.sqlite"
 
 // Locate finds the store spec names: `sqlite:PATH` and a file that starts
-// with SQLite's header are SQLite databases, a directory is a JSONL root.
-// A missing path is ErrNotExist, unless create is set: then it is a JSONL
-// root to make. Every kind of location a user may name is recognized here,
-// each by one case that says which backend opens which path.
+// with SQLite's header are SQLite databases; a dsh home stands for a store
+// it holds (inHome); any other folder is recognised by what it holds (see
+// locateDir). A missing path is ErrNotExist, unless create is set: then it
+// is a JSONL root to make. Every kind of location a user may name is
+// recognized here, each by one case that says which backend opens which
+// path.
 func Locate(spec Spec, create bool) (Location, error) {
 	path := spec.Path
 	fail := func(kind error, path string, err error) (Location, error) {
@@ -229,11 +244,89 @@ func Locate(spec Spec, create bool) (Location, error) {
 	case err != nil:
 		return fail(seam.ErrIO, path, err)
 	case fi.IsDir():
-		return Location{Kind: JSONL, Path: path}, nil
+		return locateDir(spec)
 	case isSQLite(path):
 		return Location{Kind: SQLite, Path: path}, nil
 	}
+	if _, _, ok := jsonl.ParseLogName(filepath.Base(path)); ok {
+		root, id, _ := jsonl.SessionFromPath(path)
+		return Location{}, &Error{Kind: ErrSessionFolder, Spec: spec, Path: path, Store: root, ID: id}
+	}
 	return fail(ErrNotDir, path, nil)
+}
+
+// maxProbe bounds the entries of a folder, and the subfolders, that
+// locateDir looks at: recognising a store never costs a walk of it.
+const maxProbe = 256
+
+// locateDir recognises a folder that is no dsh home by what it holds: a
+// JSONL root holds project folders (or nothing yet); a session folder
+// holds a session log, a project folder session folders.
+// The last two are named as what they are, with the store they belong to
+// (ErrSessionFolder, ErrProjectFolder); a folder with nothing dsh-like in it
+// is ErrNotStore.
+func locateDir(spec Spec) (Location, error) {
+	dir := spec.Path
+	fail := func(kind error, err error) (Location, error) {
+		return Location{}, &Error{Kind: kind, Spec: spec, Path: dir, Err: err}
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return fail(seam.ErrIO, err)
+	}
+	defer f.Close()
+	var entries []os.DirEntry
+	for {
+		batch, err := f.ReadDir(maxProbe)
+		for _, e := range batch {
+			if e.IsDir() && jsonl.IsProjectFolder(e.Name()) {
+				return Location{Kind: JSONL, Path: dir}, nil
+			}
+		}
+		if len(entries) < maxProbe {
+			entries = append(entries, batch[:min(len(batch), maxProbe-len(entries))]...)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fail(seam.ErrIO, err)
+		}
+	}
+	if len(entries) == 0 {
+		return Location{Kind: JSONL, Path: dir}, nil // an empty store
+	}
+	if holdsLog(entries) {
+		root, id, _ := jsonl.SessionFromPath(dir)
+		return Location{}, &Error{Kind: ErrSessionFolder, Spec: spec, Path: dir, Store: root, ID: id}
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if subEntries, err := os.ReadDir(sub); err == nil && holdsLog(subEntries[:min(len(subEntries), maxProbe)]) {
+			return Location{}, &Error{Kind: ErrProjectFolder, Spec: spec, Path: dir, Store: filepath.Dir(absPath(dir))}
+		}
+	}
+	return fail(ErrNotStore, nil)
+}
+
+// holdsLog reports whether a folder's entries include a session log file.
+func holdsLog(entries []os.DirEntry) bool {
+	for _, e := range entries {
+		if _, _, ok := jsonl.ParseLogName(e.Name()); ok && !e.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // inHome chooses between the stores of a dsh home: its JSONL root (root,
@@ -288,24 +381,38 @@ func openSQLite(spec Spec, loc Location, o Options) (seam.Service, error) {
 	})
 }
 
-// openJSONL opens (or, when missing, makes) a JSONL root.
+// openJSONL opens (or, when missing, makes) a JSONL root. A compression
+// asked for must be the root's own, unless the root is new or empty: then
+// it chooses the encoding of the sessions created in it.
 func openJSONL(spec Spec, loc Location, o Options) (seam.Service, error) {
 	opts := jsonl.Options{
 		AllowUnknownTypes: o.AllowUnknownTypes,
 		BackupDir:         o.BackupDir,
-		Compression:       jsonl.Encoding(o.Compression),
 		CreateRoot:        loc.Missing,
 	}
-	if o.Compression != "" && !loc.Missing {
-		empty, err := isEmptyDir(loc.Path)
-		if err != nil {
-			return nil, &Error{Kind: seam.ErrIO, Spec: spec, Path: loc.Path, Err: err}
-		}
-		if !empty {
-			return nil, &Error{Kind: ErrNotEmpty, Spec: spec, Path: loc.Path}
-		}
+	want := jsonl.Encoding(o.Compression)
+	if want == "" || loc.Missing {
+		opts.Compression = want
+		return jsonl.Open(loc.Path, opts)
 	}
-	return jsonl.Open(loc.Path, opts)
+	empty, err := isEmptyDir(loc.Path)
+	if err != nil {
+		return nil, &Error{Kind: seam.ErrIO, Spec: spec, Path: loc.Path, Err: err}
+	}
+	if empty {
+		opts.Compression = want
+		return jsonl.Open(loc.Path, opts)
+	}
+	st, err := jsonl.Open(loc.Path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if have := st.Encoding(); have != want {
+		st.Close()
+		return nil, &Error{Kind: ErrNotEmpty, Spec: spec, Path: loc.Path,
+			Err: fmt.Errorf("it holds %s logs, not %s", have, want)}
+	}
+	return st, nil
 }
 
 func isEmptyDir(path string) (bool, error) {

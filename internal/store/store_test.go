@@ -59,13 +59,15 @@ func TestLocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "nowhere")
+	empty := t.TempDir()
 	for _, c := range []struct {
 		path   string
 		create bool
 		want   Location
 		err    error
 	}{
-		{dir, false, Location{Kind: JSONL, Path: dir}, nil},
+		{empty, false, Location{Kind: JSONL, Path: empty}, nil},
+		{dir, false, Location{}, ErrNotStore},
 		{"sqlite:" + missing, false, Location{Kind: SQLite, Path: missing, Missing: true}, nil},
 		{"sqlite:" + db, false, Location{Kind: SQLite, Path: db}, nil},
 		{db, false, Location{Kind: SQLite, Path: db}, nil},
@@ -124,6 +126,64 @@ func TestLocateHome(t *testing.T) {
 		if err != nil || loc.Kind != c.kind || loc.Path != c.path || !strings.Contains(loc.Note, c.note) || (c.note == "") != (loc.Note == "") {
 			t.Errorf("Locate(%+v) = %+v, %v; want kind %v at %s, a note with %q", c.spec, loc, err, c.kind, c.path, c.note)
 		}
+	}
+}
+
+// TestLocateRecognises: a folder is named by what it holds, whatever the
+// user took it for.
+func TestLocateRecognises(t *testing.T) {
+	root := newStore(t, 4, "s1")
+	home := filepath.Dir(root) // newStore's root is <tmp>/store
+	if err := os.Rename(root, filepath.Join(home, "sessions")); err != nil {
+		t.Fatal(err)
+	}
+	root = filepath.Join(home, "sessions")
+	project := filepath.Join(root, "--w--")
+	session := filepath.Join(project, "s1")
+	log := filepath.Join(session, "session.v4.jsonl.zstd")
+	junk := t.TempDir()
+	if err := os.WriteFile(filepath.Join(junk, "notes.txt"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(junk, "src"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	for _, c := range []struct {
+		path      string
+		want      Location
+		err       error
+		store, id string
+	}{
+		{root, Location{Kind: JSONL, Path: root}, nil, "", ""},
+		{empty, Location{Kind: JSONL, Path: empty}, nil, "", ""},
+		{home, Location{Kind: JSONL, Path: root, Note: "using the JSONL store " + root + ", found in " + home}, nil, "", ""},
+		{project, Location{}, ErrProjectFolder, root, ""},
+		{session, Location{}, ErrSessionFolder, root, "s1"},
+		{log, Location{}, ErrSessionFolder, root, "s1"},
+		{junk, Location{}, ErrNotStore, "", ""},
+	} {
+		got, err := Locate(Spec{c.path, FromFlag}, true)
+		if got != c.want || !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
+			t.Errorf("Locate(%s) = %+v, %v; want %+v, %v", c.path, got, err, c.want, c.err)
+			continue
+		}
+		var se *Error
+		if c.err != nil && (!errors.As(err, &se) || se.Path != c.path || se.Store != c.store || se.ID != c.id) {
+			t.Errorf("Locate(%s): error %#v, want store %q, id %q", c.path, err, c.store, c.id)
+		}
+	}
+	var note string
+	svc, err := Open(Spec{home, FromFlag}, Options{Note: func(msg string) { note = msg }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	if !strings.Contains(note, root) {
+		t.Errorf("the note %q does not name the home's store", note)
+	}
+	if entries, err := svc.List(context.Background()); err != nil || len(entries) != 1 {
+		t.Errorf("the home's store lists %d sessions, %v", len(entries), err)
 	}
 }
 
@@ -234,7 +294,13 @@ func TestCompressionOnlyForAnEmptyRoot(t *testing.T) {
 	if _, err := Open(Spec{root, FromFlag}, Options{Compression: "none"}); !errors.Is(err, ErrNotEmpty) {
 		t.Errorf("compression for a root with sessions: %v, want ErrNotEmpty", err)
 	}
-	svc, err := Open(Spec{t.TempDir(), FromFlag}, Options{Compression: "none"})
+	// The root's own encoding may be named: it changes nothing.
+	svc, err := Open(Spec{root, FromFlag}, Options{Compression: "zstd"})
+	if err != nil {
+		t.Fatalf("the root's own compression: %v", err)
+	}
+	svc.Close()
+	svc, err = Open(Spec{t.TempDir(), FromFlag}, Options{Compression: "none"})
 	if err != nil {
 		t.Fatalf("compression for an empty root: %v", err)
 	}
@@ -258,6 +324,7 @@ func TestAppend(t *testing.T) {
 	}{
 		{"bad json", `{"type":"session/title","seq":2,"time":1,"data":{"title":"t"}}` + "\n{\"type\":", false, 2, "unparsable record"},
 		{"wrong seq", `{"type":"session/title","seq":7,"time":1,"data":{"title":"t"}}`, false, 1, "seq 7, expected 2"},
+		{"no seq", title, false, 1, ErrNoSeq.Error()},
 		{"packed row", `{"type":"text-chunks","seq0":2,"time0":1,"parts":[]}`, false, 1, `packed row "text-chunks" in a v4 log`},
 		{"unknown type", "\n\n" + `{"type":"mystery/event","data":{}}`, true, 3, `event type "mystery/event" unknown to format v4`},
 		{"no surfaceOp", `{"type":"user/message","data":{"id":"u","role":"user","content":[],"source":{"kind":"user"}}}`, true, 1, "without surfaceOp"},
@@ -350,8 +417,8 @@ func TestListBothPaths(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			order := func(rows []inspect.ListRow) []*inspect.ListRow {
-				out := make([]*inspect.ListRow, len(rows))
+			order := func(rows []inspect.Session) []*inspect.Session {
+				out := make([]*inspect.Session, len(rows))
 				for i := range rows {
 					out[i] = &rows[i]
 				}

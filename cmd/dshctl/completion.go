@@ -1,0 +1,186 @@
+package main
+
+import (
+	"fmt"
+	"github.com/dshctl/dshctl/internal/buildinfo"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/reconcile"
+	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/store"
+	"github.com/spf13/cobra"
+	"github.com/spf13/cobra/doc"
+)
+
+// formatsAnnotation holds the -o values a command takes, for completion.
+const formatsAnnotation = "dshctl_formats"
+
+// setFormats records the -o values cmd takes, which -o completes.
+func setFormats(cmd *cobra.Command, formats ...string) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[formatsAnnotation] = strings.Join(formats, ",")
+}
+
+// maxCompletions bounds the session ids offered: a shell shows no more.
+const maxCompletions = 1000
+
+// completeSessions completes a session argument (the first only, unless
+// many): the ids of the store that start with what was typed (a unique
+// prefix completes to its id), each with its project as the description;
+// a word that looks like a path completes as a file name instead.
+func completeSessions(e *env, g *globals, many bool) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 && !many {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		if strings.ContainsRune(toComplete, os.PathSeparator) || strings.HasPrefix(toComplete, ".") || strings.HasPrefix(toComplete, "~") {
+			return nil, cobra.ShellCompDirectiveDefault
+		}
+		svc, err := g.request(e).Open(store.Options{AllowUnknownTypes: true})
+		if err != nil {
+			cobra.CompDebugln(err.Error(), true)
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer svc.Close()
+		entries, err := svc.List(cmd.Context())
+		if err != nil {
+			cobra.CompDebugln(err.Error(), true)
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, en := range entries {
+			h := &en.Snapshot.Header
+			if h.ID == "" || !strings.HasPrefix(h.ID, toComplete) || len(out) == maxCompletions {
+				continue
+			}
+			desc := h.Cwd
+			if en.Err != nil {
+				desc = "unreadable"
+			}
+			out = append(out, cobra.CompletionWithDesc(h.ID, desc))
+		}
+		slices.Sort(out)
+		return slices.Compact(out), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// registerCompletions completes the values of the flags that take one of a
+// fixed set, by flag name, on every command that has them: -o (the
+// command's own formats, see setFormats), --sort, --type, --policy,
+// --compression, --mode.
+func registerCompletions(root *cobra.Command) {
+	fixed := map[string][]string{
+		"sort":        inspect.SortKeys,
+		"type":        eventTypes(),
+		"policy":      policyNames(),
+		"compression": {"zstd", "none"},
+		"mode":        {inspect.ModeTolerateTail.String(), inspect.ModeStrict.String(), inspect.ModePointInTime.String()},
+	}
+	root.RegisterFlagCompletionFunc("output", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		formats := cmd.Annotations[formatsAnnotation]
+		if formats == "" {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return strings.Split(formats, ","), cobra.ShellCompDirectiveNoFileComp
+	})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for name, values := range fixed {
+			if c.LocalNonPersistentFlags().Lookup(name) != nil {
+				c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// eventTypes are the event types of every format version, and the globs
+// of their families ("tool/*"), for --type.
+func eventTypes() []string {
+	var out []string
+	for v := 0; v <= seam.MaxVersion; v++ {
+		for _, t := range seam.Vocabulary(v) {
+			out = append(out, t)
+			if family, _, ok := strings.Cut(t, "/"); ok {
+				out = append(out, family+"/*")
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// policyNames are the replay policies users choose between.
+func policyNames() []string {
+	var out []string
+	for _, p := range reconcile.Policies() {
+		if !p.Hidden {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+func newCompletionCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "completion bash|zsh|fish|powershell",
+		Short: "Print a shell completion script",
+		Long: `Print the completion script of a shell. It completes commands, flags, the values
+of -o, --sort, --type, --policy and --compression, and session ids (or their
+unique prefixes) from the store the command line names.
+
+Load it in the current shell, or install it for every new one:
+
+  bash:        source <(dshctl completion bash)
+               dshctl completion bash > ~/.local/share/bash-completion/completions/dshctl
+  zsh:         dshctl completion zsh > "${fpath[1]}/_dshctl"   (compinit must be on)
+  fish:        dshctl completion fish > ~/.config/fish/completions/dshctl.fish
+  powershell:  dshctl completion powershell | Out-String | Invoke-Expression
+
+bash needs the bash-completion package.`,
+		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
+		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w := cmd.OutOrStdout()
+			switch args[0] {
+			case "bash":
+				return root.GenBashCompletionV2(w, true)
+			case "zsh":
+				return root.GenZshCompletion(w)
+			case "fish":
+				return root.GenFishCompletion(w, true)
+			}
+			return root.GenPowerShellCompletionWithDesc(w)
+		},
+	}
+}
+
+// newManCmd writes the man pages; `make man` runs it. It is hidden: users
+// install the pages, they do not make them.
+func newManCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:    "man DIR",
+		Short:  "Write dshctl's man pages (section 1) into DIR",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := os.MkdirAll(args[0], 0o755); err != nil {
+				return err
+			}
+			header := &doc.GenManHeader{Section: "1", Source: "dshctl " + buildinfo.Read().Version,
+				Manual: "dshctl manual"}
+			if err := doc.GenManTree(root, header, args[0]); err != nil {
+				return fmt.Errorf("write man pages: %w", err)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,161 @@
+package sessionview
+
+import (
+	"strconv"
+
+	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// The JSON shape of verify's reports: every field present, null when
+// unknown or absent, as for sessions.
+type (
+	// VerifySummaryJSON counts the sessions of a verify run by status.
+	VerifySummaryJSON struct {
+		Sessions int `json:"sessions"`
+		Clean    int `json:"clean"`
+		Warnings int `json:"warnings"`
+		Errors   int `json:"errors"`
+		Failed   int `json:"failed"`
+	}
+	// VerifyJSON is one session's verify report.
+	VerifyJSON struct {
+		ID       string             `json:"id"`
+		Stray    bool               `json:"stray"`
+		Location verifyLocationJSON `json:"location"`
+		Status   string             `json:"status"`
+		Events   int64              `json:"events"`
+		LastSeq  *int64             `json:"lastSeq"`
+		Bytes    int64              `json:"bytes"`
+		Frames   int64              `json:"frames"`
+		Lines    int64              `json:"lines"`
+		Findings []findingJSON      `json:"findings"`
+		Prefix   *prefixJSON        `json:"prefix"`
+		Repair   *repairJSON        `json:"repair"`
+		Error    *string            `json:"error"`
+	}
+	verifyLocationJSON struct {
+		Backend          *string `json:"backend"`
+		Path             string  `json:"path"`
+		Encoding         *string `json:"encoding"`
+		Generation       *int    `json:"generation"`
+		OlderGenerations []int   `json:"olderGenerations"`
+	}
+	findingJSON struct {
+		Severity string       `json:"severity"`
+		Code     string       `json:"code"`
+		Message  string       `json:"message"`
+		Repaired bool         `json:"repaired"`
+		Location positionJSON `json:"location"`
+	}
+	positionJSON struct {
+		Path   *string `json:"path"`
+		Frame  *int    `json:"frame"`
+		Offset *int64  `json:"offset"`
+		Line   *int    `json:"line"`
+		Seq    *int64  `json:"seq"`
+	}
+	prefixJSON struct {
+		Events int64  `json:"events"`
+		Bytes  *int64 `json:"bytes"`
+		After  *int64 `json:"afterBytes"`
+		Hidden int    `json:"hiddenFindings"`
+	}
+	repairJSON struct {
+		DryRun       bool          `json:"dryRun"`
+		Skipped      *string       `json:"skipped"`
+		Removed      []seam.Repair `json:"removed"`
+		Rewrite      int           `json:"rewrittenRecords"`
+		Salvaged     int64         `json:"salvaged"`
+		SalvagedFrom *int64        `json:"salvagedFrom"`
+		Before       *stateJSON    `json:"before"`
+		After        *stateJSON    `json:"after"`
+	}
+	stateJSON struct {
+		Frames  int64  `json:"frames"`
+		Lines   int64  `json:"lines"`
+		Bytes   int64  `json:"bytes"`
+		Events  int64  `json:"events"`
+		LastSeq *int64 `json:"lastSeq"`
+	}
+)
+
+// NewVerifyJSON is the JSON of r.
+func NewVerifyJSON(r *inspect.SessionReport) VerifyJSON {
+	loc := r.Location
+	v := VerifyJSON{ID: r.ID, Stray: r.Stray, Status: string(r.Status), Events: r.State.Events,
+		LastSeq: seqPtr(r.State.LastSeq), Bytes: r.State.Bytes, Frames: r.State.Frames, Lines: r.State.Lines, Findings: []findingJSON{},
+		Location: verifyLocationJSON{Backend: nonEmpty(loc.Backend), Path: loc.Path, Encoding: nonEmpty(loc.Encoding),
+			OlderGenerations: append([]int{}, loc.OlderGenerations...)}}
+	if loc.Backend != "" {
+		v.Location.Generation = &loc.Generation
+	}
+	for _, f := range r.Findings {
+		v.Findings = append(v.Findings, findingJSON{Severity: f.Severity.String(), Code: f.Code, Message: f.Message,
+			Repaired: f.Repaired, Location: toPositionJSON(f.Pos)})
+	}
+	if pr := r.Prefix; pr != nil {
+		v.Prefix = &prefixJSON{Events: pr.Events, Bytes: seqPtr(pr.Bytes), After: seqPtr(pr.After), Hidden: pr.Hidden}
+	}
+	if rp := r.Repair; rp != nil {
+		v.Repair = &repairJSON{DryRun: rp.DryRun, Skipped: nonEmpty(rp.Skipped), Removed: append([]seam.Repair{}, rp.Removed...), Rewrite: rp.Rewrite,
+			Salvaged: rp.Salvaged, Before: toStateJSON(rp.Before), After: toStateJSON(rp.After)}
+		if rp.Salvaged > 0 {
+			v.Repair.SalvagedFrom = &rp.SalvagedFrom
+		}
+	}
+	if r.Err != nil {
+		v.Error = ptr(r.Err.Error())
+	}
+	return v
+}
+
+func toStateJSON(s *inspect.LogState) *stateJSON {
+	if s == nil {
+		return nil
+	}
+	return &stateJSON{Frames: s.Frames, Lines: s.Lines, Bytes: s.Bytes, Events: s.Events, LastSeq: seqPtr(s.LastSeq)}
+}
+
+func toPositionJSON(p seam.Pos) positionJSON {
+	j := positionJSON{Path: nonEmpty(p.Path), Offset: seqPtr(p.Offset), Seq: seqPtr(p.Seq)}
+	if p.Frame >= 0 {
+		j.Frame = &p.Frame
+	}
+	if p.Line > 0 {
+		j.Line = &p.Line
+	}
+	return j
+}
+
+// seqPtr returns nil for a negative (unknown) value.
+func seqPtr(n int64) *int64 {
+	if n < 0 {
+		return nil
+	}
+	return &n
+}
+
+// VerifyRow is a finding as verify prints it to a script: the session (or,
+// for a stray entry, its path), severity, code, frame, byte offset, line
+// and seq (empty when unknown), "repaired" when a repair removed it, and
+// the message.
+func VerifyRow(r *inspect.SessionReport, f *inspect.Finding) []string {
+	name := r.ID
+	if r.Stray {
+		name = r.Location.Path
+	}
+	num := func(n int64, ok bool) string {
+		if !ok {
+			return ""
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	p := f.Pos
+	repaired := ""
+	if f.Repaired {
+		repaired = "repaired"
+	}
+	return []string{name, f.Severity.String(), f.Code, num(int64(p.Frame), p.Frame >= 0), num(p.Offset, p.Offset >= 0),
+		num(int64(p.Line), p.Line > 0), num(p.Seq, p.Seq >= 0), repaired, f.Message}
+}

@@ -1,0 +1,105 @@
+package termui
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+)
+
+// defaultPager is the pager when neither DSHCTL_PAGER nor PAGER names one:
+// less quits when the text fits one screen (-F), passes colours (-R) and
+// leaves the text on the screen (-X), as git does.
+const defaultPager = "less -FRX"
+
+// pager is long output for people on its way through a pager.
+type pager struct {
+	w    io.WriteCloser
+	cmd  *exec.Cmd
+	done bool
+}
+
+// PagerCommand is the pager the environment names: $DSHCTL_PAGER, else
+// $PAGER, else less -FRX; "" or "cat" means none. lookup is os.LookupEnv
+// or a stand-in: a variable set to "" turns paging off.
+func PagerCommand(lookup func(string) (string, bool)) string {
+	cmdline, set := lookup("DSHCTL_PAGER")
+	if !set {
+		cmdline, set = lookup("PAGER")
+	}
+	if !set {
+		cmdline = defaultPager
+	}
+	if cmdline = strings.TrimSpace(cmdline); cmdline == "cat" {
+		return ""
+	}
+	return cmdline
+}
+
+// StartPager returns the writer long output for people goes to: the pager
+// cmdline (see PagerCommand) writing to stdout, or stdout itself when
+// cmdline is empty. Callers page only when stdout is a terminal. They must
+// call the returned function once the output is written: it waits for the
+// pager. A pager that cannot be started is passed over, like git does.
+func StartPager(cmdline string, stdout, stderr io.Writer) (io.Writer, func() error) {
+	none := func() error { return nil }
+	if cmdline == "" {
+		return stdout, none
+	}
+	var cmd *exec.Cmd
+	if runtime.GOOS == "windows" {
+		f := strings.Fields(cmdline)
+		cmd = exec.Command(f[0], f[1:]...)
+	} else {
+		cmd = exec.Command("/bin/sh", "-c", cmdline)
+	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Env = os.Environ()
+	if os.Getenv("LESS") == "" {
+		cmd.Env = append(cmd.Env, "LESS=FRX")
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return stdout, none
+	}
+	if err := cmd.Start(); err != nil {
+		return stdout, none
+	}
+	p := &pager{w: in, cmd: cmd}
+	return p, p.wait
+}
+
+func (p *pager) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if isBrokenPipe(err) {
+		// The reader quit the pager: the rest is not wanted. Writers stop
+		// at the error; wait makes it a success.
+		p.done = true
+	}
+	return n, err
+}
+
+// wait closes the pager's input and waits for it to exit.
+func (p *pager) wait() error {
+	p.w.Close()
+	err := p.cmd.Wait()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return nil // the pager's own failure is on the screen already
+	}
+	return err
+}
+
+// QuitEarly reports whether err, from writing to w, is only the reader
+// having quit the pager.
+func QuitEarly(w io.Writer, err error) bool {
+	p, ok := w.(*pager)
+	return ok && p.done && isBrokenPipe(err)
+}
+
+func isBrokenPipe(err error) bool {
+	return err != nil && (errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed))
+}
