@@ -255,8 +255,7 @@ func (z *zstdReader) enterFrame() error {
 	z.at = f.End()
 	f.Offset += z.base
 	if errors.Is(err, zstdframe.ErrTorn) {
-		z.tornN = f.Size
-		return io.EOF
+		return z.tornFrame(f)
 	}
 	if err != nil {
 		return z.l.frameError(err, z.pos.frameNo(), z.base)
@@ -294,6 +293,26 @@ func (z *zstdReader) enterFrame() error {
 	z.lr.reset(rd)
 	z.streaming = true
 	return nil
+}
+
+// tornFrame decides what a frame the end of the file cuts is. A crash leaves a
+// prefix of the last frame dsh was writing, so it is the torn final frame
+// unless a complete frame follows inside it: then its structure is damaged
+// and the frames after it are committed data, which a repair must not cut
+// (verify reports the same finding).
+func (z *zstdReader) tornFrame(f zstdframe.Frame) error {
+	sc := zstdframe.NewScanner(z.shifted, f.Offset-z.base+1, z.size, z.dec)
+	at, found, err := sc.Resync(f.Offset - z.base + 1)
+	sc.Close()
+	if err != nil {
+		return z.l.ioError(err, f.Offset)
+	}
+	if found {
+		return z.l.errorf(seam.ErrCorrupt, z.l.pos(f.Offset, z.pos.frameNo(), -1, -1),
+			"frame at byte %d runs past the end of the file, but a complete frame follows at byte %d", f.Offset, at+z.base)
+	}
+	z.tornN = f.Size
+	return io.EOF
 }
 
 func (z *zstdReader) leaveFrame() {
