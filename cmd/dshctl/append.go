@@ -208,8 +208,12 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 			if r.Rewritten > 0 {
 				kept = fmt.Sprintf(" (the %d bytes of committed records in its frame were written back)", r.Rewritten)
 			}
-			fmt.Fprintf(e.stderr, "dshctl: removed a %d-byte %s tail at byte %d of %s%s; saved to %s\n",
-				r.Bytes, r.Kind, r.Offset, r.Path, kept, r.Backup)
+			at := fmt.Sprintf("at byte %d", r.Offset)
+			if r.Seq != nil {
+				at = fmt.Sprintf("(the row at seq %d)", *r.Seq)
+			}
+			fmt.Fprintf(e.stderr, "dshctl: removed a %d-byte %s tail %s of %s%s; saved to %s\n",
+				r.Bytes, r.Kind, at, r.Path, kept, r.Backup)
 		}
 	}
 	return res, explain(err)

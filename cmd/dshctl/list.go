@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 
 	"github.com/dshctl/dshctl/internal/inspect"
@@ -13,6 +14,9 @@ import (
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
+
+// listGCPercent is list's GC target (see runList).
+const listGCPercent = 25
 
 type listOptions struct {
 	all    bool
@@ -89,6 +93,12 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 		return err
 	}
 	defer svc.Close()
+	if e.getenv("GOGC") == "" {
+		// list keeps every row until it can sort them, while reading
+		// the logs makes far more garbage than it keeps: a lower GC
+		// target holds the peak heap near the rows, not twice them.
+		defer debug.SetGCPercent(debug.SetGCPercent(listGCPercent))
+	}
 	var bar *termui.Progress
 	rows, err := inspect.List(ctx, svc, inspect.ListOptions{MaxBytes: o.budget, Progress: func(n int) func() {
 		bar = newProgress(e, format, "reading sessions", n)

@@ -124,8 +124,12 @@ func report(e *env, err error, helpCmd string) int {
 	}
 	fmt.Fprintf(e.stderr, "dshctl: %s\n", msg)
 	var h hintError
-	if errors.As(err, &h) && h.hint != "" {
+	var hinted interface{ Hint() string } // an error that knows its fix
+	switch {
+	case errors.As(err, &h) && h.hint != "":
 		fmt.Fprintf(e.stderr, "hint: %s\n", h.hint)
+	case errors.As(err, &hinted) && hinted.Hint() != "":
+		fmt.Fprintf(e.stderr, "hint: %s\n", hinted.Hint())
 	}
 	var u usageError
 	if errors.As(err, &u) {

@@ -102,7 +102,7 @@ type verifyGroup struct {
 }
 
 func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o inspect.Options) error {
-	groups, err := verifyGroups(ctx, e, g, args, store.Options{BackupDir: backupDir})
+	groups, err := verifyGroups(ctx, e, g, args, store.Options{BackupDir: backupDir, Verify: true})
 	defer func() {
 		for _, gr := range groups {
 			gr.svc.Close()

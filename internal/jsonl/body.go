@@ -17,6 +17,27 @@ type position struct {
 	textOff int64 // byte offset in the decoded text
 	lineNo  int   // lines of decoded text before it
 	frame   int   // index of the frame starting at fileOff (zstd)
+	// relative says lineNo and frame count from this position, whose own
+	// numbers are unknown: a read that starts from the tail (the write
+	// open) knows byte offsets only. Errors then give no line or frame.
+	relative bool
+}
+
+// frameNo is the index of the current frame for a message, -1 when the
+// numbering is relative.
+func (p *position) frameNo() int {
+	if p.relative {
+		return -1
+	}
+	return p.frame
+}
+
+// lineAt is line for a message, -1 when the numbering is relative.
+func (p *position) lineAt(line int) int {
+	if p.relative {
+		return -1
+	}
+	return line
 }
 
 // physRecord is one complete line of a log as stored, or a run of empty
@@ -75,6 +96,15 @@ func (l *logFile) newBodyReader(ctx context.Context, p position, size int64, b b
 		}
 		z := &zstdReader{l: l, dec: d, pos: p, base: p.fileOff, budget: b, decoded0: d.Decoded(),
 			shifted: &offsetReader{r: l.f, base: p.fileOff}, size: size - p.fileOff}
+		if b == (budget{}) && z.size > 0 {
+			// A read without a bound goes to the end: decode ahead.
+			pd, err := l.decoder(ctx)
+			if err != nil {
+				l.putDecoder(d)
+				return nil, err
+			}
+			z.pf = newPrefetcher(z, pd)
+		}
 		return z, nil
 	}
 	pr := &plainReader{l: l, pos: p, src: &section{ctx: ctx, r: l.f, off: p.fileOff, end: size, limit: b.phys}}
@@ -150,7 +180,7 @@ func (r *plainReader) record(line []byte, n int64, err error) (physRecord, error
 		r.tornN = n
 		return physRecord{}, io.EOF
 	case errors.Is(err, errLongLine):
-		return physRecord{}, r.l.longRecord(n, r.l.pos(r.pos.fileOff, -1, r.pos.lineNo+1, -1))
+		return physRecord{}, r.l.longRecord(n, r.l.pos(r.pos.fileOff, -1, r.pos.lineAt(r.pos.lineNo+1), -1))
 	case errors.Is(err, errBudget):
 		return physRecord{}, err
 	case err != nil:
@@ -186,6 +216,8 @@ type zstdReader struct {
 	budget   budget
 	n        int64 // file bytes of the frames entered
 	decoded0 int64 // dec.Decoded() when the read started
+	// pf, for a read without a bound, walks and decodes the frames ahead.
+	pf *prefetcher
 
 	inFrame   bool
 	cur       zstdframe.Frame
@@ -231,7 +263,7 @@ func (z *zstdReader) next() (physRecord, error) {
 			n = int64(newlines(z.mem))
 			line = blankLine
 		} else if int64(i) > z.l.lim.record {
-			return physRecord{}, z.l.longRecord(n, z.l.pos(z.cur.Offset, z.pos.frame, z.pos.lineNo+1, -1))
+			return physRecord{}, z.l.longRecord(n, z.l.pos(z.cur.Offset, z.pos.frameNo(), z.pos.lineAt(z.pos.lineNo+1), -1))
 		}
 		z.mem = z.mem[n:]
 		return z.record(line, n), nil
@@ -249,9 +281,9 @@ func (z *zstdReader) streamRecord(line []byte, n int64, err error) (physRecord, 
 		z.leaveFrame()
 		return physRecord{}, false, nil
 	case errors.Is(err, errLongLine):
-		return physRecord{}, false, z.l.longRecord(n, z.l.pos(z.cur.Offset, z.pos.frame, z.pos.lineNo+1, -1))
+		return physRecord{}, false, z.l.longRecord(n, z.l.pos(z.cur.Offset, z.pos.frameNo(), z.pos.lineAt(z.pos.lineNo+1), -1))
 	case err != nil:
-		return physRecord{}, false, z.l.frameError(err, z.pos.frame, 0)
+		return physRecord{}, false, z.l.frameError(err, z.pos.frameNo(), 0)
 	}
 	return z.record(line, n), true, nil
 }
@@ -310,7 +342,7 @@ func (z *zstdReader) skip(lines, n int64) {
 }
 
 func (z *zstdReader) unterminated() error {
-	return z.l.errorf(seam.ErrCorrupt, z.l.pos(z.cur.Offset, z.pos.frame, z.pos.lineNo+1, -1),
+	return z.l.errorf(seam.ErrCorrupt, z.l.pos(z.cur.Offset, z.pos.frameNo(), z.pos.lineAt(z.pos.lineNo+1), -1),
 		"frame at byte %d does not end on a record boundary", z.cur.Offset)
 }
 
@@ -331,18 +363,25 @@ func (z *zstdReader) enterFrame() error {
 	if z.done || z.at >= z.size {
 		return io.EOF
 	}
-	f, err := zstdframe.ParseFrame(z.shifted, z.at, z.size)
+	var f zstdframe.Frame
+	var err error
+	var ahead prefetched
+	if z.pf != nil {
+		ahead = z.pf.next()
+		f, err = ahead.f, ahead.perr
+	} else {
+		f, err = zstdframe.ParseFrame(z.shifted, z.at, z.size)
+	}
 	if err != nil {
 		z.done = true
 	}
 	z.at = f.End()
 	f.Offset += z.base
 	if errors.Is(err, zstdframe.ErrTorn) {
-		z.tornN = f.Size
-		return io.EOF
+		return z.tornFrame(f)
 	}
 	if err != nil {
-		return z.l.frameError(err, z.pos.frame, z.base)
+		return z.l.frameError(err, z.pos.frameNo(), z.base)
 	}
 	if z.budget.phys > 0 && z.n+f.Size > z.budget.phys {
 		return errBudget
@@ -358,9 +397,19 @@ func (z *zstdReader) enterFrame() error {
 		if byBudget && errors.Is(err, zstdframe.ErrTooLarge) {
 			return errBudget
 		}
-		return z.l.frameError(err, z.pos.frame, 0)
+		return z.l.frameError(err, z.pos.frameNo(), 0)
 	}
-	content, err := z.dec.DecodeTo(&z.memBuf, z.l.f, f, min(frameMemLimit, capN))
+	var content []byte
+	switch {
+	case z.pf == nil, ahead.large && capN <= frameMemLimit:
+		// Without a prefetcher, or for the error of a frame over a limit
+		// the prefetcher's in-memory decode cannot tell apart.
+		content, err = z.dec.DecodeTo(&z.memBuf, z.l.f, f, min(frameMemLimit, capN))
+	case ahead.large:
+		err = frameTooLarge
+	default:
+		content, err = ahead.content, ahead.derr
+	}
 	switch {
 	case err == nil:
 		z.mem, z.streaming = content, false
@@ -382,13 +431,39 @@ func (z *zstdReader) enterFrame() error {
 	return nil
 }
 
+// tornFrame decides what a frame the end of the file cuts is. A crash leaves a
+// prefix of the last frame dsh was writing, so it is the torn final frame
+// unless a complete frame follows inside it: then its structure is damaged
+// and the frames after it are committed data, which a repair must not cut
+// (verify reports the same finding).
+func (z *zstdReader) tornFrame(f zstdframe.Frame) error {
+	sc := zstdframe.NewScanner(z.shifted, f.Offset-z.base+1, z.size, z.dec)
+	at, found, err := sc.Resync(f.Offset - z.base + 1)
+	sc.Close()
+	if err != nil {
+		return z.l.ioError(err, f.Offset)
+	}
+	if found {
+		return z.l.errorf(seam.ErrCorrupt, z.l.pos(f.Offset, z.pos.frameNo(), -1, -1),
+			"frame at byte %d runs past the end of the file, but a complete frame follows at byte %d", f.Offset, at+z.base)
+	}
+	z.tornN = f.Size
+	return io.EOF
+}
+
 func (z *zstdReader) leaveFrame() {
 	z.inFrame = false
 	z.pos.frame++
 	z.pos.fileOff = z.cur.End()
 }
 
+// frameTooLarge stands for the ErrTooLarge the prefetcher's DecodeAll gave.
+var frameTooLarge = &zstdframe.Error{Kind: zstdframe.ErrTooLarge}
+
 func (z *zstdReader) torn() int64 { return z.tornN }
 func (z *zstdReader) close() {
+	if z.pf != nil {
+		z.pf.close()
+	}
 	z.l.putDecoder(z.dec)
 }
