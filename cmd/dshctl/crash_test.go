@@ -437,6 +437,26 @@ func batchStored(t *testing.T, root, id string, n int64, titles []string, run in
 	return got, loc
 }
 
+// waitBusy returns once process pid has a file under root open (Linux:
+// it is reading the store, so its signal handler is set; on a loaded
+// machine a fixed sleep may signal a process still starting), or after
+// 300 ms where /proc cannot tell.
+func waitBusy(pid int, root string) {
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	if _, err := os.Stat(fds); err != nil {
+		time.Sleep(300 * time.Millisecond)
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		entries, _ := os.ReadDir(fds)
+		for _, e := range entries {
+			if target, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && strings.HasPrefix(target, root+string(filepath.Separator)) {
+				return
+			}
+		}
+	}
+}
+
 // logState is what a refused append must not change: the live log's
 // revision and size.
 func logState(t *testing.T, root, id string) string {
@@ -497,7 +517,7 @@ func TestInterrupt(t *testing.T) {
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(300 * time.Millisecond)
+				waitBusy(cmd.Process.Pid, root)
 				sent := time.Now()
 				cmd.Process.Signal(sig)
 				err := cmd.Wait()
