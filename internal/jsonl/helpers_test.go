@@ -64,6 +64,7 @@ type testFS struct {
 	failTruncate func(path string) error
 	failRename   func(path string) error // called with the new name
 	failReadDir  func(path string) error
+	beforeOpen   func(path string) error // called before every OpenFile
 	// free, when set, replaces FreeSpace.
 	free func(dir string) (int64, error)
 
@@ -123,6 +124,9 @@ func (t *testFS) Mkdir(name string, perm fs.FileMode) error {
 }
 
 func (t *testFS) OpenFile(name string, flag int, perm fs.FileMode) (file, error) {
+	if err := t.hook(&t.beforeOpen, name); err != nil {
+		return nil, err
+	}
 	if flag&os.O_CREATE != 0 {
 		if _, err := t.mutate(); err != nil {
 			return nil, err

@@ -289,6 +289,17 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 		return &seam.Error{Kind: seam.ErrIO, Op: "open", ID: h.id, Pos: seam.NoPos, Err: err}
 	}
 	h.w.lock, h.w.lockFI = lock, fi
+	// The folder read before the lock may be stale: a writer that held the
+	// lock may have migrated the log to a new generation meanwhile, and an
+	// append to the old one would land where nobody reads. Under the lock
+	// it cannot change: read it again.
+	if d, err = s.inspect("open", h.id, d.project, filepath.Base(d.dir)); err != nil {
+		return err
+	}
+	if d.live < 0 {
+		return seam.NotFound("open", h.id)
+	}
+	h.dir = d
 	removeStaleTemps(s.fs, d)
 	l, err := s.openLog("open", d, os.O_RDWR|os.O_APPEND)
 	if err != nil {
