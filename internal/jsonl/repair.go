@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -26,9 +25,11 @@ const maxSalvage = 64 << 20
 // ones, those are written back as a frame of their own (the log is
 // rewritten beside itself and renamed over, so no failure loses them).
 // With salvage, the complete records of a torn final zstd frame that
-// continue the log are appended after the cut as one new frame, fsynced:
-// what dsh 0.1.0 did on resume. Only a torn frame directly after the
-// committed log is salvaged; after an uncommitted tail it is not.
+// continue the log are written after the cut as one new frame: what dsh
+// 0.1.0 did on resume. That too rewrites the log beside itself (it needs
+// free space the size of the log), so that no crash leaves the tail cut
+// and the records not yet written back. Only a torn frame directly after
+// the committed log is salvaged; after an uncommitted tail it is not.
 func (h *handle) TrimTail(ctx context.Context, salvage bool) (seam.TrimResult, error) {
 	var res seam.TrimResult
 	if err := ctx.Err(); err != nil {
@@ -54,10 +55,21 @@ func (h *handle) TrimTail(ctx context.Context, salvage bool) (seam.TrimResult, e
 			return res, seam.Wrap(err, seam.ErrIO, "repair", h.id)
 		}
 	}
-	done := len(w.repairs)
+	done, from := len(w.repairs), w.next
 	var err error
-	if len(w.salvage) > 0 {
-		err = h.replaceTail(ctx, zstdframe.AppendFrame(nil, w.salvage), 0)
+	if len(w.salvage) > 0 || n > 0 {
+		// The cut and the records written back (the committed ones of the
+		// last frame, the salvaged ones of a torn frame) are put in place
+		// together, by one rename: a crash leaves the old log, with its
+		// tail still there to salvage, or the new one.
+		var content []byte
+		if len(w.salvage) > 0 {
+			content = zstdframe.AppendFrame(nil, w.salvage)
+		}
+		if n > 0 {
+			content = zstdframe.AppendFrame(content, lines)
+		}
+		err = h.replaceTail(ctx, content, n)
 	} else {
 		_, err = h.removeTail(ctx)
 	}
@@ -66,12 +78,7 @@ func (h *handle) TrimTail(ctx context.Context, salvage bool) (seam.TrimResult, e
 		return res, seam.Wrap(err, seam.ErrIO, "repair", h.id)
 	}
 	if n > 0 {
-		if err := h.write(zstdframe.AppendFrame(nil, lines)); err != nil {
-			return res, seam.Wrap(fmt.Errorf("the tail was removed (its bytes are in %s), but re-appending the %d salvaged records failed: %w",
-				res.Repairs[len(res.Repairs)-1].Backup, n, err), seam.ErrIO, "repair", h.id)
-		}
-		res.Salvaged, res.SalvagedFrom = n, w.next
-		w.next += n
+		res.Salvaged, res.SalvagedFrom = n, from
 	}
 	return res, nil
 }
