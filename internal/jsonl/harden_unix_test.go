@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,5 +56,10 @@ func TestStoreFilesNeverBlock(t *testing.T) {
 	// The session with the FIFO lock still reads.
 	if _, err := scanAll(t, s, "lock"); err != nil {
 		t.Errorf("read of a session whose lock is a FIFO: %v", err)
+	}
+	// Verify says what is wrong with it (durability review finding 7).
+	res, _ := verifyLog(t, s, "lock")
+	if got := codes(byClass(res, seam.ClassDamage)); !slices.Contains(got, "lock-not-regular") {
+		t.Errorf("verify of a session whose lock is a FIFO: damage %v, want lock-not-regular", got)
 	}
 }

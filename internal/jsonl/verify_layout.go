@@ -2,7 +2,9 @@ package jsonl
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -34,9 +36,31 @@ func (s *Store) VerifyLayout(ctx context.Context) (seam.StoreLayout, error) {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
+		if de.err != nil {
+			// A project folder that is a symbolic link, or unreadable:
+			// none of its sessions can be checked.
+			path := filepath.Join(s.root, de.project)
+			f := layoutFinding(de.err, path, "project folder %s is %v, so its sessions are not checked", path, errSymlink)
+			if f.Code != "symlink" {
+				cause := causeOf(de.err)
+				if pe := (*fs.PathError)(nil); errors.As(cause, &pe) {
+					cause = pe.Err
+				}
+				f.Message = fmt.Sprintf("project folder %s cannot be read (%v), so its sessions are not checked", path, cause)
+			}
+			out.Strays = append(out.Strays, seam.Stray{Name: de.project, Path: path, Findings: []seam.Finding{f}})
+			continue
+		}
 		name := de.e.Name()
 		path := filepath.Join(s.root, de.project, name)
 		p := seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}
+		if de.e.Type()&fs.ModeSymlink != 0 {
+			if id, err := DecodeSegment(name); err == nil {
+				out.Strays = append(out.Strays, seam.Stray{Name: id, Path: path, Findings: []seam.Finding{
+					layoutFinding(errSymlink, path, "session folder %s is %v, so it is not checked (append and repair refuse it too)", path, errSymlink)}})
+			}
+			continue
+		}
 		if !de.e.IsDir() {
 			if isFlatLog(name) {
 				out.Strays = append(out.Strays, seam.Stray{Name: name, Path: path, Findings: []seam.Finding{{
@@ -80,6 +104,17 @@ func (s *Store) VerifyLayout(ctx context.Context) (seam.StoreLayout, error) {
 	return out, nil
 }
 
+// layoutFinding is the damage finding of an entry verify cannot check: a
+// symbolic link ("symlink") or a folder it cannot read ("unreadable").
+func layoutFinding(err error, path, format string, args ...any) seam.Finding {
+	code := "unreadable"
+	if errors.Is(err, errSymlink) {
+		code = "symlink"
+	}
+	return seam.Finding{Class: seam.ClassDamage, Code: code, Message: fmt.Sprintf(format, args...),
+		Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}}
+}
+
 // folderCheck is what verify finds in a session folder.
 type folderCheck struct {
 	sessionDir
@@ -121,6 +156,9 @@ func (s *Store) checkFolder(project, seg string) (folderCheck, error) {
 			fc.add(seam.ClassDamage, "not-regular-file", path, "%s is not a regular file", path)
 		case ok:
 			gens = append(gens, gen)
+		case name == lockName && !e.Type().IsRegular():
+			fc.add(seam.ClassDamage, "lock-not-regular", path,
+				"%s is %s, not a regular file: neither dsh nor dshctl can lock the session to write it (replace it with an empty file)", path, typeName(e.Type()))
 		case isStaleTemp(name):
 			fc.add(seam.ClassIrregular, "stray-temp-file", path,
 				"temp file %s was left by a killed writer: dsh ignores it, and the next write open (append, verify --repair) removes it", name)

@@ -553,8 +553,8 @@ func noChecksumFrame(frame []byte) []byte {
 
 // TestVerifyLayoutFindings checks the layout rules on a store with a flat
 // log, a folder name that is no encoded id, an id in two project folders,
-// a stray temp file, a name that is no generation, an older generation and
-// a log that is a symlink.
+// a stray temp file, a name that is no generation, an older generation, a
+// log that is a symlink, and session and project folders that are.
 func TestVerifyLayoutFindings(t *testing.T) {
 	ctx := context.Background()
 	root := copyTree(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "jsonl-none"))
@@ -582,6 +582,19 @@ func TestVerifyLayoutFindings(t *testing.T) {
 	if err := os.Symlink(openLog+".real", openLog); err != nil {
 		t.Fatal(err)
 	}
+	// A session folder and a project folder that are symbolic links
+	// (durability review finding 13): reported, never skipped.
+	linked := "session-5d6e7f80-9102-4a3b-8c4d-5e6f70819203"
+	away := t.TempDir()
+	if err := os.Rename(filepath.Join(demo, linked), filepath.Join(away, linked)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(away, linked), filepath.Join(demo, linked)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(away, filepath.Join(root, "--linked--")); err != nil {
+		t.Fatal(err)
+	}
 	s, _ := openStore(t, root, Options{})
 	got := map[string][]string{}
 	sum, err := inspect.Verify(ctx, s, nil, inspect.Options{Report: func(r *inspect.SessionReport) error {
@@ -599,6 +612,8 @@ func TestVerifyLayoutFindings(t *testing.T) {
 		compactID:       {"duplicate-id", "duplicate-id"},
 		mainID:          {"generation-name", "stray-temp-file"},
 		open:            {"not-regular-file", "generation-name"},
+		linked:          {"symlink"},
+		"--linked--":    {"symlink"},
 	}
 	for id, codes := range want {
 		g := slices.Clone(got[id])
@@ -608,7 +623,7 @@ func TestVerifyLayoutFindings(t *testing.T) {
 			t.Errorf("%s: findings %v, want %v", id, got[id], codes)
 		}
 	}
-	if sum.Errors != 5 || sum.Warnings != 1 {
+	if sum.Errors != 7 || sum.Warnings != 1 {
 		t.Errorf("summary %+v", sum)
 	}
 }
