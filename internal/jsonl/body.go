@@ -216,8 +216,10 @@ type zstdReader struct {
 	budget   budget
 	n        int64 // file bytes of the frames entered
 	decoded0 int64 // dec.Decoded() when the read started
-	// pf, for a read without a bound, walks and decodes the frames ahead.
-	pf *prefetcher
+	// pf, for a read without a bound, walks and decodes the frames ahead;
+	// pfBuf is the content it gave for the current frame.
+	pf    *prefetcher
+	pfBuf []byte
 
 	inFrame   bool
 	cur       zstdframe.Frame
@@ -367,6 +369,9 @@ func (z *zstdReader) enterFrame() error {
 	var err error
 	var ahead prefetched
 	if z.pf != nil {
+		// The last frame's lines are done with: its buffer goes back.
+		z.pf.recycle(z.pfBuf)
+		z.pfBuf = nil
 		ahead = z.pf.next()
 		f, err = ahead.f, ahead.perr
 	} else {
@@ -409,6 +414,7 @@ func (z *zstdReader) enterFrame() error {
 		err = frameTooLarge
 	default:
 		content, err = ahead.content, ahead.derr
+		z.pfBuf = content
 	}
 	switch {
 	case err == nil:

@@ -14,10 +14,13 @@ import (
 // and export write it out). Frames come in order; at most two are held
 // beyond the reader's (one in the channel, one decoding), each at most
 // frameMemLimit bytes, and a frame too large for that is only parsed: the
-// reader streams it itself. It stops at the first problem, which the
-// reader reports as it would have found it, and when closed.
+// reader streams it itself. Their buffers go round (recycle), so that a
+// long read leaves no garbage behind per frame. It stops at the first
+// problem, which the reader reports as it would have found it, and when
+// closed.
 type prefetcher struct {
 	out  chan prefetched
+	free chan []byte // buffers the reader is done with
 	done chan struct{}
 	wg   sync.WaitGroup
 }
@@ -36,18 +39,26 @@ type prefetched struct {
 // newPrefetcher starts walking z's frames from z.at with decoder d, which
 // it closes over and gives back to l's pool when done.
 func newPrefetcher(z *zstdReader, d *zstdframe.Decoder) *prefetcher {
-	p := &prefetcher{out: make(chan prefetched, 1), done: make(chan struct{})}
+	p := &prefetcher{out: make(chan prefetched, 1), free: make(chan []byte, 3), done: make(chan struct{})}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		defer z.l.decs.put(d)
+		defer z.l.putDecoder(d)
 		for at := z.at; at < z.size; {
 			f, err := zstdframe.ParseFrame(z.shifted, at, z.size)
 			st := prefetched{f: f, perr: err}
 			if err == nil {
 				abs := f
 				abs.Offset += z.base
-				st.content, st.derr = d.DecodeAll(z.l.f, abs, frameMemLimit)
+				var buf []byte
+				select {
+				case buf = <-p.free:
+				default:
+				}
+				st.content, st.derr = d.DecodeTo(&buf, z.l.f, abs, frameMemLimit)
+				if st.derr != nil {
+					p.recycle(buf)
+				}
 				if errors.Is(st.derr, zstdframe.ErrTooLarge) {
 					st.content, st.derr, st.large = nil, nil, true
 				}
@@ -73,6 +84,17 @@ func (p *prefetcher) next() prefetched {
 		return prefetched{perr: io.ErrUnexpectedEOF}
 	}
 	return st
+}
+
+// recycle gives back the storage of content the reader is done with.
+func (p *prefetcher) recycle(content []byte) {
+	if cap(content) == 0 {
+		return
+	}
+	select {
+	case p.free <- content[:0]:
+	default:
+	}
 }
 
 // close stops the walk and waits for its goroutine.
