@@ -30,9 +30,6 @@ func openFile(name string, flag int, perm fs.FileMode) (file, error) {
 
 func openReadOnly(name string) (file, error)     { return openFile(name, os.O_RDONLY, 0) }
 func readDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
-func syncDirOS(string) error                     { return nil }
-func owner(fs.FileInfo) (uid, gid int, ok bool)  { return 0, 0, false }
-func canChown() bool                             { return false }
 
 type osFile struct{ *os.File }
 

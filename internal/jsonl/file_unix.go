@@ -61,30 +61,3 @@ func flock(fd, how int) error {
 		return err
 	}
 }
-
-// syncDirOS fsyncs a directory.
-func syncDirOS(name string) error {
-	d, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// owner returns the owner and group of fi.
-func owner(fi fs.FileInfo) (uid, gid int, ok bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, 0, false
-	}
-	return int(st.Uid), int(st.Gid), true
-}
-
-// canChown reports whether the process may give a file to another owner:
-// only root can, and only root needs to (anyone else creates files that
-// are theirs already).
-func canChown() bool { return os.Geteuid() == 0 }

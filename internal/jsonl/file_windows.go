@@ -57,12 +57,3 @@ func (f osFile) Unlock() error {
 
 // Chown does nothing: Windows files have no Unix owner to keep.
 func (f osFile) Chown(uid, gid int) error { return nil }
-
-// syncDirOS does nothing: NTFS journals directory entries, and a directory
-// cannot be opened for FlushFileBuffers.
-func syncDirOS(string) error { return nil }
-
-// owner reports no owner: Windows files have none that Chown could keep.
-func owner(fs.FileInfo) (uid, gid int, ok bool) { return 0, 0, false }
-
-func canChown() bool { return false }

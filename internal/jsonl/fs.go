@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/dshctl/dshctl/internal/durable"
 )
 
 // fileSystem is every file-system operation the store performs. All access
@@ -80,7 +82,7 @@ func (osFS) Mkdir(name string, perm fs.FileMode) error  { return os.Mkdir(name, 
 func (osFS) Link(oldname, newname string) error         { return os.Link(oldname, newname) }
 func (osFS) Rename(oldname, newname string) error       { return os.Rename(oldname, newname) }
 func (osFS) Remove(name string) error                   { return os.Remove(name) }
-func (osFS) SyncDir(name string) error                  { return syncDirOS(name) }
+func (osFS) SyncDir(name string) error                  { return durable.SyncDir(name) }
 func (osFS) Lchown(name string, uid, gid int) error     { return os.Lchown(name, uid, gid) }
 func (osFS) FreeSpace(dir string) (int64, error)        { return freeSpace(dir) }
 

@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/durable"
 	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -307,7 +309,7 @@ func TestRootKeepsOwners(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		u, g, _ := owner(fi)
+		u, g, _ := durable.Owner(fi)
 		if u != uid || g != gid || fi.Mode().Perm() != mode {
 			t.Errorf("%s: owner %d:%d mode %v, want %d:%d %v", p, u, g, fi.Mode().Perm(), uid, gid, mode)
 		}
@@ -330,6 +332,41 @@ func TestRootKeepsOwners(t *testing.T) {
 		out, err := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", `exec 3>>"$1"`, "sh", p).CombinedOutput()
 		if err != nil {
 			t.Errorf("the owner cannot write %s: %v: %s", p, err, out)
+		}
+	}
+}
+
+// TestBackupFoldersDurable checks that the folders a repair makes for its
+// backup are synced into their parents before the log is cut, so that a
+// power loss cannot keep the cut and lose the backup (durability review
+// finding 11).
+func TestBackupFoldersDurable(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	path, err := hostile.Session(root, "s", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uncommittedInFrame(t, path)
+	state := t.TempDir()
+	backups := filepath.Join(state, "dshctl", "backups")
+	s, tfs := openStore(t, root, Options{BackupDir: backups})
+	var synced []string
+	tfs.set(&tfs.failSync, func(p string) error {
+		synced = append(synced, p)
+		return nil
+	})
+	w, err := s.Open(ctx, "s", seam.Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Append(ctx, []seam.Event{{Type: "session/title", Seq: 6, Time: 1, Data: []byte(`{"title":"x"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{state, filepath.Join(state, "dshctl"), backups, filepath.Join(backups, SafeName("s"))} {
+		if !slices.Contains(synced, dir) {
+			t.Errorf("%s was not synced after a folder was made in it (synced: %v)", dir, synced)
 		}
 	}
 }

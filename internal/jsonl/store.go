@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dshctl/dshctl/internal/durable"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -113,7 +114,7 @@ func Open(root string, opts Options) (*Store, error) {
 	}
 	fi, err := fsys.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) && opts.CreateRoot {
-		err = mkdirAll(fsys, abs)
+		err = durable.MkdirAll(fsys, abs, 0o700)
 		if err == nil {
 			fi, err = fsys.Stat(abs)
 		}
@@ -650,22 +651,6 @@ func (s *Store) check(ctx context.Context, op string) error {
 	}
 	if err := s.redetect(); err != nil {
 		return &seam.Error{Kind: seam.ErrIO, Op: op, Pos: seam.NoPos, Err: err}
-	}
-	return nil
-}
-
-// mkdirAll makes dir and its missing parents with mode 0700.
-func mkdirAll(fsys fileSystem, dir string) error {
-	if _, err := fsys.Stat(dir); err == nil {
-		return nil
-	}
-	if parent := filepath.Dir(dir); parent != dir {
-		if err := mkdirAll(fsys, parent); err != nil {
-			return err
-		}
-	}
-	if err := fsys.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
 	}
 	return nil
 }

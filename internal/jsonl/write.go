@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/durable"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -145,32 +146,17 @@ func (s *Store) lockSession(dir string) (file, fs.FileInfo, error) {
 }
 
 // giveToFolder makes f, a file just created in dir, belong to dir's owner
-// and group. Only root needs to (anyone else creates files of their own)
-// and can.
+// and group, so that a root repair does not lock the owner out.
 func (s *Store) giveToFolder(f file, dir string) error {
-	if !canChown() {
+	if !durable.CanChown() {
 		return nil
 	}
 	fi, err := s.fs.Lstat(dir)
 	if err != nil {
 		return err
 	}
-	if uid, gid, ok := owner(fi); ok {
-		if err := f.Chown(uid, gid); err != nil {
-			return fmt.Errorf("giving the new file to the owner of %s: %w", dir, err)
-		}
-	}
-	return nil
-}
-
-// keepOwner gives f, a new file that is to replace the file whose state is
-// fi, that file's mode and (when root) its owner and group.
-func keepOwner(f file, fi fs.FileInfo) error {
-	if err := f.Chmod(fi.Mode().Perm()); err != nil {
-		return err
-	}
-	if uid, gid, ok := owner(fi); ok && canChown() {
-		return f.Chown(uid, gid)
+	if err := durable.GiveTo(f, fi); err != nil {
+		return fmt.Errorf("giving the new file to the owner of %s: %w", dir, err)
 	}
 	return nil
 }
@@ -181,7 +167,7 @@ func keepOwner(f file, fi fs.FileInfo) error {
 // link, or anything but a folder, where one of them should be is refused:
 // nothing is written through it.
 func (s *Store) mkdirSession(d *sessionDir) (madeSession, madeProject bool, err error) {
-	if err := mkdirAll(s.fs, s.root); err != nil {
+	if err := durable.MkdirAll(s.fs, s.root, 0o700); err != nil {
 		return false, false, err
 	}
 	project := filepath.Join(s.root, d.project)
@@ -211,12 +197,12 @@ func (s *Store) mkdirIn(dir string) (bool, error) {
 		}
 		return false, err
 	}
-	if canChown() {
+	if durable.CanChown() {
 		parent, err := s.fs.Lstat(filepath.Dir(dir))
 		if err != nil {
 			return true, err
 		}
-		if uid, gid, ok := owner(parent); ok {
+		if uid, gid, ok := durable.Owner(parent); ok {
 			if err := s.fs.Lchown(dir, uid, gid); err != nil {
 				return true, fmt.Errorf("giving %s to the owner of its parent: %w", dir, err)
 			}
@@ -601,7 +587,7 @@ func (h *handle) replaceTail(ctx context.Context, content []byte, n int64) error
 	// as root must not take the session from its owner.
 	fi, err := l.f.Stat()
 	if err == nil {
-		err = keepOwner(f, fi)
+		err = durable.KeepOwner(f, fi)
 	}
 	if err == nil {
 		err = copyRange(ctx, f, l.f, 0, w.cut)
@@ -670,7 +656,7 @@ func (s *Store) backup(ctx context.Context, id string, l *logFile, from, to int6
 		return "", l.ioError(ErrNoBackupDir, from)
 	}
 	dir := filepath.Join(s.opts.BackupDir, SafeName(id))
-	if err := mkdirAll(s.fs, dir); err != nil {
+	if err := durable.MkdirAll(s.fs, dir, 0o700); err != nil {
 		return "", l.ioError(fmt.Errorf("backup directory: %w", err), from)
 	}
 	path := filepath.Join(dir, fmt.Sprintf("%s-%d.bin", time.Now().UTC().Format("20060102T150405.000000000Z"), from))

@@ -5,8 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync"
+	"syscall"
+
+	"github.com/dshctl/dshctl/internal/durable"
 )
 
 // Write ownership.
@@ -69,7 +73,7 @@ func acquire(dbPath, id string) (*ownership, error) {
 	off := lockOffset(id)
 	lf := registry.files[path]
 	if lf == nil {
-		f, err := openLockFile(path)
+		f, err := openLock(dbPath, path)
 		if err != nil {
 			return nil, fmt.Errorf("lock file %s: %w", path, err)
 		}
@@ -91,6 +95,49 @@ func acquire(dbPath, id string) (*ownership, error) {
 	lf.held[off] = id
 	registry.files[path] = lf
 	return &ownership{lf: lf, off: off, id: id}, nil
+}
+
+// errLockSymlink is a lock file that is a symbolic link, which could make
+// a write (by root, say) create or lock a file anywhere.
+var errLockSymlink = errors.New("a symbolic link, which dshctl does not follow")
+
+// openLock opens the lock file at path of the database at dbPath, making
+// it when missing. It is never opened through a symbolic link nor blocks
+// on a FIFO, and must be a regular file. One this open makes is given to
+// the database's owner: a root append must not lock the owner out.
+func openLock(dbPath, path string) (*os.File, error) {
+	f, err := openLockFile(path, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		f, err = openLockFile(path, os.O_CREATE|os.O_EXCL)
+		switch {
+		case err == nil:
+			if fi, serr := os.Stat(dbPath); serr == nil {
+				if err = durable.GiveTo(f, fi); err != nil {
+					f.Close()
+					return nil, fmt.Errorf("giving it to the owner of %s: %w", dbPath, err)
+				}
+			}
+		case errors.Is(err, fs.ErrExist): // another writer made it meanwhile
+			f, err = openLockFile(path, 0)
+		}
+	}
+	if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			err = errLockSymlink
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // errInProcess says that a handle of this process holds the lock.

@@ -9,10 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openLockFile opens (creating, mode 0600) the lock file, never through a
-// symbolic link.
-func openLockFile(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+// openLockFile opens the lock file for reading and writing with the extra
+// flag (creating it 0600 with os.O_CREATE): never through a symbolic
+// link, and never blocking on a FIFO.
+func openLockFile(path string, flag int) (*os.File, error) {
+	return os.OpenFile(path, flag|os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
 }
 
 func byteRange(typ int16, off int64) *unix.Flock_t {

@@ -2,13 +2,20 @@ package sqlite
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/windows"
 )
 
-func openLockFile(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+// openLockFile opens the lock file for reading and writing with the extra
+// flag (creating it with os.O_CREATE), refusing a symbolic link (or any
+// reparse point): Windows has no O_NOFOLLOW, so it is looked for first.
+func openLockFile(path string, flag int) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: errLockSymlink}
+	}
+	return os.OpenFile(path, flag|os.O_RDWR, 0o600)
 }
 
 func overlapped(off int64) *windows.Overlapped {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/durable"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -470,7 +471,7 @@ func (s *Store) backup(op, id string, r *RawRow) (string, error) {
 		return "", fail(err)
 	}
 	dir := filepath.Join(s.opts.BackupDir, seam.SafeName(id))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := durable.MkdirAll(durable.OS, dir, 0o700); err != nil {
 		return "", fail(err)
 	}
 	path := filepath.Join(dir, fmt.Sprintf("%s-seq%d.json", time.Now().UTC().Format("20060102T150405.000000000Z"), r.Seq))
@@ -486,7 +487,7 @@ func (s *Store) backup(op, id string, r *RawRow) (string, error) {
 		err = cerr
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = durable.SyncDir(dir)
 	}
 	if err != nil {
 		os.Remove(path)

@@ -1,0 +1,65 @@
+package durable
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// recordFS is the real file system, recording the folders made and
+// synced.
+type recordFS struct {
+	made, synced []string
+	failSync     error
+}
+
+func (r *recordFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
+func (r *recordFS) Mkdir(name string, perm fs.FileMode) error {
+	r.made = append(r.made, name)
+	return os.Mkdir(name, perm)
+}
+func (r *recordFS) SyncDir(name string) error {
+	if r.failSync != nil {
+		return r.failSync
+	}
+	r.synced = append(r.synced, name)
+	return SyncDir(name)
+}
+
+// TestMkdirAllSyncsParents checks that every folder MkdirAll makes has its
+// entry synced into its parent, and that existing folders cost nothing
+// (durability review finding 11: a backup folder made for a repair whose
+// entry was not durable).
+func TestMkdirAllSyncsParents(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "state", "dshctl", "backups", "id")
+	r := &recordFS{}
+	if err := MkdirAll(r, dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(base, "state"), filepath.Join(base, "state", "dshctl"),
+		filepath.Join(base, "state", "dshctl", "backups"), dir}
+	if !slices.Equal(r.made, want) {
+		t.Errorf("made %v, want %v", r.made, want)
+	}
+	for _, d := range want {
+		if !slices.Contains(r.synced, filepath.Dir(d)) {
+			t.Errorf("the parent of %s was not synced (synced: %v)", d, r.synced)
+		}
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Errorf("Stat(%s): %v, %v", dir, fi, err)
+	}
+	again := &recordFS{}
+	if err := MkdirAll(again, dir, 0o700); err != nil || len(again.made)+len(again.synced) != 0 {
+		t.Errorf("an existing folder: made %v, synced %v, %v", again.made, again.synced, err)
+	}
+	boom := errors.New("injected")
+	failing := &recordFS{failSync: boom}
+	if err := MkdirAll(failing, filepath.Join(base, "other"), 0o700); !errors.Is(err, boom) {
+		t.Errorf("a failed sync: %v, want it reported", err)
+	}
+}
