@@ -33,8 +33,13 @@ type asyncOut struct {
 	done chan struct{}
 }
 
-// asyncBatch is the size of the lines a batch carries before it is sent.
-const asyncBatch = 256 << 10
+// asyncBatch is the size of the lines a batch carries before it is sent,
+// and asyncOps the number of calls: a log of millions of one-byte lines
+// must not make a batch of millions of calls.
+const (
+	asyncBatch = 256 << 10
+	asyncOps   = 4096
+)
 
 type opKind uint8
 
@@ -47,16 +52,17 @@ const (
 	opTorn
 )
 
-// op is one call of the visitor, or one line to decode.
+// op is one call of the visitor, or one line to decode. The rare calls'
+// arguments are behind pointers, so that a record's op stays small.
 type op struct {
 	kind       opKind
 	ver        int
 	start, end int // the line, in the batch's arena
 	pos        seam.Pos
-	finding    seam.Finding
-	header     seam.Header
+	finding    *seam.Finding
+	header     *seam.Header
 	valid      bool
-	unitEnd    seam.UnitEnd
+	unitEnd    *seam.UnitEnd
 	size       int64
 }
 
@@ -80,17 +86,18 @@ func (a *asyncOut) run() {
 			case opRecord:
 				decodeLine(a.v, b.arena[o.start:o.end], o.pos, o.ver)
 			case opHeader:
-				a.v.Header(o.header, o.valid)
+				a.v.Header(*o.header, o.valid)
 			case opFinding:
-				a.v.Finding(o.finding)
+				a.v.Finding(*o.finding)
 			case opBegin:
 				a.v.BeginUnit(o.pos)
 			case opEnd:
-				a.v.EndUnit(o.unitEnd)
+				a.v.EndUnit(*o.unitEnd)
 			case opTorn:
 				a.v.TornTail(o.pos, o.size)
 			}
 		}
+		clear(b.ops) // drop the pointers it holds
 		b.ops, b.arena = b.ops[:0], b.arena[:0]
 		select {
 		case a.free <- b:
@@ -99,13 +106,14 @@ func (a *asyncOut) run() {
 	}
 }
 
-// push queues o, sending the batch when its lines reach asyncBatch.
+// push queues o, sending the batch when its lines reach asyncBatch or its
+// calls asyncOps.
 func (a *asyncOut) push(o op, line []byte) {
 	if a.cur == nil {
 		select {
 		case a.cur = <-a.free:
 		default:
-			a.cur = &opBatch{arena: make([]byte, 0, asyncBatch+4096)}
+			a.cur = &opBatch{ops: make([]op, 0, asyncOps), arena: make([]byte, 0, asyncBatch+4096)}
 		}
 	}
 	b := a.cur
@@ -115,7 +123,7 @@ func (a *asyncOut) push(o op, line []byte) {
 		o.end = len(b.arena)
 	}
 	b.ops = append(b.ops, o)
-	if len(b.arena) >= asyncBatch {
+	if len(b.arena) >= asyncBatch || len(b.ops) >= asyncOps {
 		a.flush()
 	}
 }
@@ -137,11 +145,11 @@ func (a *asyncOut) record(line []byte, p seam.Pos, ver int) {
 	a.push(op{kind: opRecord, pos: p, ver: ver}, line)
 }
 func (a *asyncOut) Header(h seam.Header, valid bool) {
-	a.push(op{kind: opHeader, header: h, valid: valid}, nil)
+	a.push(op{kind: opHeader, header: &h, valid: valid}, nil)
 }
-func (a *asyncOut) Finding(f seam.Finding)   { a.push(op{kind: opFinding, finding: f}, nil) }
+func (a *asyncOut) Finding(f seam.Finding)   { a.push(op{kind: opFinding, finding: &f}, nil) }
 func (a *asyncOut) BeginUnit(p seam.Pos)     { a.push(op{kind: opBegin, pos: p}, nil) }
-func (a *asyncOut) EndUnit(end seam.UnitEnd) { a.push(op{kind: opEnd, unitEnd: end}, nil) }
+func (a *asyncOut) EndUnit(end seam.UnitEnd) { a.push(op{kind: opEnd, unitEnd: &end}, nil) }
 func (a *asyncOut) TornTail(p seam.Pos, size int64) {
 	a.push(op{kind: opTorn, pos: p, size: size}, nil)
 }
