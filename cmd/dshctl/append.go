@@ -59,8 +59,8 @@ Events that answer a pending call are taken into account; to start a new turn
 after a crash, close the old one first (append --close-interrupted alone).
 
 What is atomic depends on the store's encoding. A zstd log (.jsonl.zstd)
-takes the batch as one frame: after a crash or kill -9 the log holds all of
-it or none of it. A plain log (.jsonl) takes the batch line by line, and dsh
+takes the batch as one frame, and a SQLite store as one transaction: after a
+crash or kill -9 the log holds all of it or none of it. A plain log (.jsonl) takes the batch line by line, and dsh
 serves every complete line: a killed append can leave the first lines of
 the batch, each whole (a final partial line is a torn tail, removed by the
 next append). To retry a batch without writing any of it twice, pass
