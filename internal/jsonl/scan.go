@@ -227,7 +227,8 @@ func (r *reader) budgetError(err error) error {
 // toward the first, calling fn with each event whose seq is below before
 // (all when before is 0) until fn returns false. Like the tail search, it
 // steps over trailing records that are not valid rows; an invalid record or
-// a seq gap below a valid one is ErrCorrupt.
+// a seq gap below a valid one is ErrCorrupt, as is a first record that does
+// not start at seq 0.
 func (r *reader) reverse(ctx context.Context, size int64, b budget, before int64, fn func(*seam.Event) bool) error {
 	rv := reverseState{r: r, before: before, fn: fn, budget: b}
 	if r.l.enc == Zstd {
@@ -241,7 +242,7 @@ func (r *reader) reverse(ctx context.Context, size int64, b budget, before int64
 		}
 		line, off, err := bl.prev()
 		if err == io.EOF {
-			return nil
+			return rv.atStart()
 		}
 		if err != nil && !errors.Is(err, errLongLine) {
 			return r.budgetError(r.l.ioError(err, off))
@@ -376,7 +377,7 @@ func (s *reverseState) zstd(ctx context.Context, size int64) error {
 		}
 		f := last.Frame
 		if f.Offset < s.r.body.fileOff {
-			return nil
+			return s.atStart()
 		}
 		// The budget counts the frames covered, as a forward scan does;
 		// the cache bounds the reads of the search itself.
@@ -417,6 +418,20 @@ func (s *reverseState) zstd(ctx context.Context, size int64) error {
 			}
 		}
 		end = f.Offset
+	}
+	return s.atStart()
+}
+
+// atStart checks, once the scan has gone back to the first body record,
+// that the records it accepted begin the log at seq 0: a forward read
+// takes a first record that does not as the start of an uncommitted tail
+// (or of damage), never as committed, so a reverse read that served it
+// must not end as if all were well.
+func (s *reverseState) atStart() error {
+	if s.accepted && s.expect != 0 {
+		l := s.r.l
+		return l.errorf(seam.ErrCorrupt, l.pos(s.r.body.fileOff, -1, -1, s.expect),
+			"seq gap: the first record starts at seq %d, not 0", s.expect)
 	}
 	return nil
 }
