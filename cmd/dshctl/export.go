@@ -161,12 +161,17 @@ func runExportOne(ctx context.Context, e *env, g *globals, format string, o *exp
 		warnUnsupported(e, entries)
 		return explainExport(err)
 	}
+	if o.out != "" { // before exportPath makes a folder
+		if _, err := export.CheckPath(o.out, s.Service); err != nil {
+			return explainExport(err)
+		}
+	}
 	path, err := exportPath(o.out, s.ID)
 	if err != nil {
 		return err
 	}
 	r := export.Result{ID: s.ID, Path: path}
-	r.Bytes, err = export.WriteFile(ctx, path, o.force, func(w io.Writer) error {
+	r.Bytes, err = export.WriteFile(ctx, path, o.force, s.Service, func(w io.Writer) error {
 		var err error
 		r.Entries, err = export.Session(ctx, s.Service, s.ID, w, opts)
 		return err
@@ -206,6 +211,8 @@ func explainExport(err error) error {
 		return nil
 	case errors.Is(err, context.Canceled):
 		return errors.New("export interrupted")
+	case errors.Is(err, export.ErrStoreFile):
+		return usageError{err}
 	case errors.Is(err, export.ErrExists):
 		return withHint(err, "use --force to replace it, or -O to write elsewhere")
 	case errors.As(err, new(*export.SubagentError)):
@@ -269,6 +276,11 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 				seen[s.ID] = true
 				sources = append(sources, export.Source{Service: s.Service, ID: s.ID})
 			}
+		}
+	}
+	for _, src := range sources {
+		if _, err := export.CheckPath(dir, src.Service); err != nil {
+			return explainExport(err)
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
