@@ -150,3 +150,52 @@ func TestVerifyVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// cancelAfterTrim is a store whose write handles cancel the run right
+// after their trim, as a Ctrl-C during the check after a repair does.
+type cancelAfterTrim struct {
+	*Store
+	cancel context.CancelFunc
+}
+
+type trimThenCancel struct {
+	seam.Handle
+	cancel context.CancelFunc
+}
+
+func (c cancelAfterTrim) Open(ctx context.Context, id string, a seam.Access) (seam.Handle, error) {
+	h, err := c.Store.Open(ctx, id, a)
+	if err != nil || a != seam.Write {
+		return h, err
+	}
+	return trimThenCancel{h, c.cancel}, nil
+}
+
+func (h trimThenCancel) TrimTail(ctx context.Context, plan seam.TrimPlan) (seam.TrimResult, error) {
+	defer h.cancel()
+	return h.Handle.(seam.TailTrimmer).TrimTail(ctx, plan)
+}
+
+// TestRepairInterruptedAfterwards: a run cancelled after the repair, while
+// it checks the result, reports the repair as done and says it was not
+// checked, rather than a bare "context canceled" (durability finding 14).
+func TestRepairInterruptedAfterwards(t *testing.T) {
+	plain, _ := fixtureLog(t, compactID, None)
+	ls := newLogStore(t, compactID, None)
+	ls.put(t, slices.Concat(plain, []byte(tornStart)))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := inspect.CheckSession(ctx, cancelAfterTrim{ls.s, cancel}, compactID, inspect.Options{Repair: true})
+	if !errors.Is(r.Err, inspect.ErrInterruptedAfterRepair) || errors.Is(r.Err, context.Canceled) || r.NotRepaired {
+		t.Fatalf("%v", r.Err)
+	}
+	if r.Repair == nil || len(r.Repair.Removed) != 1 || r.Repair.Removed[0].Backup == "" || r.Repair.After != nil {
+		t.Fatalf("%+v", r.Repair)
+	}
+	if f := r.Findings[len(r.Findings)-1]; f.Code != "torn-tail" || !f.Repaired {
+		t.Fatalf("%+v", r.Findings)
+	}
+	if now, _ := os.ReadFile(ls.path); !bytes.Equal(now, plain) {
+		t.Fatal("the repair was not done")
+	}
+}
