@@ -3,10 +3,13 @@ package jsonl
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
@@ -198,4 +201,68 @@ func TestRepairInterruptedAfterwards(t *testing.T) {
 	if now, _ := os.ReadFile(ls.path); !bytes.Equal(now, plain) {
 		t.Fatal("the repair was not done")
 	}
+}
+
+// TestBackupNote: every backup has a description beside it that says which
+// session and log, which bytes, why and when, and the restore command; the
+// restore it describes gives back the log as it was (review S5).
+func TestBackupNote(t *testing.T) {
+	ctx := context.Background()
+	zdata, zends := fixtureLog(t, compactID, Zstd)
+	// An uncommitted record inside the last frame, then a torn frame: the
+	// frame is rewritten and both tails are removed.
+	last := zdata[zends[len(zends)-2]:]
+	text := frameContent(t, last)
+	bad := slices.Concat(text, []byte("{\"type\":\"bogus\"\n"))
+	log := slices.Concat(zdata[:zends[len(zends)-2]], zstdframe.AppendFrame(nil, bad), zstdframe.AppendFrame(nil, []byte(tornStart+"x\n"))[:20])
+	ls := newLogStore(t, compactID, Zstd)
+	ls.put(t, log)
+	r := inspect.CheckSession(ctx, ls.s, compactID, inspect.Options{Repair: true})
+	if r.Err != nil || r.Repair == nil || len(r.Repair.Removed) != 2 {
+		t.Fatalf("%v %+v", r.Err, r.Repair)
+	}
+	backup := r.Repair.Removed[0].Backup
+	raw, err := os.ReadFile(noteName(backup))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var note backupNote
+	if err := json.Unmarshal(raw, &note); err != nil {
+		t.Fatal(err)
+	}
+	cut := int64(zends[len(zends)-2])
+	if note.SessionID != compactID || note.Log != ls.path || note.Encoding != "zstd" || note.LogSizeBytes != int64(len(log)) ||
+		note.OffsetBytes != cut || note.SizeBytes != int64(len(log))-cut || note.RewrittenBytes != int64(len(text)) ||
+		len(note.Tails) != 2 || note.Tails[0].Kind != seam.RepairUncommitted || note.Tails[1].Kind != seam.RepairTorn ||
+		note.Tails[0].Why == "" || note.SavedAt == "" || !strings.Contains(note.Restore, "truncate -s "+strconv.FormatInt(cut, 10)+" '"+ls.path+"'") {
+		t.Fatalf("%s", raw)
+	}
+	if fi, err := os.Stat(noteName(backup)); err != nil || runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%v %v", fi.Mode(), err)
+	}
+	// The restore: the first OffsetBytes of the log now, then the backup.
+	now, _ := os.ReadFile(ls.path)
+	kept, _ := os.ReadFile(backup)
+	if restored := slices.Concat(now[:note.OffsetBytes], kept); !bytes.Equal(restored, log) {
+		t.Fatal("the restore the note describes does not give back the log")
+	}
+}
+
+// frameContent decodes one whole zstd frame.
+func frameContent(t *testing.T, frame []byte) []byte {
+	t.Helper()
+	d, err := zstdframe.NewDecoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	f, err := zstdframe.ParseFrame(bytes.NewReader(frame), 0, int64(len(frame)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := d.DecodeAll(bytes.NewReader(frame), f, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

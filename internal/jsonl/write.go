@@ -427,6 +427,9 @@ func (h *handle) removeTail() ([]seam.Repair, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := h.describeBackup(path); err != nil {
+		return nil, err
+	}
 	if err := truncateSync(l.f, w.cut); err != nil {
 		return nil, l.ioError(fmt.Errorf("removing the tail after byte %d: %w", w.cut, err), w.cut)
 	}
@@ -472,6 +475,9 @@ func (h *handle) replaceTail(content []byte, n int64) error {
 	l, w, fsys := h.log, h.w, h.s.fs
 	backup, err := h.s.backup(h.id, l, w.cut, w.size)
 	if err != nil {
+		return err
+	}
+	if err := h.describeBackup(backup); err != nil {
 		return err
 	}
 	var suffix [6]byte
