@@ -46,7 +46,8 @@ outside A-Za-z0-9_- becomes _.
 
 The ZIP goes to dsh-session-<id>.zip in the current folder (with the same
 rule for the id), to -O FILE, into -O FOLDER/, or to standard output with
--O -. An existing file is kept unless --force. The ZIP is written to a
+-O -. An existing file is kept unless --force; a file of the store being
+exported, or a path inside a JSONL store, is never written. The ZIP is written to a
 temporary file and renamed when complete, so a failed export, or one stopped
 by Ctrl-C, leaves nothing behind. New files are readable by their owner only
 (0600), like dsh's logs; --force keeps the mode of a file it replaces.
