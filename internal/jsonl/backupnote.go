@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -61,14 +62,17 @@ func (h *handle) describeBackup(backup string) error {
 	for _, t := range h.tailRepairs(backup) {
 		note.Tails = append(note.Tails, noteTail{Kind: t.Kind, OffsetBytes: t.Offset, SizeBytes: t.Bytes, Why: tailWhy[t.Kind]})
 	}
-	data, err := json.MarshalIndent(note, "", "  ")
-	if err != nil {
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(false) // the restore command's >> stays readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(note); err != nil {
 		return err
 	}
 	path := noteName(backup)
 	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
-		err = writeAll(f, append(data, '\n'))
+		err = writeAll(f, data.Bytes())
 		if err == nil {
 			err = f.Sync()
 		}
