@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -65,7 +66,7 @@ func CheckPath(path string, from seam.Service) (string, error) {
 		ofi, statErr := os.Stat(o)
 		isDir := statErr == nil && ofi.IsDir()
 		switch {
-		case target == o || tfi != nil && statErr == nil && os.SameFile(tfi, ofi):
+		case samePath(target, o) || tfi != nil && statErr == nil && os.SameFile(tfi, ofi):
 			return "", &StoreFileError{Path: path, Store: o, Inside: isDir}
 		case isDir && within(target, o):
 			return "", &StoreFileError{Path: path, Store: o, Inside: true}
@@ -81,6 +82,16 @@ func CheckPath(path string, from seam.Service) (string, error) {
 		}
 	}
 	return target, nil
+}
+
+// samePath reports whether two resolved paths name the same file where the
+// file system usually ignores case (macOS, Windows): a store file that does
+// not exist yet (a -wal) has no identity to compare.
+func samePath(a, b string) bool {
+	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
 }
 
 // within reports whether path lies under the folder dir.
