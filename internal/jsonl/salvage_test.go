@@ -315,8 +315,14 @@ func TestSalvageRepairCrash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		before, err := s.Stat(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		torn := before.Location.TornBytes
+		plan := seam.TrimPlan{Tails: []seam.Repair{{Offset: before.SizeBytes - torn, Bytes: torn, Kind: seam.RepairTorn}}, Salvage: 15}
 		tfs.crashIn.Store(k)
-		res, err := h.(seam.TailTrimmer).TrimTail(ctx, true)
+		res, err := h.(seam.TailTrimmer).TrimTail(ctx, plan)
 		crashed := tfs.crashed.Load()
 		tfs.crashIn.Store(0)
 		tfs.crashed.Store(false)
