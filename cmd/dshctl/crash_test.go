@@ -507,8 +507,12 @@ func TestInterrupt(t *testing.T) {
 		{"append", "--assign-seq", "a"},
 	} {
 		for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+			// The goal is 100 ms from the signal to the exit. On a loaded
+			// machine a process may wait that long for a CPU, so the best
+			// of up to 5 tries must meet it; the spread is logged.
 			best := time.Hour
-			for try := 0; try < 3 && best > 100*time.Millisecond; try++ {
+			var took []time.Duration
+			for try := 0; try < 5 && best > 100*time.Millisecond; try++ {
 				cmd := exec.Command("dshctl", append([]string{"--store", root}, args...)...)
 				cmd.Stdin = strings.NewReader(`{"type":"session/title","data":{"title":"x"}}` + "\n")
 				cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+backups)
@@ -521,12 +525,14 @@ func TestInterrupt(t *testing.T) {
 				sent := time.Now()
 				cmd.Process.Signal(sig)
 				err := cmd.Wait()
-				took := time.Since(sent)
+				stopped := time.Since(sent)
 				if cmd.ProcessState.ExitCode() != 1 || stderr.String() != "dshctl: interrupted\n" {
 					t.Fatalf("%v after %v: %v: %s", args, sig, err, stderr.String())
 				}
-				best = min(best, took)
+				best = min(best, stopped)
+				took = append(took, stopped)
 			}
+			t.Logf("%v after %v: stopped in %v", args, sig, took)
 			if best > 100*time.Millisecond {
 				t.Errorf("%v took %v to stop after %v", args, best, sig)
 			}
