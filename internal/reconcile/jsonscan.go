@@ -533,18 +533,20 @@ func optStrings(field string, v []byte) ([]string, error) {
 }
 
 // appendStrings appends every string inside v (values, not keys), in
-// document order, separated by '\n': the text a chunk shows.
-func appendStrings(dst []byte, v []byte) []byte {
+// document order, separated by '\n': the text a chunk shows. more says
+// whether a string came before, so that empty strings are separated too.
+func appendStrings(dst []byte, v []byte, more *bool) []byte {
 	switch kindOf(v) {
 	case "string":
-		if len(dst) > 0 {
+		if *more {
 			dst = append(dst, '\n')
 		}
+		*more = true
 		return append(dst, stringOf(v)...)
 	case "object":
-		members(v, func(_, val []byte) { dst = appendStrings(dst, val) })
+		members(v, func(_, val []byte) { dst = appendStrings(dst, val, more) })
 	case "array":
-		elements(v, func(el []byte) { dst = appendStrings(dst, el) })
+		elements(v, func(el []byte) { dst = appendStrings(dst, el, more) })
 	}
 	return dst
 }

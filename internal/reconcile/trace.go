@@ -617,32 +617,39 @@ func (d *decoder) record(b []byte, kind string, w *wireFields) (Record, error) {
 }
 
 func decodeMeta(b []byte) (*Meta, error) {
+	// The last member of a name wins, as in encoding/json.
+	var version, tab, name, expect []byte
 	m := &Meta{}
-	var err error
 	members(b, func(key, val []byte) {
-		if err != nil {
-			return
-		}
-		switch name := string(fieldName(key)); name {
+		switch key := string(fieldName(key)); key {
 		case "k":
 		case "version":
-			var v int64
-			v, err = optInt("version", val)
-			m.Version = int(v)
+			version = val
 		case "tab":
-			m.Tab, err = optString("tab", val)
+			tab = val
 		case "name":
-			m.Name, err = optString("name", val)
+			name = val
 		case "expect":
-			m.Expect, err = optString("expect", val)
+			expect = val
 		default:
 			if m.Extra == nil {
 				m.Extra = map[string]string{}
 			}
-			m.Extra[name] = looseString(val)
+			m.Extra[key] = looseString(val)
 		}
 	})
+	v, err := optInt("version", version)
 	if err != nil {
+		return nil, err
+	}
+	m.Version = int(v)
+	if m.Tab, err = optString("tab", tab); err != nil {
+		return nil, err
+	}
+	if m.Name, err = optString("name", name); err != nil {
+		return nil, err
+	}
+	if m.Expect, err = optString("expect", expect); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -819,38 +826,57 @@ func decodeStatuses(v []byte, in interner) (map[string]StatusSnapshot, error) {
 	if v[0] != '{' {
 		return nil, &typeError{"statuses", kindOf(v)}
 	}
-	out := map[string]StatusSnapshot{}
-	var err error
+	// The last member of a name wins, as in encoding/json: gather, then decode.
+	last := map[string][]byte{}
+	var order []string
 	members(v, func(key, val []byte) {
-		if err != nil || val[0] == 'n' {
-			return
-		}
 		tab := string(fieldName(key))
-		if val[0] != '{' {
-			err = &typeError{"statuses." + tab, kindOf(val)}
-			return
+		if _, ok := last[tab]; !ok {
+			order = append(order, tab)
 		}
-		var s StatusSnapshot
+		last[tab] = val
+	})
+	out := map[string]StatusSnapshot{}
+	for _, tab := range order {
+		val := last[tab]
+		if val[0] == 'n' {
+			continue
+		}
+		if val[0] != '{' {
+			return nil, &typeError{"statuses." + tab, kindOf(val)}
+		}
+		var status, assistant, turn, chunks []byte
 		members(val, func(k, x []byte) {
-			if err != nil {
-				return
-			}
 			switch string(fieldName(k)) {
 			case "status":
-				s.Status, err = optString("status", x)
+				status = x
 			case "currentAssistantId":
-				s.CurrentAssistantID, err = optString("currentAssistantId", x)
+				assistant = x
 			case "currentTurnId":
-				s.CurrentTurnID, err = optString("currentTurnId", x)
+				turn = x
 			case "currentChunks":
-				if x[0] != 'n' {
-					s.CurrentChunks, err = decodeChunks("currentChunks", x, in, nil)
-				}
+				chunks = x
 			}
 		})
+		var s StatusSnapshot
+		var err error
+		if s.Status, err = optString("status", status); err != nil {
+			return nil, err
+		}
+		if s.CurrentAssistantID, err = optString("currentAssistantId", assistant); err != nil {
+			return nil, err
+		}
+		if s.CurrentTurnID, err = optString("currentTurnId", turn); err != nil {
+			return nil, err
+		}
+		if chunks != nil && chunks[0] != 'n' {
+			if s.CurrentChunks, err = decodeChunks("currentChunks", chunks, in, nil); err != nil {
+				return nil, err
+			}
+		}
 		out[tab] = s
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 // decodeChunks decodes an array of rows. Rows cache knows are shared; the
@@ -886,36 +912,49 @@ func decodeChunk(field string, v []byte, in interner) (Chunk, error) {
 	if v[0] != '{' {
 		return Chunk{}, &typeError{field, "array of " + kindOf(v)}
 	}
-	c := Chunk{Raw: v}
-	var err error
+	// The last member of a name wins, as in encoding/json: gather, then decode.
+	var id, tab, seq, turn, step, role, typ, data, created []byte
 	members(v, func(key, val []byte) {
-		if err != nil {
-			return
-		}
 		switch string(fieldName(key)) {
 		case "id":
-			c.ID = in.looseString(val)
+			id = val
 		case "tabId":
-			c.TabID = in.looseString(val)
+			tab = val
 		case "seq":
-			c.Seq, err = optInt(field+".seq", val)
+			seq = val
 		case "turnId":
-			c.TurnID, err = in.optString(field+".turnId", val)
+			turn = val
 		case "step":
-			n, _ := optInt("step", val)
-			c.Step = int(n)
+			step = val
 		case "role":
-			c.Role, err = in.optString(field+".role", val)
+			role = val
 		case "type":
-			c.Type, err = in.optString(field+".type", val)
+			typ = val
 		case "data":
-			c.Data = json.RawMessage(val)
+			data = val
 		case "createdAt":
-			c.CreatedAt, _ = optInt("createdAt", val)
+			created = val
 		}
 	})
-	if err != nil {
+	c := Chunk{Raw: v, ID: in.looseString(id), TabID: in.looseString(tab)}
+	var err error
+	if c.Seq, err = optInt(field+".seq", seq); err != nil {
 		return Chunk{}, err
+	}
+	if c.TurnID, err = in.optString(field+".turnId", turn); err != nil {
+		return Chunk{}, err
+	}
+	if c.Role, err = in.optString(field+".role", role); err != nil {
+		return Chunk{}, err
+	}
+	if c.Type, err = in.optString(field+".type", typ); err != nil {
+		return Chunk{}, err
+	}
+	n, _ := optInt("step", step)
+	c.Step = int(n)
+	c.CreatedAt, _ = optInt("createdAt", created)
+	if data != nil {
+		c.Data = json.RawMessage(data)
 	}
 	if c.Role == RoleUser || c.Type == "tool_result" {
 		// What the policies and the checker read; other rows' text only
@@ -935,15 +974,16 @@ func chunkText(role string, data []byte) string {
 	if role == RoleUser && data[0] == '{' {
 		var text []byte
 		members(data, func(key, val []byte) {
-			if string(fieldName(key)) == "text" && val[0] == '"' {
-				text = val
+			if string(fieldName(key)) == "text" {
+				text = val // the last one wins, as in encoding/json
 			}
 		})
-		if text != nil {
+		if text != nil && text[0] == '"' {
 			return stringOf(text)
 		}
 	}
-	return string(appendStrings(make([]byte, 0, len(data)), data))
+	more := false
+	return string(appendStrings(make([]byte, 0, len(data)), data, &more))
 }
 
 // shown is the text of the row.
