@@ -63,11 +63,9 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// validValue checks the value starting at b[i] and returns the offset just
-// past it. rows, when set, skips the rows it knows in the "rows" array of
-// the top-level object (a trace line's chunk answer) and is passed to that
-// array only.
-func validValue(b []byte, i, depth int, rows rowCache) (int, error) {
+// validValue checks the value starting at b[i], at nesting depth, and
+// returns the offset just past it.
+func validValue(b []byte, i, depth int) (int, error) {
 	if i >= len(b) {
 		return i, &syntaxError{"unexpected end of JSON input", i}
 	}
@@ -88,16 +86,11 @@ func validValue(b []byte, i, depth int, rows rowCache) (int, error) {
 			if err != nil {
 				return end, err
 			}
-			key := b[i+1 : end-1]
 			i = skipSpace(b, end)
 			if i >= len(b) || b[i] != ':' {
 				return i, unexpected(b, i, "after object key")
 			}
-			var sub rowCache
-			if depth == 0 && string(key) == "rows" {
-				sub = rows
-			}
-			if i, err = validValue(b, skipSpace(b, i+1), depth+1, sub); err != nil {
+			if i, err = validValue(b, skipSpace(b, i+1), depth+1); err != nil {
 				return i, err
 			}
 			i = skipSpace(b, i)
@@ -120,9 +113,7 @@ func validValue(b []byte, i, depth int, rows rowCache) (int, error) {
 		}
 		for {
 			var err error
-			if end, ok := rows.skipKnown(b, i); ok {
-				i = end // a row seen before: its bytes were checked then
-			} else if i, err = validValue(b, i, depth+1, nil); err != nil {
+			if i, err = validValue(b, i, depth+1); err != nil {
 				return i, err
 			}
 			i = skipSpace(b, i)
@@ -249,11 +240,8 @@ func isHex(c byte) bool {
 }
 
 // checkValue validates b as exactly one JSON value (spaces around allowed).
-func checkValue(b []byte) error { return checkLine(b, nil) }
-
-// checkLine is checkValue skipping the rows it knows (see validValue).
-func checkLine(b []byte, rows rowCache) error {
-	i, err := validValue(b, skipSpace(b, 0), 0, rows)
+func checkValue(b []byte) error {
+	i, err := validValue(b, skipSpace(b, 0), 0)
 	if err != nil {
 		return err
 	}

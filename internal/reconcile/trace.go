@@ -348,14 +348,14 @@ func (d *decoder) scan(b []byte, w *wireFields) error {
 		case slot == &w.ev && vs < len(b) && b[vs] == '{':
 			w.evf = eventFields{}
 			ve, err = d.object(b, vs, 1, func(key []byte, vs int) (int, error) {
-				ve, err := validValue(b, vs, 2, nil)
+				ve, err := validValue(b, vs, 2)
 				if f := w.evf.slot(key); f != nil && err == nil {
 					*f = b[vs:ve]
 				}
 				return ve, err
 			})
 		default:
-			ve, err = validValue(b, vs, 1, nil)
+			ve, err = validValue(b, vs, 1)
 		}
 		if slot != nil && err == nil {
 			*slot = b[vs:ve]
@@ -422,7 +422,7 @@ func (d *decoder) object(b []byte, i, depth int, value func(key []byte, vs int) 
 func (d *decoder) scanRows(b []byte, i int) (int, error) {
 	d.spans = d.spans[:0]
 	if i >= len(b) || b[i] != '[' {
-		return validValue(b, i, 1, nil)
+		return validValue(b, i, 1)
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
@@ -440,7 +440,7 @@ func (d *decoder) scanRows(b []byte, i int) (int, error) {
 		}
 		if !sp.known {
 			var err error
-			if sp.e, err = validValue(b, i, 2, nil); err != nil {
+			if sp.e, err = validValue(b, i, 2); err != nil {
 				return sp.e, err
 			}
 		}
