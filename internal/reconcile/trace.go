@@ -178,12 +178,46 @@ var knownFrame = func() map[string]bool {
 // types are kept so that Run can skip them with a warning; fields the model
 // does not read are never checked.
 func DecodeTrace(r io.Reader, name string) (*Trace, error) {
+	return decodeTrace(r, name, lineCount(r))
+}
+
+// maxPresized bounds the records decodeTrace allocates room for up front.
+const maxPresized = 1 << 20
+
+// lineCount counts the lines of r when r can be read twice (a file, a
+// bytes.Reader), without moving it; else, or when there are too many, it
+// returns 0.
+func lineCount(r io.Reader) int {
+	ra, ok := r.(io.ReaderAt)
+	if !ok {
+		return 0
+	}
+	buf := make([]byte, 64<<10)
+	n := 1
+	for off := int64(0); n <= maxPresized; {
+		k, err := ra.ReadAt(buf, off)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		off += int64(k)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return min(n, maxPresized)
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// decodeTrace is DecodeTrace with room for lines records, 0 when their
+// number is not known: then they are gathered in blocks joined at the end.
+func decodeTrace(r io.Reader, name string, lines int) (*Trace, error) {
 	t := &Trace{Name: name}
 	d := &decoder{in: interner{}, rows: rowCache{}}
 	var blocks [][]Record // filled blocks of records
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
+	t.Records = make([]Record, 0, lines)
 	for sc.Scan() {
 		line++
 		b := trimSpace(sc.Bytes())
@@ -206,12 +240,12 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 			continue
 		}
 		rec.Line = line
-		if len(t.Records) == cap(t.Records) {
-			// Full: keep it and fill a new block; one copy joins them at
-			// the end, instead of one per doubling, and the blocks
+		if n := len(t.Records); n == cap(t.Records) {
+			// Full: keep it and fill a new block; one copy joins them
+			// at the end, instead of one per doubling, and the blocks
 			// together hold no more than the records.
 			blocks = append(blocks, t.Records)
-			t.Records = make([]Record, 0, min(2*cap(t.Records)+64, recordBlock))
+			t.Records = make([]Record, 0, min(2*n+64, recordBlock))
 		}
 		t.Records = append(t.Records, rec)
 	}
