@@ -212,7 +212,7 @@ func lineCount(r io.Reader) int {
 // number is not known: then they are gathered in blocks joined at the end.
 func decodeTrace(r io.Reader, name string, lines int) (*Trace, error) {
 	t := &Trace{Name: name}
-	d := &decoder{in: interner{}, rows: rowCache{}}
+	d := &decoder{in: interner{}, seenAt: map[uint64]int{}}
 	var blocks [][]Record // filled blocks of records
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
@@ -315,17 +315,19 @@ func (w *wireFields) slot(key []byte) *[]byte {
 
 // decoder decodes the lines of one trace, sharing what they repeat.
 type decoder struct {
-	in    interner
-	rows  rowCache
-	mem   arena     // the bytes records keep: frames and rows not seen before
-	evs   []Event   // frames are allocated from it, a block at a time
-	spans []rowSpan // the rows of the line being decoded
-	key   []byte    // a member name with escapes, decoded
+	in     interner
+	seen   []Chunk        // every distinct row of the trace's answers, in the order they first came
+	seenAt map[uint64]int // a row's bytes hashed -> its index in seen
+	mem    arena          // the bytes records keep: frames and rows not seen before
+	evs    []Event        // frames are allocated from it, a block at a time
+	spans  []rowSpan      // the rows of the line being decoded
+	at     []int          // their indexes in seen
+	key    []byte         // a member name with escapes, decoded
 }
 
-// rowSpan is a row of a chunk answer: b[s:e] of its line. A row the cache
-// knows (known) was checked and decoded when it was first seen; hash is its
-// key in the cache.
+// rowSpan is a row of a chunk answer: b[s:e] of its line. A row seen
+// before (known) was checked and decoded when it first came; hash is its
+// key in decoder.seenAt.
 type rowSpan struct {
 	s, e  int
 	hash  uint64
@@ -464,13 +466,13 @@ func (d *decoder) scanRows(b []byte, i int) (int, error) {
 	}
 	for {
 		sp := rowSpan{s: i}
-		if len(d.rows) > 0 && i < len(b) && b[i] == '{' {
+		if len(d.seen) > 0 && i < len(b) && b[i] == '{' {
 			// Bytes equal to a row checked before are that row, and
 			// skipValue finds their end whatever follows.
 			sp.e = skipValue(b, i)
 			sp.hash = maphash.Bytes(rowSeed, b[i:sp.e])
-			row, ok := d.rows[sp.hash]
-			sp.known = ok && bytes.Equal(row.Raw, b[i:sp.e])
+			k, ok := d.seenAt[sp.hash]
+			sp.known = ok && bytes.Equal(d.seen[k].Raw, b[i:sp.e])
 		}
 		if !sp.known {
 			var err error
@@ -534,27 +536,49 @@ func (d *decoder) newEvent() *Event {
 	return &d.evs[len(d.evs)-1]
 }
 
-// rowsOf decodes the rows d.spans split from line b.
+// rowsOf decodes the rows d.spans split from line b. An answer is the last
+// rows of the tab, so it is most often a run of the rows the trace showed
+// so far, in the order it first showed them: then it is that part of
+// d.seen, not a copy.
 func (d *decoder) rowsOf(b []byte) ([]Chunk, error) {
-	out := make([]Chunk, 0, len(d.spans))
+	at := d.at[:0]
 	for _, sp := range d.spans {
-		if sp.known {
-			out = append(out, d.rows[sp.hash])
-			continue
+		i, ok := d.seenAt[sp.hash]
+		if !sp.known {
+			el := b[sp.s:sp.e]
+			sp.hash = maphash.Bytes(rowSeed, el)
+			// A row repeated within this answer is known by now.
+			if i, ok = d.seenAt[sp.hash]; !ok || !bytes.Equal(d.seen[i].Raw, el) {
+				row, err := decodeChunk("rows", d.mem.copy(el), d.in)
+				if err != nil {
+					return nil, err
+				}
+				i = len(d.seen)
+				d.seen = append(d.seen, row)
+				d.seenAt[sp.hash] = i
+			}
 		}
-		el := b[sp.s:sp.e]
-		if row, ok := d.rows.known(el); ok { // repeated within this answer
-			out = append(out, row)
-			continue
-		}
-		row, err := decodeChunk("rows", d.mem.copy(el), d.in)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, row)
-		d.rows.keep(row)
+		at = append(at, i)
+	}
+	d.at = at
+	if n := len(at); n > 0 && at[n-1]-at[0] == n-1 && sorted(at) {
+		return d.seen[at[0] : at[0]+n : at[0]+n], nil
+	}
+	out := make([]Chunk, len(at))
+	for k, i := range at {
+		out[k] = d.seen[i]
 	}
 	return out, nil
+}
+
+// sorted reports whether list is increasing.
+func sorted(list []int) bool {
+	for k := 1; k < len(list); k++ {
+		if list[k] <= list[k-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // arena hands out copies of the bytes a trace keeps from large blocks: one
