@@ -522,3 +522,37 @@ func FuzzDecodeTraceReference(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeTraceErrors: what the fast decoder rejects, and how it says so.
+func TestDecodeTraceErrors(t *testing.T) {
+	long := `{"k":"send","id":"s1","text":"` + strings.Repeat("a", maxLine) + `"}`
+	for _, c := range []struct{ in, want string }{
+		{"{\"k\":\"scroll\",\"up\":true}\n" + long + "\n", fmt.Sprintf("line 2: longer than %d bytes", maxLine)},
+		{`{"ev":{"type":"status"}}`, `line 1: record without "k"`},
+		{`{"k":null}`, `line 1: record without "k"`},
+		{`{"k":1}`, `line 1: field k: unexpected number`},
+		{"\n\n" + `{"k":"ws","ev":{"tabId":"t1"}}`, "line 3: ws record: ev: frame without type"},
+		{`{"k":"ws","ev":[]}`, "line 1: ws record: ev: want an object, not array"},
+		{`[1]`, "line 1: a record must be a JSON object, not array"},
+		{`{"k":"ws","ev":{"type":"status"}} x`, "line 1: malformed JSON: invalid character 'x' after top-level value"},
+		{`{"k":"ws","ev":{"type":"status",}}`, "line 1: malformed JSON: invalid character '}' looking for beginning of object key string"},
+		{"\xc2\xa0{\"k\":\"scroll\",\"up\":true}", "line 1: malformed JSON"},
+		{`{"k":"fetch","req":1,"rows":{}}`, "line 1: fetch record: field rows: unexpected object"},
+		{`{"k":"fetch","req":1,"rows":[1]}`, "line 1: fetch record: field rows: unexpected array of number"},
+		{`{"k":"fetch","req":1,"rows":[{"seq":"1"}]}`, "line 1: fetch record: field rows.seq: unexpected string"},
+	} {
+		_, err := DecodeTrace(strings.NewReader(c.in), "x")
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%.60q: error %.200v, want %q", c.in, err, c.want)
+		}
+	}
+	// Unknown fields and frame types, and fields a frame's type does not
+	// use, never fail.
+	in := `{"k":"ws","x":{"y":[1,2]},"ev":{"type":"brand-new","delta":5,"statuses":"?"}}
+{"k":"ws","ev":{"type":"usage","usage":7,"toolCall":"x"}}
+{"k":"telemetry","rows":1}`
+	tr, err := DecodeTrace(strings.NewReader(in), "x")
+	if err != nil || len(tr.Records) != 3 {
+		t.Fatalf("%v, %+v", err, tr)
+	}
+}
