@@ -185,21 +185,31 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 const maxPresized = 1 << 20
 
 // lineCount counts the lines of r when r can be read twice (a file, a
-// bytes.Reader), without moving it; else, or when there are too many, it
-// returns 0.
+// bytes.Reader), without moving it; else, or when there are too many, or
+// one is longer than the decoder accepts, it returns 0. Either way it reads
+// no more than the decoder will.
 func lineCount(r io.Reader) int {
 	ra, ok := r.(io.ReaderAt)
 	if !ok {
 		return 0
 	}
 	buf := make([]byte, 64<<10)
-	n := 1
-	for off := int64(0); n <= maxPresized; {
+	n, gap := 1, 0 // gap: bytes since the last newline
+	for off := int64(0); n <= maxPresized && gap <= maxLine; {
 		k, err := ra.ReadAt(buf, off)
-		n += bytes.Count(buf[:k], []byte{'\n'})
+		chunk := buf[:k]
+		if c := bytes.Count(chunk, []byte{'\n'}); c > 0 {
+			if gap+bytes.IndexByte(chunk, '\n') > maxLine {
+				return 0
+			}
+			n += c
+			gap = k - 1 - bytes.LastIndexByte(chunk, '\n')
+		} else {
+			gap += k
+		}
 		off += int64(k)
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			if errors.Is(err, io.EOF) && gap <= maxLine {
 				return min(n, maxPresized)
 			}
 			return 0

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -554,5 +555,26 @@ func TestDecodeTraceErrors(t *testing.T) {
 	tr, err := DecodeTrace(strings.NewReader(in), "x")
 	if err != nil || len(tr.Records) != 3 {
 		t.Fatalf("%v, %+v", err, tr)
+	}
+}
+
+func TestLineCount(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+	}{
+		{"", 1},
+		{"a", 1},
+		{"a\n", 2},
+		{"a\nb\n\nc", 4},
+		{strings.Repeat("x\n", 70000), 70001},
+		{strings.Repeat("x", maxLine+1) + "\n", 0},
+	} {
+		if got := lineCount(strings.NewReader(c.in)); got != c.want {
+			t.Errorf("%d bytes: %d lines, want %d", len(c.in), got, c.want)
+		}
+	}
+	if got := lineCount(io.MultiReader(strings.NewReader("a\n"))); got != 0 {
+		t.Errorf("a reader that cannot be read twice: %d lines, want 0", got)
 	}
 }
