@@ -71,38 +71,9 @@ func validValue(b []byte, i, depth int) (int, error) {
 	}
 	switch c := b[i]; {
 	case c == '{':
-		if depth >= maxDepth {
-			return i, errDepth
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, nil
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return i, unexpected(b, i, "looking for beginning of object key string")
-			}
-			end, _, err := scanString(b, i)
-			if err != nil {
-				return end, err
-			}
-			i = skipSpace(b, end)
-			if i >= len(b) || b[i] != ':' {
-				return i, unexpected(b, i, "after object key")
-			}
-			if i, err = validValue(b, skipSpace(b, i+1), depth+1); err != nil {
-				return i, err
-			}
-			i = skipSpace(b, i)
-			if i < len(b) && b[i] == ',' {
-				i = skipSpace(b, i+1)
-				continue
-			}
-			if i < len(b) && b[i] == '}' {
-				return i + 1, nil
-			}
-			return i, unexpected(b, i, "after object key:value pair")
-		}
+		return validObject(b, i, depth, func(_ []byte, _ bool, vs int) (int, error) {
+			return validValue(b, vs, depth+1)
+		})
 	case c == '[':
 		if depth >= maxDepth {
 			return i, errDepth
@@ -139,6 +110,47 @@ func validValue(b []byte, i, depth int) (int, error) {
 		return scanNumber(b, i)
 	}
 	return i, unexpected(b, i, "looking for beginning of value")
+}
+
+// validObject checks the object starting at b[i] (a '{'), at nesting
+// depth, calling value for each member with its raw key (without quotes),
+// whether the key can be used as it is (no escape, valid UTF-8) and the
+// offset of its value; value checks the value and returns the offset past
+// it. validObject returns the offset past the object.
+func validObject(b []byte, i, depth int, value func(key []byte, plain bool, vs int) (int, error)) (int, error) {
+	if depth >= maxDepth {
+		return i, errDepth
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, unexpected(b, i, "looking for beginning of object key string")
+		}
+		end, plain, err := scanString(b, i)
+		if err != nil {
+			return end, err
+		}
+		key := b[i+1 : end-1]
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return i, unexpected(b, i, "after object key")
+		}
+		if i, err = value(key, plain, skipSpace(b, i+1)); err != nil {
+			return i, err
+		}
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return i + 1, nil
+		}
+		return i, unexpected(b, i, "after object key:value pair")
+	}
 }
 
 func unexpected(b []byte, i int, context string) error {

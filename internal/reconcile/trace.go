@@ -419,48 +419,16 @@ func (d *decoder) scan(b []byte, w *wireFields) error {
 	return nil
 }
 
-// object checks the object starting at b[i], at nesting depth, calling
-// value for each member with its name (escapes decoded) and the offset of
-// its value; value checks the value and returns the offset past it. object
-// returns the offset past the object.
+// object is validObject handing value each member's name with its escapes
+// decoded.
 func (d *decoder) object(b []byte, i, depth int, value func(key []byte, vs int) (int, error)) (int, error) {
-	if depth >= maxDepth {
-		return i, errDepth
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return i, unexpected(b, i, "looking for beginning of object key string")
-		}
-		end, plain, err := scanString(b, i)
-		if err != nil {
-			return end, err
-		}
-		key := b[i+1 : end-1]
+	return validObject(b, i, depth, func(key []byte, plain bool, vs int) (int, error) {
 		if !plain {
 			d.key = unquote(d.key[:0], key)
 			key = d.key
 		}
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return i, unexpected(b, i, "after object key")
-		}
-		if i, err = value(key, skipSpace(b, i+1)); err != nil {
-			return i, err
-		}
-		i = skipSpace(b, i)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-			continue
-		}
-		if i < len(b) && b[i] == '}' {
-			return i + 1, nil
-		}
-		return i, unexpected(b, i, "after object key:value pair")
-	}
+		return value(key, vs)
+	})
 }
 
 // scanRows checks the value starting at b[i], a record's rows, and when it
