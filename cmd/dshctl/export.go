@@ -46,7 +46,8 @@ outside A-Za-z0-9_- becomes _.
 
 The ZIP goes to dsh-session-<id>.zip in the current folder (with the same
 rule for the id), to -O FILE, into -O FOLDER/, or to standard output with
--O -. An existing file is kept unless --force. The ZIP is written to a
+-O -. An existing file is kept unless --force; a file of the store being
+exported, or a path inside a JSONL store, is never written. The ZIP is written to a
 temporary file and renamed when complete, so a failed export, or one stopped
 by Ctrl-C, leaves nothing behind. New files are readable by their owner only
 (0600), like dsh's logs; --force keeps the mode of a file it replaces.
@@ -161,12 +162,17 @@ func runExportOne(ctx context.Context, e *env, g *globals, format string, o *exp
 		warnUnsupported(e, entries)
 		return explainExport(err)
 	}
+	if o.out != "" { // before exportPath makes a folder
+		if _, err := export.CheckPath(o.out, s.Service); err != nil {
+			return explainExport(err)
+		}
+	}
 	path, err := exportPath(o.out, s.ID)
 	if err != nil {
 		return err
 	}
 	r := export.Result{ID: s.ID, Path: path}
-	r.Bytes, err = export.WriteFile(ctx, path, o.force, func(w io.Writer) error {
+	r.Bytes, err = export.WriteFile(ctx, path, o.force, s.Service, func(w io.Writer) error {
 		var err error
 		r.Entries, err = export.Session(ctx, s.Service, s.ID, w, opts)
 		return err
@@ -206,6 +212,8 @@ func explainExport(err error) error {
 		return nil
 	case errors.Is(err, context.Canceled):
 		return errors.New("export interrupted")
+	case errors.Is(err, export.ErrStoreFile):
+		return usageError{err}
 	case errors.Is(err, export.ErrExists):
 		return withHint(err, "use --force to replace it, or -O to write elsewhere")
 	case errors.As(err, new(*export.SubagentError)):
@@ -269,6 +277,11 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 				seen[s.ID] = true
 				sources = append(sources, export.Source{Service: s.Service, ID: s.ID})
 			}
+		}
+	}
+	for _, src := range sources {
+		if _, err := export.CheckPath(dir, src.Service); err != nil {
+			return explainExport(err)
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

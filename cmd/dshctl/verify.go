@@ -132,6 +132,9 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 			bar.Finish()
 		}
 		sum.Add(s)
+		if errors.Is(err, context.Canceled) {
+			return errors.New("verify interrupted: the sessions reported above were checked (and repaired where they say so)")
+		}
 		if err != nil {
 			return err
 		}

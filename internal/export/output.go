@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/dshctl/dshctl/internal/seam"
 )
 
 // ErrExists is returned, wrapped with the path, when an export would
@@ -27,10 +29,15 @@ const fileMode = 0o600
 // one that appears while the export runs; with force it is replaced
 // (renamed over: a symlink is replaced, never followed) and a regular
 // file's mode is kept. A new file has mode 0600. A directory is never
-// replaced.
-func WriteFile(ctx context.Context, path string, force bool, write func(io.Writer) error) (size int64, err error) {
+// replaced, nor, with or without force, a file of the store from or
+// anything inside its folder (see CheckPath; from may be nil).
+func WriteFile(ctx context.Context, path string, force bool, from seam.Service, write func(io.Writer) error) (size int64, err error) {
+	real, err := CheckPath(path, from)
+	if err != nil {
+		return 0, err
+	}
 	mode := fs.FileMode(fileMode)
-	if fi, err := os.Lstat(path); err == nil {
+	if fi, err := os.Lstat(real); err == nil {
 		switch {
 		case fi.IsDir():
 			return 0, fmt.Errorf("%s is a directory", path)
@@ -42,7 +49,8 @@ func WriteFile(ctx context.Context, path string, force bool, write func(io.Write
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return 0, err
 	}
-	dir := filepath.Dir(path)
+	// The check and the write go to the same place: the resolved path.
+	dir := filepath.Dir(real)
 	tmp, err := os.CreateTemp(dir, ".dsh-export-*.tmp")
 	if err != nil {
 		return 0, fmt.Errorf("create %s: %w", path, unwrapPath(err))
@@ -75,7 +83,7 @@ func WriteFile(ctx context.Context, path string, force bool, write func(io.Write
 	if err = tmp.Close(); err != nil {
 		return 0, fmt.Errorf("write %s: %w", path, unwrapPath(err))
 	}
-	if err = publish(tmp.Name(), path, force); err != nil {
+	if err = publish(tmp.Name(), real, path, force); err != nil {
 		return 0, err
 	}
 	syncDir(dir)
@@ -85,11 +93,12 @@ func WriteFile(ctx context.Context, path string, force bool, write func(io.Write
 // publish gives the finished temporary file tmp the name path. Without
 // force a hard link publishes it, which fails when path exists, so a file
 // that appeared meanwhile is never replaced; where the file system has no
-// hard links it falls back to a check and a rename.
-func publish(tmp, path string, force bool) error {
+// hard links it falls back to a check and a rename. name is path as the
+// user gave it, for messages.
+func publish(tmp, path, name string, force bool) error {
 	if force {
 		if err := os.Rename(tmp, path); err != nil {
-			return fmt.Errorf("replace %s: %w", path, unwrapPath(err))
+			return fmt.Errorf("replace %s: %w", name, unwrapPath(err))
 		}
 		return nil
 	}
@@ -99,13 +108,13 @@ func publish(tmp, path string, force bool) error {
 		return nil
 	}
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s: %w", path, ErrExists)
+		return fmt.Errorf("%s: %w", name, ErrExists)
 	}
 	if _, serr := os.Lstat(path); serr == nil {
-		return fmt.Errorf("%s: %w", path, ErrExists)
+		return fmt.Errorf("%s: %w", name, ErrExists)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("create %s: %w", path, unwrapPath(err))
+		return fmt.Errorf("create %s: %w", name, unwrapPath(err))
 	}
 	return nil
 }
