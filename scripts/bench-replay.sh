@@ -3,7 +3,8 @@
 #
 # 1. The Go benchmarks of internal/reconcile: replay (machine + checker) of a
 #    recorded session of 200 turns (34,000 frames, a 100-row chunk answer per
-#    turn), the same with its decoding, and generated traces (generate +
+#    turn), the same with its decoding, the command's path from the file
+#    (open, decode, replay, check), and generated traces (generate +
 #    replay + check), each per wall-clock second and per CPU second.
 # 2. The command: `dshctl replay` on that session written as a JSONL file, and
 #    `dshctl replay --generate 10000`, RUNS times each (default 3), with
@@ -16,7 +17,7 @@ runs=${1:-3}
 cd "$(dirname "$0")/.."
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 echo "# $(go version); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
-go test -run '^$' -bench 'ReplayRecorded|DecodeAndReplayRecorded|Generated$|Machine' -benchtime 3s -count "$runs" ./internal/reconcile |
+go test -run '^$' -bench 'ReplayRecorded|DecodeAndReplayRecorded|ReplayFile|Generated$|Machine' -benchtime 3s -count "$runs" ./internal/reconcile |
 	grep '^Benchmark'
 go build -o bin/dshctl ./cmd/dshctl
 tmp=$(mktemp -d)

@@ -4,22 +4,29 @@
 # Builds (once, into DIR) databases from the real events of dsh's fixture
 # sessions, renumbered: 10,000 small sessions (schemas 14 and 17), sessions of
 # 1,000 and 100,000 events, and one session of about 100 MB (schemas 14 and 17).
-# Then, with hyperfine, RUNS runs of each side (interleaved by hyperfine's
-# order within each comparison), wall time and user+system CPU, which the
-# shared machine's load disturbs less:
+# Then:
 #   cat of the 100 MB session   vs  sqlite3 DB "select data from events where session_id = 'big' order by seq"
+# in RUNS rounds, each running every command once (interleaved, so that the
+# shared machine's load falls on all alike), timed by bash: the median wall
+# time and the median user+system CPU, which the load disturbs less, and
+# their ratios to the shell's. With RT=1 (root, Linux) a second set of rounds
+# runs every command under chrt -f 10, above the rest of the machine: the
+# wall time a free machine would see, where dshctl's read-ahead goroutine has
+# a core of its own. Then, with hyperfine:
 #   list --all of 10,000        vs  sqlite3 running list's own listing query
 #   stat at 1,000 and 100,000 events (must not grow with the log)
 # With BEFORE=REV, cat and list also run a dshctl built from git revision
 # REV (before and after side by side). A Markdown table of the means and the
-# CPU ratios to the sqlite3 shell ends the output.
+# CPU ratios to the sqlite3 shell ends that part.
 # Then the in-process Go benchmarks (cat as inspect.Stream into the canonical
 # writer, the bare select through database/sql and through the direct
 # connection the scans use, the shell; ListOpen + ReadMeta; Stat; Append
 # beside a bare write+fsync), which report CPU ms per op, and the fsyncs per
 # append counted with strace when it is installed.
+# With ONLY=cat, only the cat rounds run (and only the cat databases are
+# built): a few minutes.
 #
-# Usage: [BEFORE=REV] scripts/bench-sqlite.sh [DIR] [RUNS]
+# Usage: [BEFORE=REV] [RT=1] [ONLY=cat] scripts/bench-sqlite.sh [DIR] [RUNS]
 #        (defaults: a temp dir, 5 runs)
 # Needs: go, sqlite3, hyperfine, jq (apt-get install sqlite3 hyperfine jq).
 set -euo pipefail
@@ -46,8 +53,65 @@ if [[ -n $before ]]; then
 fi
 
 echo "== building the databases in $dir (once)"
-DSHCTL_SQLITE_BENCH_DIR=$dir go test -run '^$' -bench 'BenchmarkStat|BenchmarkList/schema14/List$|BenchmarkCat/schema14/direct' \
-	-benchtime 1x -timeout 60m ./internal/sqlite/ >/dev/null
+build='BenchmarkStat|BenchmarkList/schema14/List$|BenchmarkCat/schema14/direct'
+[[ ${ONLY:-} == cat ]] && build='BenchmarkCat/schema14/direct'
+DSHCTL_SQLITE_BENCH_DIR=$dir go test -run '^$' -bench "$build" -benchtime 1x -timeout 60m ./internal/sqlite/ >/dev/null
+
+# rounds LABEL PREFIX: RUNS rounds of the cat commands, each command once per
+# round in turn, each run prefixed by PREFIX (e.g. chrt); then per command
+# the median wall and CPU (user+system, children included; both sides pay
+# the bash that execs the command) and their ratios to the shell's.
+rounds() {
+	local label=$1 prefix=$2 out=$work/rounds.txt
+	local -a names=() cmds=()
+	for schema in 14 17; do
+		db=$dir/cat-100mb-$schema.sqlite
+		if [[ -n $before ]]; then
+			names+=("dshctl(before) cat, schema $schema")
+			cmds+=("$work/dshctl-before --store sqlite:$db cat big")
+		fi
+		names+=("dshctl cat, schema $schema" "sqlite3 select, schema $schema")
+		cmds+=("$bin --store sqlite:$db cat big" "sqlite3 $db \"select data from events where session_id = 'big' order by seq\"")
+	done
+	: >"$out"
+	for i in "${!cmds[@]}"; do # warm up: the files in the page cache
+		bash -c "exec ${cmds[$i]} >/dev/null"
+	done
+	local TIMEFORMAT='%3R %3U %3S'
+	for ((r = 0; r < runs; r++)); do
+		for i in "${!cmds[@]}"; do
+			{ time $prefix bash -c "exec ${cmds[$i]} >/dev/null"; } 2>>"$out.t"
+			echo "$i $(tail -n1 "$out.t")" >>"$out"
+		done
+	done
+	echo
+	echo "cat, $label: medians of $runs interleaved rounds (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
+	echo "| command | wall | CPU user+sys | wall / shell's | CPU / shell's |"
+	echo "|---|---|---|---|---|"
+	local -a wall=() cpu=()
+	local i j ref
+	for i in "${!cmds[@]}"; do
+		wall[i]=$(awk -v i="$i" '$1 == i { print $2 }' "$out" | median)
+		cpu[i]=$(awk -v i="$i" '$1 == i { print $3 + $4 }' "$out" | median)
+	done
+	for i in "${!cmds[@]}"; do
+		for j in "${!names[@]}"; do # the shell's run of the same schema
+			[[ ${names[j]} == "sqlite3 select, schema ${names[i]##*schema }" ]] && ref=$j
+		done
+		awk -v n="${names[i]}" -v w="${wall[i]}" -v c="${cpu[i]}" -v rw="${wall[ref]}" -v rc="${cpu[ref]}" \
+			'BEGIN { printf "| %s | %.0f ms | %.0f ms | %.2f× | %.2f× |\n", n, w * 1000, c * 1000, w / rw, c / rc }'
+	done
+	rm -f "$out.t"
+}
+# median prints the median of the numbers on its input, one a line.
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+rounds "time-shared" ""
+if [[ ${RT:-} == 1 ]]; then
+	rounds "each run under chrt -f 10 (a free machine's wall time)" "chrt -f 10"
+fi
+[[ ${ONLY:-} == cat ]] && exit 0
 
 # compare NAME CMD...: hyperfine runs of the commands, kept as JSON.
 compare() {
@@ -64,11 +128,6 @@ dshctl() {
 }
 
 for schema in 14 17; do
-	db=$dir/cat-100mb-$schema.sqlite
-	mapfile -t cmds < <(dshctl --store "sqlite:$db" cat big)
-	compare "cat-$schema" "${cmds[@]}" "sqlite3 $db \"select data from events where session_id = 'big' order by seq\""
-done
-for schema in 14 17; do
 	db=$dir/list-10k-$schema.sqlite
 	mapfile -t cmds < <(dshctl --store "sqlite:$db" list --all -o jsonl)
 	compare "list-$schema" "${cmds[@]}" \
@@ -79,7 +138,7 @@ compare stat "$bin --store sqlite:$dir/stat-1000.sqlite stat -o json z" "$bin --
 echo
 echo "| comparison | command | wall (mean) | CPU user+sys (mean) | CPU / sqlite3's |"
 echo "|---|---|---|---|---|"
-for f in cat-14 cat-17 list-14 list-17 stat; do
+for f in list-14 list-17 stat; do
 	jq -r --arg name "$f" --arg bin "$bin" --arg before "$work/dshctl-before" '
 		(.results | map(select(.command | startswith("sqlite3"))) | first | (.user + .system)) as $ref
 		| .results[]

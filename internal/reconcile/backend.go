@@ -28,6 +28,7 @@ type lookahead struct {
 	serverQueued map[string]bool
 	failed       map[string]bool
 	ahead        []string // record index -> the turn the frames after it show the server was running
+	content      int      // frames that may carry streamed content: the truth's list holds no more
 }
 
 func newLookahead(recs []Record, tab string) *lookahead {
@@ -47,6 +48,11 @@ func newLookahead(recs []Record, tab string) *lookahead {
 			la.failed[r.ID] = true
 		case r.Kind == KindWS && r.Ev.Type == "message-queued" && ofTab(r.Ev, tab):
 			la.serverQueued[la.local(r.Ev.MessageID)] = true
+		case r.Kind == KindWS:
+			switch r.Ev.Type {
+			case "text-delta", "reasoning-delta", "tool-call", "tool-result":
+				la.content++
+			}
 		}
 	}
 	la.ahead = turnsAhead(recs, tab)

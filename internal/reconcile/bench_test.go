@@ -2,10 +2,14 @@ package reconcile
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -236,6 +240,35 @@ func BenchmarkDecodeRecorded(b *testing.B) {
 	cpu := startCPU(b)
 	for b.Loop() {
 		if _, err := DecodeTrace(bytes.NewReader(raw), "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b, len(tr.Records), "events")
+}
+
+// BenchmarkReplayFile is what `dshctl replay session.jsonl` does with the
+// recorded session: open the file, decode it, replay and check it.
+func BenchmarkReplayFile(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "session.jsonl")
+	tr, raw := encodeDecode(b, recordedSession(200))
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	files := []File{{Path: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}}
+	b.SetBytes(int64(len(raw)))
+	cpu := startCPU(b)
+	for b.Loop() {
+		suite, err := LoadSuite(files, Shard{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		err = RunTraces(context.Background(), suite.Traces, Membership, 0, func(_ int, res Result) error {
+			if res.Verdict != Pass {
+				return errors.New(string(res.Verdict))
+			}
+			return nil
+		})
+		if err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -63,53 +63,17 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// validValue checks the value starting at b[i] and returns the offset just
-// past it. rows, when set, skips the rows it knows in the "rows" array of
-// the top-level object (a trace line's chunk answer) and is passed to that
-// array only.
-func validValue(b []byte, i, depth int, rows rowCache) (int, error) {
+// validValue checks the value starting at b[i], at nesting depth, and
+// returns the offset just past it.
+func validValue(b []byte, i, depth int) (int, error) {
 	if i >= len(b) {
 		return i, &syntaxError{"unexpected end of JSON input", i}
 	}
 	switch c := b[i]; {
 	case c == '{':
-		if depth >= maxDepth {
-			return i, errDepth
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, nil
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return i, unexpected(b, i, "looking for beginning of object key string")
-			}
-			end, _, err := scanString(b, i)
-			if err != nil {
-				return end, err
-			}
-			key := b[i+1 : end-1]
-			i = skipSpace(b, end)
-			if i >= len(b) || b[i] != ':' {
-				return i, unexpected(b, i, "after object key")
-			}
-			var sub rowCache
-			if depth == 0 && string(key) == "rows" {
-				sub = rows
-			}
-			if i, err = validValue(b, skipSpace(b, i+1), depth+1, sub); err != nil {
-				return i, err
-			}
-			i = skipSpace(b, i)
-			if i < len(b) && b[i] == ',' {
-				i = skipSpace(b, i+1)
-				continue
-			}
-			if i < len(b) && b[i] == '}' {
-				return i + 1, nil
-			}
-			return i, unexpected(b, i, "after object key:value pair")
-		}
+		return validObject(b, i, depth, func(_ []byte, _ bool, vs int) (int, error) {
+			return validValue(b, vs, depth+1)
+		})
 	case c == '[':
 		if depth >= maxDepth {
 			return i, errDepth
@@ -120,9 +84,7 @@ func validValue(b []byte, i, depth int, rows rowCache) (int, error) {
 		}
 		for {
 			var err error
-			if end, ok := rows.skipKnown(b, i); ok {
-				i = end // a row seen before: its bytes were checked then
-			} else if i, err = validValue(b, i, depth+1, nil); err != nil {
+			if i, err = validValue(b, i, depth+1); err != nil {
 				return i, err
 			}
 			i = skipSpace(b, i)
@@ -148,6 +110,47 @@ func validValue(b []byte, i, depth int, rows rowCache) (int, error) {
 		return scanNumber(b, i)
 	}
 	return i, unexpected(b, i, "looking for beginning of value")
+}
+
+// validObject checks the object starting at b[i] (a '{'), at nesting
+// depth, calling value for each member with its raw key (without quotes),
+// whether the key can be used as it is (no escape, valid UTF-8) and the
+// offset of its value; value checks the value and returns the offset past
+// it. validObject returns the offset past the object.
+func validObject(b []byte, i, depth int, value func(key []byte, plain bool, vs int) (int, error)) (int, error) {
+	if depth >= maxDepth {
+		return i, errDepth
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, unexpected(b, i, "looking for beginning of object key string")
+		}
+		end, plain, err := scanString(b, i)
+		if err != nil {
+			return end, err
+		}
+		key := b[i+1 : end-1]
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return i, unexpected(b, i, "after object key")
+		}
+		if i, err = value(key, plain, skipSpace(b, i+1)); err != nil {
+			return i, err
+		}
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return i + 1, nil
+		}
+		return i, unexpected(b, i, "after object key:value pair")
+	}
 }
 
 func unexpected(b []byte, i int, context string) error {
@@ -249,11 +252,8 @@ func isHex(c byte) bool {
 }
 
 // checkValue validates b as exactly one JSON value (spaces around allowed).
-func checkValue(b []byte) error { return checkLine(b, nil) }
-
-// checkLine is checkValue skipping the rows it knows (see validValue).
-func checkLine(b []byte, rows rowCache) error {
-	i, err := validValue(b, skipSpace(b, 0), 0, rows)
+func checkValue(b []byte) error {
+	i, err := validValue(b, skipSpace(b, 0), 0)
 	if err != nil {
 		return err
 	}
@@ -533,18 +533,20 @@ func optStrings(field string, v []byte) ([]string, error) {
 }
 
 // appendStrings appends every string inside v (values, not keys), in
-// document order, separated by '\n': the text a chunk shows.
-func appendStrings(dst []byte, v []byte) []byte {
+// document order, separated by '\n': the text a chunk shows. more says
+// whether a string came before, so that empty strings are separated too.
+func appendStrings(dst []byte, v []byte, more *bool) []byte {
 	switch kindOf(v) {
 	case "string":
-		if len(dst) > 0 {
+		if *more {
 			dst = append(dst, '\n')
 		}
+		*more = true
 		return append(dst, stringOf(v)...)
 	case "object":
-		members(v, func(_, val []byte) { dst = appendStrings(dst, val) })
+		members(v, func(_, val []byte) { dst = appendStrings(dst, val, more) })
 	case "array":
-		elements(v, func(el []byte) { dst = appendStrings(dst, el) })
+		elements(v, func(el []byte) { dst = appendStrings(dst, el, more) })
 	}
 	return dst
 }

@@ -195,14 +195,3 @@ func (c rowCache) keep(row Chunk) {
 		c[maphash.Bytes(rowSeed, row.Raw)] = row
 	}
 }
-
-// skipKnown returns the end of the row starting at b[i] when it is a row
-// seen before.
-func (c rowCache) skipKnown(b []byte, i int) (int, bool) {
-	if len(c) == 0 || i >= len(b) || b[i] != '{' {
-		return i, false
-	}
-	end := skipValue(b, i)
-	_, ok := c.known(b[i:end])
-	return end, ok
-}

@@ -142,7 +142,7 @@ func DecodeFile(r io.Reader, path string, want func(k int) bool) (traces []*Trac
 	if want != nil && !want(0) {
 		return []*Trace{nil}, false, nil
 	}
-	t, err := DecodeTrace(br, traceName(path))
+	t, err := decodeTrace(br, traceName(path), lineCount(r))
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}

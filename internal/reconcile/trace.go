@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"unicode/utf8"
 )
@@ -27,6 +28,9 @@ const (
 	KindScroll = "scroll"
 	KindFetch  = "fetch"
 )
+
+// recordBlock is the most records DecodeTrace gathers in one block (about 300 KB).
+const recordBlock = 2048
 
 // maxLine bounds one trace line; a recorded fetch of 100 rows fits easily.
 const maxLine = 16 << 20
@@ -63,14 +67,14 @@ type Record struct {
 	Text      string // send
 	Status    string // http: ok | queued | error
 	MessageID string // http: the server's id when it queued the message
-	Up        bool   // scroll
 
-	Req      int     // fetch
-	Rows     []Chunk // fetch rows when HasRows
-	HasRows  bool    // fetch carried rows; false with !FetchErr means "ask the backend model"
-	FetchErr bool    // fetch answered with an error
-
+	Req  int     // fetch
+	Rows []Chunk // fetch rows when HasRows
 	rows *rowSet // Rows indexed, shared by every replay of a decoded record
+
+	Up       bool // scroll
+	HasRows  bool // fetch carried rows; false with !FetchErr means "ask the backend model"
+	FetchErr bool // fetch answered with an error
 }
 
 // rowSet returns the record's rows, indexed.
@@ -174,15 +178,59 @@ var knownFrame = func() map[string]bool {
 // types are kept so that Run can skip them with a warning; fields the model
 // does not read are never checked.
 func DecodeTrace(r io.Reader, name string) (*Trace, error) {
+	return decodeTrace(r, name, lineCount(r))
+}
+
+// maxPresized bounds the records decodeTrace allocates room for up front.
+const maxPresized = 1 << 20
+
+// lineCount counts the lines of r when r can be read twice (a file, a
+// bytes.Reader), without moving it; else, or when there are too many, or
+// one is longer than the decoder accepts, it returns 0. Either way it reads
+// no more than the decoder will.
+func lineCount(r io.Reader) int {
+	ra, ok := r.(io.ReaderAt)
+	if !ok {
+		return 0
+	}
+	buf := make([]byte, 64<<10)
+	n, gap := 1, 0 // gap: bytes since the last newline
+	for off := int64(0); n <= maxPresized && gap <= maxLine; {
+		k, err := ra.ReadAt(buf, off)
+		chunk := buf[:k]
+		if c := bytes.Count(chunk, []byte{'\n'}); c > 0 {
+			if gap+bytes.IndexByte(chunk, '\n') > maxLine {
+				return 0
+			}
+			n += c
+			gap = k - 1 - bytes.LastIndexByte(chunk, '\n')
+		} else {
+			gap += k
+		}
+		off += int64(k)
+		if err != nil {
+			if errors.Is(err, io.EOF) && gap <= maxLine {
+				return min(n, maxPresized)
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// decodeTrace is DecodeTrace with room for lines records, 0 when their
+// number is not known: then they are gathered in blocks joined at the end.
+func decodeTrace(r io.Reader, name string, lines int) (*Trace, error) {
 	t := &Trace{Name: name}
-	d := &decoder{in: interner{}, rows: rowCache{}}
+	d := &decoder{in: interner{}, seenAt: map[uint64]int{}}
 	var blocks [][]Record // filled blocks of records
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
+	t.Records = make([]Record, 0, lines)
 	for sc.Scan() {
 		line++
-		b := bytes.TrimSpace(sc.Bytes())
+		b := trimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
 		}
@@ -202,11 +250,12 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 			continue
 		}
 		rec.Line = line
-		if len(t.Records) == cap(t.Records) {
-			// Full: keep it and fill a new block; one copy joins them at
-			// the end, instead of one per doubling.
+		if n := len(t.Records); n == cap(t.Records) {
+			// Full: keep it and fill a new block; one copy joins them
+			// at the end, instead of one per doubling, and the blocks
+			// together hold no more than the records.
 			blocks = append(blocks, t.Records)
-			t.Records = make([]Record, 0, min(2*cap(t.Records)+64, 1<<16))
+			t.Records = make([]Record, 0, min(2*n+64, recordBlock))
 		}
 		t.Records = append(t.Records, rec)
 	}
@@ -230,55 +279,81 @@ func DecodeTrace(r io.Reader, name string) (*Trace, error) {
 	return t, nil
 }
 
+// trimSpace trims JSON's white space from both ends of b.
+func trimSpace(b []byte) []byte {
+	i, j := skipSpace(b, 0), len(b)
+	for j > i && isSpace(b[j-1]) {
+		j--
+	}
+	return b[i:j]
+}
+
 // wireFields are the members of a record line, as raw values.
 type wireFields struct {
 	k, ev, id, text, status, messageID, up, req, rows, err []byte
+
+	evf     eventFields // ev's members, when ev is an object
+	rowList bool        // rows is an array, split into decoder.spans
+}
+
+// slot returns where a record line's member named key is kept, or nil.
+func (w *wireFields) slot(key []byte) *[]byte {
+	switch string(key) {
+	case "k":
+		return &w.k
+	case "ev":
+		return &w.ev
+	case "id":
+		return &w.id
+	case "text":
+		return &w.text
+	case "status":
+		return &w.status
+	case "messageId":
+		return &w.messageID
+	case "up":
+		return &w.up
+	case "req":
+		return &w.req
+	case "rows":
+		return &w.rows
+	case "error":
+		return &w.err
+	}
+	return nil
 }
 
 // decoder decodes the lines of one trace, sharing what they repeat.
 type decoder struct {
-	in   interner
-	rows rowCache
+	in     interner
+	seen   []Chunk        // every distinct row of the trace's answers, in the order they first came
+	seenAt map[uint64]int // a row's bytes hashed -> its index in seen
+	mem    arena          // the bytes records keep: frames and rows not seen before
+	evs    []Event        // frames are allocated from it, a block at a time
+	spans  []rowSpan      // the rows of the line being decoded
+	at     []int          // their indexes in seen
+	key    []byte         // a member name with escapes, decoded
+}
+
+// rowSpan is a row of a chunk answer: b[s:e] of its line. A row seen
+// before (known) was checked and decoded when it first came; hash is its
+// key in decoder.seenAt.
+type rowSpan struct {
+	s, e  int
+	hash  uint64
+	known bool
 }
 
 // line decodes one trace line: a record, or the meta record.
 func (d *decoder) line(b []byte) (Record, *Meta, error) {
-	if err := checkLine(b, d.rows); err != nil {
-		return Record{}, nil, fmt.Errorf("malformed JSON: %w", err)
-	}
-	if b[0] != '{' {
-		return Record{}, nil, fmt.Errorf("a record must be a JSON object, not %s", kindOf(b))
-	}
-	in := d.in
 	var w wireFields
-	members(b, func(key, val []byte) {
-		switch string(fieldName(key)) {
-		case "k":
-			w.k = val
-		case "ev":
-			w.ev = val
-		case "id":
-			w.id = val
-		case "text":
-			w.text = val
-		case "status":
-			w.status = val
-		case "messageId":
-			w.messageID = val
-		case "up":
-			w.up = val
-		case "req":
-			w.req = val
-		case "rows":
-			w.rows = val
-		case "error":
-			w.err = val
-		}
-	})
+	if err := d.scan(b, &w); err != nil {
+		return Record{}, nil, err
+	}
 	if w.k == nil || w.k[0] == 'n' {
 		return Record{}, nil, errors.New(`record without "k" (its kind)`)
 	}
-	kind, err := optString("k", w.k)
+	kind, err := kindString(w.k)
 	if err != nil {
 		return Record{}, nil, err
 	}
@@ -289,11 +364,134 @@ func (d *decoder) line(b []byte) (Record, *Meta, error) {
 		}
 		return Record{}, m, nil
 	}
-	rec, err := w.record(kind, in, d.rows)
+	rec, err := d.record(b, kind, &w)
 	if err != nil {
 		return Record{}, nil, fmt.Errorf("%s record: %w", kind, err)
 	}
 	return rec, nil, nil
+}
+
+// scan checks the line b as encoding/json would and gathers the members of
+// its record in the same pass: the members of a frame as they are checked,
+// and the rows of a chunk answer as spans, those seen before on an earlier
+// line being neither checked nor decoded again. Only JSON's white space
+// surrounds b.
+func (d *decoder) scan(b []byte, w *wireFields) error {
+	if len(b) == 0 || b[0] != '{' {
+		if err := checkValue(b); err != nil {
+			return fmt.Errorf("malformed JSON: %w", err)
+		}
+		return fmt.Errorf("a record must be a JSON object, not %s", kindOf(b))
+	}
+	i, err := d.object(b, 0, 0, func(key []byte, vs int) (int, error) {
+		slot := w.slot(key) // before d.key is reused for ev's members
+		var ve int
+		var err error
+		switch {
+		case slot == &w.rows:
+			ve, err = d.scanRows(b, vs)
+			w.rowList = err == nil && b[vs] == '['
+		case slot == &w.ev && vs < len(b) && b[vs] == '{':
+			w.evf = eventFields{}
+			ve, err = d.object(b, vs, 1, func(key []byte, vs int) (int, error) {
+				ve, err := validValue(b, vs, 2)
+				if f := w.evf.slot(key); f != nil && err == nil {
+					*f = b[vs:ve]
+				}
+				return ve, err
+			})
+		default:
+			ve, err = validValue(b, vs, 1)
+		}
+		if slot != nil && err == nil {
+			*slot = b[vs:ve]
+		}
+		return ve, err
+	})
+	if err == nil {
+		if i = skipSpace(b, i); i < len(b) {
+			err = unexpected(b, i, "after top-level value")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("malformed JSON: %w", err)
+	}
+	return nil
+}
+
+// object is validObject handing value each member's name with its escapes
+// decoded.
+func (d *decoder) object(b []byte, i, depth int, value func(key []byte, vs int) (int, error)) (int, error) {
+	return validObject(b, i, depth, func(key []byte, plain bool, vs int) (int, error) {
+		if !plain {
+			d.key = unquote(d.key[:0], key)
+			key = d.key
+		}
+		return value(key, vs)
+	})
+}
+
+// scanRows checks the value starting at b[i], a record's rows, and when it
+// is an array splits it into d.spans.
+func (d *decoder) scanRows(b []byte, i int) (int, error) {
+	d.spans = d.spans[:0]
+	if i >= len(b) || b[i] != '[' {
+		return validValue(b, i, 1)
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		sp := rowSpan{s: i}
+		if len(d.seen) > 0 && i < len(b) && b[i] == '{' {
+			// Bytes equal to a row checked before are that row, and
+			// skipValue finds their end whatever follows.
+			sp.e = skipValue(b, i)
+			sp.hash = maphash.Bytes(rowSeed, b[i:sp.e])
+			k, ok := d.seenAt[sp.hash]
+			sp.known = ok && bytes.Equal(d.seen[k].Raw, b[i:sp.e])
+		}
+		if !sp.known {
+			var err error
+			if sp.e, err = validValue(b, i, 2); err != nil {
+				return sp.e, err
+			}
+		}
+		d.spans = append(d.spans, sp)
+		i = skipSpace(b, sp.e)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == ']' {
+			return i + 1, nil
+		}
+		return i, unexpected(b, i, "after array element")
+	}
+}
+
+// kindString reads a record's kind, sharing the kinds replay.md names.
+func kindString(v []byte) (string, error) {
+	if v[0] == '"' {
+		switch string(v) {
+		case `"ws"`:
+			return KindWS, nil
+		case `"fetch"`:
+			return KindFetch, nil
+		case `"send"`:
+			return KindSend, nil
+		case `"http"`:
+			return KindHTTP, nil
+		case `"meta"`:
+			return KindMeta, nil
+		case `"scroll"`:
+			return KindScroll, nil
+		case `"cancel"`:
+			return KindCancel, nil
+		}
+	}
+	return optString("k", v)
 }
 
 // fieldName returns a raw object key as its name, decoding escapes and
@@ -307,7 +505,91 @@ func fieldName(key []byte) []byte {
 	return key
 }
 
-func (w *wireFields) record(kind string, in interner, cache rowCache) (Record, error) {
+// newEvent returns a zero Event from the decoder's current block.
+func (d *decoder) newEvent() *Event {
+	if len(d.evs) == cap(d.evs) {
+		d.evs = make([]Event, 0, 96) // under 32 KB: a small allocation
+	}
+	d.evs = d.evs[:len(d.evs)+1]
+	return &d.evs[len(d.evs)-1]
+}
+
+// rowsOf decodes the rows d.spans split from line b. An answer is the last
+// rows of the tab, so it is most often a run of the rows the trace showed
+// so far, in the order it first showed them: then it is that part of
+// d.seen, not a copy.
+func (d *decoder) rowsOf(b []byte) ([]Chunk, error) {
+	at := d.at[:0]
+	for _, sp := range d.spans {
+		i, ok := d.seenAt[sp.hash]
+		if !sp.known {
+			el := b[sp.s:sp.e]
+			sp.hash = maphash.Bytes(rowSeed, el)
+			// A row repeated within this answer is known by now.
+			if i, ok = d.seenAt[sp.hash]; !ok || !bytes.Equal(d.seen[i].Raw, el) {
+				row, err := decodeChunk("rows", d.mem.copy(el), d.in)
+				if err != nil {
+					return nil, err
+				}
+				i = len(d.seen)
+				d.seen = append(d.seen, row)
+				d.seenAt[sp.hash] = i
+			}
+		}
+		at = append(at, i)
+	}
+	d.at = at
+	if n := len(at); n > 0 && at[n-1]-at[0] == n-1 && sorted(at) {
+		return d.seen[at[0] : at[0]+n : at[0]+n], nil
+	}
+	out := make([]Chunk, len(at))
+	for k, i := range at {
+		out[k] = d.seen[i]
+	}
+	return out, nil
+}
+
+// sorted reports whether list is increasing.
+func sorted(list []int) bool {
+	for k := 1; k < len(list); k++ {
+		if list[k] <= list[k-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// arena hands out copies of the bytes a trace keeps from large blocks: one
+// allocation per block rather than one per frame or row.
+type arena struct{ block []byte }
+
+const arenaBlock = 32 << 10
+
+func (a *arena) copy(b []byte) []byte {
+	if len(b) > cap(a.block)-len(a.block) {
+		if len(b) > arenaBlock/8 {
+			return bytes.Clone(b)
+		}
+		a.block = make([]byte, 0, arenaBlock)
+	}
+	n := len(a.block)
+	a.block = append(a.block, b...)
+	return a.block[n:len(a.block):len(a.block)]
+}
+
+// moved returns the part of to that x is of from, where x is a slice of from
+// (taken with two indexes, so that its capacity says where it starts) and to
+// a copy of from.
+func moved(x, from, to []byte) []byte {
+	if x == nil {
+		return nil
+	}
+	off := cap(from) - cap(x)
+	return to[off : off+len(x)]
+}
+
+// record decodes the record of kind whose members are w, from line b.
+func (d *decoder) record(b []byte, kind string, w *wireFields) (Record, error) {
 	rec := Record{Kind: kind}
 	var err error
 	switch kind {
@@ -315,8 +597,16 @@ func (w *wireFields) record(kind string, in interner, cache rowCache) (Record, e
 		if w.ev == nil || w.ev[0] == 'n' {
 			return rec, errors.New("missing ev")
 		}
-		rec.Ev, err = decodeEvent(bytes.Clone(w.ev), in)
-		if err != nil {
+		if w.ev[0] != '{' {
+			return rec, fmt.Errorf("ev: want an object, not %s", kindOf(w.ev))
+		}
+		// The frame keeps its bytes, and the fields that are JSON
+		// values keep theirs: both move from the line to the arena.
+		raw := d.mem.copy(w.ev)
+		f := &w.evf
+		f.toolCall, f.toolResult, f.err = moved(f.toolCall, w.ev, raw), moved(f.toolResult, w.ev, raw), moved(f.err, w.ev, raw)
+		rec.Ev = d.newEvent()
+		if err = f.decode(rec.Ev, raw, d.in); err != nil {
 			return rec, fmt.Errorf("ev: %w", err)
 		}
 	case KindSend:
@@ -325,7 +615,7 @@ func (w *wireFields) record(kind string, in interner, cache rowCache) (Record, e
 		}
 	case KindHTTP:
 		if rec.ID, err = optString("id", w.id); err == nil {
-			if rec.Status, err = optString("status", w.status); err == nil {
+			if rec.Status, err = d.in.optString("status", w.status); err == nil {
 				rec.MessageID, err = optString("messageId", w.messageID)
 			}
 		}
@@ -349,11 +639,13 @@ func (w *wireFields) record(kind string, in interner, cache rowCache) (Record, e
 			return rec, err
 		}
 		if w.rows != nil && w.rows[0] != 'n' {
-			rec.Rows, err = decodeChunks("rows", w.rows, in, cache)
-			rec.HasRows = true
-			if rec.Rows == nil {
-				rec.Rows = []Chunk{}
+			if !w.rowList {
+				return rec, &typeError{"rows", kindOf(w.rows)}
 			}
+			if rec.Rows, err = d.rowsOf(b); err != nil {
+				return rec, err
+			}
+			rec.HasRows = true
 			rec.rows = newRowSet(rec.Rows)
 		}
 	}
@@ -361,32 +653,39 @@ func (w *wireFields) record(kind string, in interner, cache rowCache) (Record, e
 }
 
 func decodeMeta(b []byte) (*Meta, error) {
+	// The last member of a name wins, as in encoding/json.
+	var version, tab, name, expect []byte
 	m := &Meta{}
-	var err error
 	members(b, func(key, val []byte) {
-		if err != nil {
-			return
-		}
-		switch name := string(fieldName(key)); name {
+		switch key := string(fieldName(key)); key {
 		case "k":
 		case "version":
-			var v int64
-			v, err = optInt("version", val)
-			m.Version = int(v)
+			version = val
 		case "tab":
-			m.Tab, err = optString("tab", val)
+			tab = val
 		case "name":
-			m.Name, err = optString("name", val)
+			name = val
 		case "expect":
-			m.Expect, err = optString("expect", val)
+			expect = val
 		default:
 			if m.Extra == nil {
 				m.Extra = map[string]string{}
 			}
-			m.Extra[name] = looseString(val)
+			m.Extra[key] = looseString(val)
 		}
 	})
+	v, err := optInt("version", version)
 	if err != nil {
+		return nil, err
+	}
+	m.Version = int(v)
+	if m.Tab, err = optString("tab", tab); err != nil {
+		return nil, err
+	}
+	if m.Name, err = optString("name", name); err != nil {
+		return nil, err
+	}
+	if m.Expect, err = optString("expect", expect); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -398,6 +697,47 @@ type eventFields struct {
 	messageIDs, reason, modelID, toolCall, toolResult, err, statuses []byte
 }
 
+// slot returns where a frame's member named key is kept, or nil.
+func (f *eventFields) slot(key []byte) *[]byte {
+	switch string(key) {
+	case "type":
+		return &f.typ
+	case "tabId":
+		return &f.tabID
+	case "id":
+		return &f.id
+	case "turnId":
+		return &f.turnID
+	case "status":
+		return &f.status
+	case "delta":
+		return &f.delta
+	case "data":
+		return &f.data
+	case "stream":
+		return &f.stream
+	case "message":
+		return &f.message
+	case "messageId":
+		return &f.messageID
+	case "messageIds":
+		return &f.messageIDs
+	case "reason":
+		return &f.reason
+	case "modelId":
+		return &f.modelID
+	case "toolCall":
+		return &f.toolCall
+	case "toolResult":
+		return &f.toolResult
+	case "error":
+		return &f.err
+	case "statuses":
+		return &f.statuses
+	}
+	return nil
+}
+
 // decodeEvent decodes a frame. Only the fields its type uses are read, and
 // only they must have the type replay.md gives; every other field is ignored
 // whatever its shape. Raw is v itself: the caller passes bytes it owns.
@@ -407,53 +747,29 @@ func decodeEvent(v []byte, in interner) (*Event, error) {
 	}
 	var f eventFields
 	members(v, func(key, val []byte) {
-		switch string(fieldName(key)) {
-		case "type":
-			f.typ = val
-		case "tabId":
-			f.tabID = val
-		case "id":
-			f.id = val
-		case "turnId":
-			f.turnID = val
-		case "status":
-			f.status = val
-		case "delta":
-			f.delta = val
-		case "data":
-			f.data = val
-		case "stream":
-			f.stream = val
-		case "message":
-			f.message = val
-		case "messageId":
-			f.messageID = val
-		case "messageIds":
-			f.messageIDs = val
-		case "reason":
-			f.reason = val
-		case "modelId":
-			f.modelID = val
-		case "toolCall":
-			f.toolCall = val
-		case "toolResult":
-			f.toolResult = val
-		case "error":
-			f.err = val
-		case "statuses":
-			f.statuses = val
+		if p := f.slot(fieldName(key)); p != nil {
+			*p = val
 		}
 	})
+	ev := &Event{}
+	if err := f.decode(ev, v, in); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// decode fills the zero ev from the members of frame raw.
+func (f *eventFields) decode(ev *Event, raw []byte, in interner) error {
 	typ, err := in.optString("type", f.typ)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if typ == "" {
-		return nil, errors.New("frame without type")
+		return errors.New("frame without type")
 	}
-	ev := &Event{Type: typ, Raw: v}
+	ev.Type, ev.Raw = typ, raw
 	if ev.TabID, err = in.optString("tabId", f.tabID); err != nil {
-		return nil, err
+		return err
 	}
 	switch typ {
 	case "tab-created":
@@ -492,9 +808,9 @@ func decodeEvent(v []byte, in interner) (*Event, error) {
 		ev.Statuses, err = decodeStatuses(f.statuses, in)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return ev, nil
+	return nil
 }
 
 func decodeToolCall(v []byte) (*ToolCall, error) {
@@ -546,38 +862,57 @@ func decodeStatuses(v []byte, in interner) (map[string]StatusSnapshot, error) {
 	if v[0] != '{' {
 		return nil, &typeError{"statuses", kindOf(v)}
 	}
-	out := map[string]StatusSnapshot{}
-	var err error
+	// The last member of a name wins, as in encoding/json: gather, then decode.
+	last := map[string][]byte{}
+	var order []string
 	members(v, func(key, val []byte) {
-		if err != nil || val[0] == 'n' {
-			return
-		}
 		tab := string(fieldName(key))
-		if val[0] != '{' {
-			err = &typeError{"statuses." + tab, kindOf(val)}
-			return
+		if _, ok := last[tab]; !ok {
+			order = append(order, tab)
 		}
-		var s StatusSnapshot
+		last[tab] = val
+	})
+	out := map[string]StatusSnapshot{}
+	for _, tab := range order {
+		val := last[tab]
+		if val[0] == 'n' {
+			continue
+		}
+		if val[0] != '{' {
+			return nil, &typeError{"statuses." + tab, kindOf(val)}
+		}
+		var status, assistant, turn, chunks []byte
 		members(val, func(k, x []byte) {
-			if err != nil {
-				return
-			}
 			switch string(fieldName(k)) {
 			case "status":
-				s.Status, err = optString("status", x)
+				status = x
 			case "currentAssistantId":
-				s.CurrentAssistantID, err = optString("currentAssistantId", x)
+				assistant = x
 			case "currentTurnId":
-				s.CurrentTurnID, err = optString("currentTurnId", x)
+				turn = x
 			case "currentChunks":
-				if x[0] != 'n' {
-					s.CurrentChunks, err = decodeChunks("currentChunks", x, in, nil)
-				}
+				chunks = x
 			}
 		})
+		var s StatusSnapshot
+		var err error
+		if s.Status, err = optString("status", status); err != nil {
+			return nil, err
+		}
+		if s.CurrentAssistantID, err = optString("currentAssistantId", assistant); err != nil {
+			return nil, err
+		}
+		if s.CurrentTurnID, err = optString("currentTurnId", turn); err != nil {
+			return nil, err
+		}
+		if chunks != nil && chunks[0] != 'n' {
+			if s.CurrentChunks, err = decodeChunks("currentChunks", chunks, in, nil); err != nil {
+				return nil, err
+			}
+		}
 		out[tab] = s
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 // decodeChunks decodes an array of rows. Rows cache knows are shared; the
@@ -613,36 +948,49 @@ func decodeChunk(field string, v []byte, in interner) (Chunk, error) {
 	if v[0] != '{' {
 		return Chunk{}, &typeError{field, "array of " + kindOf(v)}
 	}
-	c := Chunk{Raw: v}
-	var err error
+	// The last member of a name wins, as in encoding/json: gather, then decode.
+	var id, tab, seq, turn, step, role, typ, data, created []byte
 	members(v, func(key, val []byte) {
-		if err != nil {
-			return
-		}
 		switch string(fieldName(key)) {
 		case "id":
-			c.ID = in.looseString(val)
+			id = val
 		case "tabId":
-			c.TabID = in.looseString(val)
+			tab = val
 		case "seq":
-			c.Seq, err = optInt(field+".seq", val)
+			seq = val
 		case "turnId":
-			c.TurnID, err = in.optString(field+".turnId", val)
+			turn = val
 		case "step":
-			n, _ := optInt("step", val)
-			c.Step = int(n)
+			step = val
 		case "role":
-			c.Role, err = in.optString(field+".role", val)
+			role = val
 		case "type":
-			c.Type, err = in.optString(field+".type", val)
+			typ = val
 		case "data":
-			c.Data = json.RawMessage(val)
+			data = val
 		case "createdAt":
-			c.CreatedAt, _ = optInt("createdAt", val)
+			created = val
 		}
 	})
-	if err != nil {
+	c := Chunk{Raw: v, ID: in.looseString(id), TabID: in.looseString(tab)}
+	var err error
+	if c.Seq, err = optInt(field+".seq", seq); err != nil {
 		return Chunk{}, err
+	}
+	if c.TurnID, err = in.optString(field+".turnId", turn); err != nil {
+		return Chunk{}, err
+	}
+	if c.Role, err = in.optString(field+".role", role); err != nil {
+		return Chunk{}, err
+	}
+	if c.Type, err = in.optString(field+".type", typ); err != nil {
+		return Chunk{}, err
+	}
+	n, _ := optInt("step", step)
+	c.Step = int(n)
+	c.CreatedAt, _ = optInt("createdAt", created)
+	if data != nil {
+		c.Data = json.RawMessage(data)
 	}
 	if c.Role == RoleUser || c.Type == "tool_result" {
 		// What the policies and the checker read; other rows' text only
@@ -662,15 +1010,16 @@ func chunkText(role string, data []byte) string {
 	if role == RoleUser && data[0] == '{' {
 		var text []byte
 		members(data, func(key, val []byte) {
-			if string(fieldName(key)) == "text" && val[0] == '"' {
-				text = val
+			if string(fieldName(key)) == "text" {
+				text = val // the last one wins, as in encoding/json
 			}
 		})
-		if text != nil {
+		if text != nil && text[0] == '"' {
 			return stringOf(text)
 		}
 	}
-	return string(appendStrings(make([]byte, 0, len(data)), data))
+	more := false
+	return string(appendStrings(make([]byte, 0, len(data)), data, &more))
 }
 
 // shown is the text of the row.

@@ -96,7 +96,8 @@ func (t *Truth) turnContent(turn string) iter.Seq[content] {
 
 func newTruth(la *lookahead, tab string) *Truth {
 	return &Truth{la: la, tab: tab, turns: serverTurns{la: la}, byID: map[string]*tmsg{},
-		byTurn: map[string][]*tmsg{}, order: map[string]int{}, sealedAt: map[string]int{}, contentOf: map[string][]span{}}
+		byTurn: map[string][]*tmsg{}, order: map[string]int{}, sealedAt: map[string]int{}, contentOf: map[string][]span{},
+		content: make([]content, 0, la.content)}
 }
 
 func (t *Truth) lookup(id string) *tmsg {

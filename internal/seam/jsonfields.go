@@ -211,11 +211,16 @@ var maxInterned = func() int {
 // arrayItems returns the items of a JSON array, aliasing raw, which must be
 // valid JSON; ok is false when raw is not an array.
 func arrayItems(raw []byte) (items [][]byte, ok bool) {
+	return appendItems(make([][]byte, 0, 8), raw)
+}
+
+// appendItems is arrayItems appending to items, which a hot caller keeps
+// on its stack.
+func appendItems(items [][]byte, raw []byte) ([][]byte, bool) {
 	i := skipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '[' {
 		return nil, false
 	}
-	items = make([][]byte, 0, 8)
 	for i++; ; {
 		i = skipSpace(raw, i)
 		if raw[i] == ']' {

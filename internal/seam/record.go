@@ -68,18 +68,35 @@ type PackedRow struct {
 // Expand returns the member events of the row.
 func (p *PackedRow) Expand() []Event {
 	out := make([]Event, len(p.Parts))
+	// The members' data share one buffer, sized for them unless their
+	// text needs escapes: a row of 1,024 members is two allocations.
+	n := 0
+	for _, part := range p.Parts {
+		n += memberOverhead + len(part) + len(p.ID) + len(p.Name)
+	}
+	buf := make([]byte, 0, n)
 	t := p.Time0
 	for k, part := range p.Parts {
 		if k > 0 {
 			t += p.DT[k-1]
 		}
-		out[k] = Event{Type: "assistant/chunk", Seq: p.Seq0 + int64(k), Time: t, Data: p.memberData(part)}
+		start := len(buf)
+		buf = p.appendMemberData(buf, part)
+		out[k] = Event{Type: "assistant/chunk", Seq: p.Seq0 + int64(k), Time: t, Data: buf[start:len(buf):len(buf)]}
 	}
 	return out
 }
 
+// memberOverhead is about the bytes of a member's data besides its text,
+// id and name: the keys and numbers.
+const memberOverhead = 96
+
 func (p *PackedRow) memberData(part string) json.RawMessage {
-	b := make([]byte, 0, 96+len(part))
+	return p.appendMemberData(make([]byte, 0, memberOverhead+len(part)), part)
+}
+
+// appendMemberData appends the data of the member whose text is part.
+func (p *PackedRow) appendMemberData(b []byte, part string) []byte {
 	b = append(b, `{"turn":`...)
 	b = strconv.AppendInt(b, p.Turn, 10)
 	b = append(b, `,"step":`...)
@@ -303,14 +320,17 @@ func validateSurfaceOp(raw json.RawMessage, v int, seq int64) error {
 // decodeSourceSeqs expands a stored sourceEventSeqs list. From v2 on a
 // [start,end] pair stands for the run start..end.
 func decodeSourceSeqs(raw json.RawMessage, v int) ([]int64, error) {
-	items, ok := arrayItems(raw)
+	// Every row of a log may hold a list: the items go on the stack.
+	var buf [32][]byte
+	items, ok := appendItems(buf[:0], raw)
 	if !ok {
 		return nil, fmt.Errorf("not an array")
 	}
 	out := make([]int64, 0, len(items))
 	for _, it := range items {
 		if v >= 2 && it[0] == '[' {
-			pair, _ := arrayItems(it)
+			var two [2][]byte
+			pair, _ := appendItems(two[:0], it)
 			if len(pair) != 2 {
 				return nil, fmt.Errorf("range %s is not a [start,end] pair", it)
 			}

@@ -83,7 +83,13 @@ func openDirect(abs string, busy time.Duration) (_ *direct, err error) {
 		return nil, err
 	}
 	// query_only: nothing run here can write, whatever a bug might ask.
-	for _, p := range append(connPragmas(busy), "query_only(ON)") {
+	// A small page cache: a scan reads each leaf and overflow page once,
+	// and the few interior pages every row's lookup walks stay in the
+	// least recently used end of 64 KiB. SQLite's default of 2 MiB is
+	// all fresh memory in a new process, which a 100 MB scan fills and
+	// pays for in page faults (a third of the process's faults) without
+	// reading a page less.
+	for _, p := range append(connPragmas(busy), "query_only(ON)", "cache_size(-64)") {
 		if err := d.exec("PRAGMA " + p); err != nil {
 			d.close()
 			return nil, err
