@@ -188,7 +188,7 @@ func runCat(ctx context.Context, e *env, s *store.Session, format string, o *cat
 	}
 	var ut *inspect.UnknownTypesError
 	if errors.As(err, &ut) {
-		return unknownTypes(ut, "cat") // after every event was printed
+		return ut.Refusal("cat") // after every event was printed
 	}
 	return explain(err)
 }

@@ -2,17 +2,16 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/export"
+	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
@@ -70,9 +69,9 @@ fails is reported and the others are still exported.`,
 				return err
 			}
 			if o.all || len(args) > 1 {
-				return runExportMany(cmd.Context(), e, g, format, &o, args)
+				return exportMany(cmd.Context(), e, g, format, &o, args)
 			}
-			return runExportOne(cmd.Context(), e, g, format, &o, args[0])
+			return exportOne(cmd.Context(), e, g, format, &o, args[0])
 		},
 	}
 	setFormats(cmd, listFormats...)
@@ -87,6 +86,7 @@ fails is reported and the others are still exported.`,
 
 // check rejects flag combinations that mean nothing.
 func (o *exportOptions) check(g *globals, args []string) error {
+	many := o.all || len(args) > 1
 	switch {
 	case o.all && len(args) > 0:
 		return usagef("--all exports every session: name none")
@@ -94,45 +94,35 @@ func (o *exportOptions) check(g *globals, args []string) error {
 		return usagef("name the session to export, or --all")
 	case o.jobs < 0:
 		return usagef("--jobs must not be negative")
-	case o.out == "-" && (o.all || len(args) > 1):
+	case o.out == "-" && many:
 		return usagef("-O - writes one ZIP: with several sessions, -O names a folder")
 	case o.out == "-" && g.output != "":
 		return usagef("with -O - the ZIP is the output: -o has nothing to print")
 	}
-	return nil
-}
-
-// exportItem is what export prints about one ZIP, and its JSON shape.
-type exportItem struct {
-	ID        string         `json:"id"`
-	Path      string         `json:"path"`
-	SizeBytes int64          `json:"sizeBytes"`
-	Events    int64          `json:"events"`
-	Entries   []export.Entry `json:"entries"`
-}
-
-func itemOf(r export.Result) exportItem {
-	it := exportItem{ID: r.ID, Path: r.Path, SizeBytes: r.Bytes, Entries: r.Entries}
-	for _, en := range r.Entries {
-		it.Events += en.Events
+	if dir := cmp.Or(o.out, "."); many {
+		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+			return usagef("-O %s is a file: with several sessions, -O names a folder", dir)
+		}
 	}
-	return it
+	return nil
 }
 
 // exportStore is how export opens stores: it shows a plugin's events, as
 // cat does.
 var exportStore = store.Options{AllowUnknownTypes: true}
 
-func runExportOne(ctx context.Context, e *env, g *globals, format string, o *exportOptions, arg string) error {
+// exportOne writes one session's ZIP (export.ToFile), or streams it to
+// standard output (export.Session), with a bar of the events written.
+func exportOne(ctx context.Context, e *env, g *globals, format string, o *exportOptions, arg string) error {
 	s, err := g.openSession(ctx, e, arg, exportStore)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	var bar *termui.Progress
-	var done int64
 	opts := export.Options{NoSubagents: o.noSubagents}
 	if e.stderrTTY { // the bar is for people only
+		var done int64
 		opts.Progress = func(written, total int64) {
 			if bar == nil {
 				bar = newProgress(e, format, "exporting events", int(total))
@@ -141,13 +131,6 @@ func runExportOne(ctx context.Context, e *env, g *globals, format string, o *exp
 			done = written
 		}
 	}
-	finish := func() {
-		if bar != nil {
-			bar.Finish()
-			bar = nil
-		}
-	}
-	defer finish()
 	if o.out == "-" {
 		if e.stdoutTTY && !o.force {
 			return withHint(errors.New("refusing to write a ZIP to a terminal"), "redirect standard output, or use -O FILE")
@@ -157,21 +140,12 @@ func runExportOne(ctx context.Context, e *env, g *globals, format string, o *exp
 		if err == nil {
 			err = w.Flush()
 		}
-		finish()
+		bar.Finish()
 		warnUnsupported(e, entries)
 		return explainExport(err)
 	}
-	path, err := exportPath(o.out, s.ID)
-	if err != nil {
-		return err
-	}
-	r := export.Result{ID: s.ID, Path: path}
-	r.Bytes, err = export.WriteFile(ctx, path, o.force, func(w io.Writer) error {
-		var err error
-		r.Entries, err = export.Session(ctx, s.Service, s.ID, w, opts)
-		return err
-	})
-	finish()
+	r, err := export.ToFile(ctx, s.Service, s.ID, o.out, o.force, opts)
+	bar.Finish()
 	if err != nil {
 		return explainExport(err)
 	}
@@ -179,64 +153,11 @@ func runExportOne(ctx context.Context, e *env, g *globals, format string, o *exp
 	return printExports(e, format, []export.Result{r})
 }
 
-// exportPath is where the ZIP of session id goes: -O FILE, the default name
-// in the folder -O names (an existing one, or one given with a trailing
-// separator, made if missing), or the default name in the current folder.
-func exportPath(out, id string) (string, error) {
-	name := export.FileName(id)
-	if out == "" {
-		return name, nil
-	}
-	if strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator)) {
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			return "", err
-		}
-		return filepath.Join(out, name), nil
-	}
-	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
-		return filepath.Join(out, name), nil
-	}
-	return out, nil
-}
-
-// explainExport words an export's failure for the command line.
-func explainExport(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, context.Canceled):
-		return errors.New("export interrupted")
-	case errors.Is(err, export.ErrExists):
-		return withHint(err, "use --force to replace it, or -O to write elsewhere")
-	case errors.As(err, new(*export.SubagentError)):
-		return withHint(err, "--no-subagents exports the session without its subagents")
-	}
-	return explain(err)
-}
-
-// warnUnsupported says which exported logs dsh would refuse: a plugin's
-// event types are exported whole, as cat shows them.
-func warnUnsupported(e *env, entries []export.Entry) {
-	for _, en := range entries {
-		if ut := en.Unsupported; ut != nil {
-			parts := make([]string, 0, len(ut.Types))
-			for _, t := range termui.SortedKeys(ut.Types) {
-				parts = append(parts, fmt.Sprintf("%q (%d)", t, ut.Types[t]))
-			}
-			fmt.Fprintf(e.stderr, "dshctl: warning: %s of %q holds event types %s unknown to format v%d and not ignorable: exported whole, but dsh refuses this log unless a plugin registers them\n",
-				en.Name, en.ID, strings.Join(parts, ", "), ut.Version)
-		}
-	}
-}
-
-func runExportMany(ctx context.Context, e *env, g *globals, format string, o *exportOptions, args []string) error {
-	dir := o.out
-	if dir == "" {
-		dir = "."
-	}
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return usagef("-O %s is a file: with several sessions, -O names a folder", dir)
-	}
+// exportMany writes a ZIP per session into a folder, several at a time
+// (export.ToDir), with a bar of the sessions done. A session that fails is
+// reported and the others go on.
+func exportMany(ctx context.Context, e *env, g *globals, format string, o *exportOptions, args []string) error {
+	dir := cmp.Or(o.out, ".")
 	var sources []export.Source
 	if o.all {
 		svc, err := g.openStore(e, exportStore)
@@ -244,27 +165,21 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 			return err
 		}
 		defer svc.Close()
-		entries, err := svc.List(ctx)
-		if err != nil {
+		if sources, err = export.StoreSources(ctx, svc); err != nil {
 			return explainExport(err)
 		}
-		for _, en := range entries {
-			sources = append(sources, export.Source{Service: svc, ID: en.Snapshot.Header.ID})
-		}
-		slices.SortFunc(sources, func(a, b export.Source) int { return strings.Compare(a.ID, b.ID) })
-		sources = slices.CompactFunc(sources, func(a, b export.Source) bool { return a.ID == b.ID })
 		if len(sources) == 0 {
 			fmt.Fprintln(e.stderr, "no sessions to export")
 			return nil
 		}
 	} else {
+		ss, err := g.openSessions(ctx, e, args, exportStore)
+		defer ss.Close()
+		if err != nil {
+			return err
+		}
 		seen := map[string]bool{}
-		for _, arg := range args {
-			s, err := g.openSession(ctx, e, arg, exportStore)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
+		for _, s := range ss.Sessions {
 			if !seen[s.ID] {
 				seen[s.ID] = true
 				sources = append(sources, export.Source{Service: s.Service, ID: s.ID})
@@ -283,85 +198,70 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 	})
 	bar.Finish()
 	var ok []export.Result
-	failed := 0
 	for _, r := range results {
-		if r.Err != nil && ctx.Err() != nil && errors.Is(r.Err, context.Canceled) {
-			failed++ // interrupted: said once below
-			continue
+		switch {
+		case r.Err == nil:
+			warnUnsupported(e, r.Entries)
+			ok = append(ok, r)
+		case ctx.Err() == nil || !errors.Is(r.Err, context.Canceled): // an interruption is said once, below
+			fmt.Fprintf(e.stderr, "dshctl: export %q: %s\n", r.ID, oneLine(explain(r.Err)))
 		}
-		if r.Err != nil {
-			failed++
-			fmt.Fprintf(e.stderr, "dshctl: export %q: %s\n", r.ID, strings.ReplaceAll(explain(r.Err).Error(), "\n", " "))
-			continue
-		}
-		warnUnsupported(e, r.Entries)
-		ok = append(ok, r)
 	}
 	if err := printExports(e, format, ok); err != nil {
 		return err
 	}
-	if ctx.Err() != nil {
+	failed := len(results) - len(ok)
+	switch {
+	case ctx.Err() != nil:
 		return fmt.Errorf("export interrupted: %d of %s not exported", failed, termui.Count(len(results), "session"))
+	case failed == 0:
+		return nil
 	}
-	if failed > 0 {
-		err := fmt.Errorf("%d of %s not exported", failed, termui.Count(len(results), "session"))
-		if slices.ContainsFunc(results, func(r export.Result) bool { return errors.Is(r.Err, export.ErrExists) }) {
-			err = withHint(err, "use --force to replace existing files")
+	err := fmt.Errorf("%d of %s not exported", failed, termui.Count(len(results), "session"))
+	if slices.ContainsFunc(results, func(r export.Result) bool { return errors.Is(r.Err, export.ErrExists) }) {
+		err = withHint(err, "use --force to replace existing files")
+	}
+	return err
+}
+
+// explainExport words an export's failure for the command line.
+func explainExport(err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return errors.New("export interrupted")
+	case errors.Is(err, export.ErrExists):
+		return withHint(err, "use --force to replace it, or -O to write elsewhere")
+	case errors.As(err, new(*export.SubagentError)):
+		return withHint(err, "--no-subagents exports the session without its subagents")
+	}
+	return explain(err)
+}
+
+// warnUnsupported says which exported logs dsh would refuse: a plugin's
+// event types are exported whole, as cat shows them.
+func warnUnsupported(e *env, entries []export.Entry) {
+	for _, en := range entries {
+		if ut := en.Unsupported; ut != nil {
+			fmt.Fprintf(e.stderr, "dshctl: warning: %s of %q holds event types %s unknown to format v%d and not ignorable: exported whole, but dsh refuses this log unless a plugin registers them\n",
+				en.Name, en.ID, strings.Join(ut.Counted(), ", "), ut.Version)
 		}
-		return err
 	}
-	return nil
 }
 
 // printExports tells what was written: for people, the fields of one ZIP
-// or a table of several; for scripts, id, path, events, subagents and
-// bytes tab-separated, a line per ZIP; or JSON.
+// or a table of several; for scripts, a line per ZIP (id, path, events,
+// subagents, bytes); or JSON.
 func printExports(e *env, format string, results []export.Result) error {
-	items := make([]exportItem, len(results))
-	for i, r := range results {
-		items[i] = itemOf(r)
-	}
-	w := bufio.NewWriter(e.stdout)
-	var err error
-	switch {
-	case format == formatJSON:
-		err = writeJSON(w, format, items)
-	case format == formatJSONL:
-		for i := range items {
-			if err = writeJSON(w, format, items[i]); err != nil {
-				break
-			}
+	items := sessionview.NewExports(results)
+	return printItems(e, format, items, func(w *bufio.Writer) error {
+		switch {
+		case len(items) == 1 && e.stdoutTTY:
+			return sessionview.ExportFields(items[0]).Print(w, true)
+		case len(items) > 0:
+			t := e.newTable(w, sessionview.ExportColumns...)
+			sessionview.AddExportRows(t, items)
+			return t.Render()
 		}
-	case len(items) == 1 && e.stdoutTTY:
-		it := items[0]
-		var f termui.Fields
-		f.Add("session", it.ID, it.ID)
-		f.Add("file", it.Path, it.Path)
-		f.Int("events", it.Events)
-		f.Int("subagents", int64(len(it.Entries)-1))
-		f.Size("size", it.SizeBytes)
-		err = f.Print(w, true)
-	case len(items) > 0:
-		t := e.newTable(w, "SESSION", "FILE", "EVENTS", "SUBAGENTS", "SIZE")
-		t.GiveWay(1)
-		ids := make([]string, len(items))
-		for i := range items {
-			ids[i] = items[i].ID
-		}
-		if t.TTY() {
-			ids = store.ShortIDs(ids, 12)
-		}
-		for i, it := range items {
-			size := strconv.FormatInt(it.SizeBytes, 10)
-			if t.TTY() {
-				size = termui.Bytes(it.SizeBytes)
-			}
-			t.Row(ids[i], it.Path, strconv.FormatInt(it.Events, 10), strconv.Itoa(len(it.Entries)-1), size)
-		}
-		err = t.Render()
-	}
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	return err
+		return nil
+	})
 }

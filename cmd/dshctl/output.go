@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"io"
 	"slices"
 	"strings"
@@ -39,6 +40,31 @@ func (g *globals) outputFormat(def string, allowed ...string) (string, error) {
 func writeJSON(w io.Writer, format string, v any) error {
 	return termui.WriteJSON(w, format == formatJSON, v)
 }
+
+// printItems prints items as -o json (one array) or -o jsonl (a line
+// each), else with human, through one buffer: a list of thousands is one
+// write per buffer, not one per item.
+func printItems[T any](e *env, format string, items []T, human func(w *bufio.Writer) error) error {
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	var err error
+	switch format {
+	case formatJSON:
+		err = writeJSON(w, format, items)
+	case formatJSONL:
+		for i := 0; i < len(items) && err == nil; i++ {
+			err = writeJSON(w, format, items[i])
+		}
+	default:
+		err = human(w)
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// oneLine is err's message on one line, as errors are printed.
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
 
 // newTable is a table for e's stdout (or a buffer in front of it).
 func (e *env) newTable(w io.Writer, header ...string) *termui.Table {

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
-	"github.com/dshctl/dshctl/internal/termui"
 )
 
 // request is what the store package finds the store with.
@@ -33,10 +31,14 @@ func (g *globals) openSession(ctx context.Context, e *env, arg string, o store.O
 	return s, explain(err)
 }
 
-// sources names where a store's location came from, in messages.
-var sources = map[store.Source]string{
-	store.FromFlag: "--store", store.FromEnv: "DSHCTL_STORE", store.FromDSHHome: "DSH_HOME",
-	store.FromDefault: "default", store.FromPath: "path",
+// openSessions opens the sessions several arguments name, each store once
+// (store.OpenSessions); close them even when it fails.
+func (g *globals) openSessions(ctx context.Context, e *env, args []string, o store.Options) (*store.Sessions, error) {
+	ss, err := store.OpenSessions(ctx, g.request(e), args, o)
+	if errors.Is(err, seam.ErrNotFound) {
+		return ss, withHint(err, "run 'dshctl list --all' to see the sessions of the store")
+	}
+	return ss, explain(err)
 }
 
 // explain words the typed errors of the internal packages for the command
@@ -80,13 +82,13 @@ func explain(err error) error {
 	case errors.As(err, &fe):
 		return usagef("--from/--to: %v", fe.Err)
 	case errors.As(err, &ut):
-		return unknownTypes(ut, "read")
+		return ut.Refusal("read")
 	}
 	return err
 }
 
 func explainStore(se *store.Error) error {
-	from := sources[se.Spec.From]
+	from := se.Spec.From
 	switch se.Kind {
 	case store.ErrNotExist:
 		return withHint(fmt.Errorf("store %s (from %s) does not exist", se.Path, from),
@@ -128,25 +130,4 @@ func explainInput(in *store.InputError) error {
 			in.Name, in.Line, seq.Got, seq.Want)
 	}
 	return fmt.Errorf("%s line %d: invalid event: %w; nothing was written", in.Name, in.Line, in.Err)
-}
-
-// unknownTypes words the refusal of a log holding event types its format
-// does not know: what dsh would say, and how to make it read the log.
-func unknownTypes(ut *inspect.UnknownTypesError, op string) error {
-	pos := seam.NoPos
-	pos.Seq, pos.Path = ut.First, ut.Path
-	types := termui.SortedKeys(ut.Types)
-	for i, t := range types {
-		types[i] = strconv.Quote(t)
-		if !ut.Partial {
-			types[i] += fmt.Sprintf(" (%d)", ut.Types[t])
-		}
-	}
-	what := "event type " + types[0] + " is"
-	if len(types) > 1 {
-		what = "event types " + strings.Join(types, ", ") + " are"
-	}
-	return &seam.Error{Kind: seam.ErrUnsupportedFormat, Op: op, ID: ut.ID, Pos: pos, Err: fmt.Errorf(
-		"dsh refuses this log: %s unknown to format v%d and not ignorable (a plugin's, or a newer dsh's)",
-		what, ut.Version)}
 }

@@ -5,12 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
-	"strings"
 
 	"github.com/dshctl/dshctl/internal/inspect"
-	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
@@ -95,21 +91,25 @@ or repaired.`,
 	return cmd
 }
 
-// verifyGroup is the sessions of one store to check.
-type verifyGroup struct {
-	svc seam.Service
-	ids []string // nil: the whole store
-}
-
+// runVerify checks the sessions args name, or the whole store
+// (inspect.Verify, once per store), printing each report as it comes.
 func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o inspect.Options) error {
-	groups, err := verifyGroups(ctx, e, g, args, store.Options{BackupDir: backupDir})
-	defer func() {
-		for _, gr := range groups {
-			gr.svc.Close()
+	so := store.Options{BackupDir: backupDir}
+	var groups []store.Group
+	if len(args) == 0 {
+		svc, err := g.openStore(e, so)
+		if err != nil {
+			return err
 		}
-	}()
-	if err != nil {
-		return err
+		defer svc.Close()
+		groups = []store.Group{{Service: svc}}
+	} else {
+		ss, err := g.openSessions(ctx, e, args, so)
+		defer ss.Close()
+		if err != nil {
+			return err
+		}
+		groups = ss.Groups()
 	}
 	// With a progress bar on the terminal, the reports wait in a large
 	// buffer, so that they do not cut through the bar.
@@ -118,145 +118,56 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 		out = bufio.NewWriterSize(e.stdout, 1<<20)
 	}
 	defer out.Flush()
-	p := &verifyPrinter{e: e, w: out, format: format, backupDir: backupDir, rows: e.newTable(out)}
-	var bar *termui.Progress
-	o.Total = func(n int) {
-		bar = newProgress(e, format, "verify", n)
+	if backupDir == "" {
+		var err error
+		if backupDir, err = store.DefaultBackupDir(e.getenv); err != nil {
+			backupDir = "the backup folder"
+		}
 	}
+	text := sessionview.VerifyText{W: out, Stderr: e.stderr, TTY: e.stdoutTTY, Width: e.termWidth(), Colour: e.colour(), BackupDir: backupDir}
+	var reports []sessionview.VerifyJSON
+	o.Report = func(r *inspect.SessionReport) error {
+		if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
+			fmt.Fprintf(e.stderr, "dshctl: verify %s: %s\n", r.ID, oneLine(r.Err))
+		}
+		switch format {
+		case formatJSON:
+			reports = append(reports, sessionview.NewVerifyJSON(r))
+			return nil
+		case formatJSONL:
+			return writeJSON(out, format, sessionview.NewVerifyJSON(r))
+		}
+		return text.Report(r)
+	}
+	var bar *termui.Progress
+	o.Total = func(n int) { bar = newProgress(e, format, "verify", n) }
 	o.Progress = func() { bar.Add(1) }
-	o.Report = p.report
 	var sum inspect.Summary
 	for _, gr := range groups {
-		s, err := inspect.Verify(ctx, gr.svc, gr.ids, o)
-		if bar != nil {
-			bar.Finish()
-		}
+		s, err := inspect.Verify(ctx, gr.Service, gr.IDs, o)
+		bar.Finish()
 		sum.Add(s)
 		if err != nil {
 			return err
 		}
 	}
-	if err := p.summary(o.Mode, sum); err != nil {
-		return err
+	var err error
+	switch format {
+	case formatJSON:
+		err = writeJSON(out, format, sessionview.NewVerifyDoc(o.Mode, reports, sum))
+	case formatTable:
+		err = text.Summary(sum)
 	}
-	if err := out.Flush(); err != nil {
-		return err
+	if err == nil {
+		err = out.Flush()
 	}
 	switch {
+	case err != nil:
+		return err
 	case sum.Failed > 0:
 		return fmt.Errorf("%s could not be checked or repaired (see above)", termui.Count(sum.Failed, "session"))
 	case sum.Errors > 0:
 		return findingsError{sum.String()}
 	}
 	return nil
-}
-
-// verifyGroups resolves the arguments: sessions of one or more stores (a
-// path names its own), or the whole store.
-func verifyGroups(ctx context.Context, e *env, g *globals, args []string, so store.Options) ([]verifyGroup, error) {
-	if len(args) == 0 {
-		svc, err := g.openStore(e, so)
-		if err != nil {
-			return nil, err
-		}
-		return []verifyGroup{{svc: svc}}, nil
-	}
-	var groups []verifyGroup
-	byRoot := map[string]int{}
-	for _, arg := range args {
-		s, err := g.openSession(ctx, e, arg, so)
-		if err != nil {
-			return groups, err
-		}
-		// Sessions of one store are checked in one run, in parallel, each
-		// once however often it is named.
-		if r, ok := s.Service.(interface{ Root() string }); ok {
-			if i, ok := byRoot[r.Root()]; ok {
-				s.Close()
-				if !slices.Contains(groups[i].ids, s.ID) {
-					groups[i].ids = append(groups[i].ids, s.ID)
-				}
-				continue
-			}
-			byRoot[r.Root()] = len(groups)
-		}
-		groups = append(groups, verifyGroup{svc: s.Service, ids: []string{s.ID}})
-	}
-	return groups, nil
-}
-
-// verifyPrinter writes the reports as they come: for people, a line per
-// finding, prefix and repair, then the summary; for scripts (stdout piped),
-// a row per finding (sessionview.VerifyRow), the rest on stderr; or JSON.
-type verifyPrinter struct {
-	e         *env
-	w         io.Writer
-	format    string
-	backupDir string
-	rows      *termui.Table // the rows of findings for scripts
-	reports   []sessionview.VerifyJSON
-}
-
-func (p *verifyPrinter) report(r *inspect.SessionReport) error {
-	if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
-		fmt.Fprintf(p.e.stderr, "dshctl: verify %s: %s\n", r.ID, strings.ReplaceAll(r.Err.Error(), "\n", " "))
-	}
-	switch {
-	case p.format == formatJSON:
-		p.reports = append(p.reports, sessionview.NewVerifyJSON(r))
-		return nil
-	case p.format == formatJSONL:
-		return writeJSON(p.w, formatJSONL, sessionview.NewVerifyJSON(r))
-	}
-	lines := r.Lines(inspect.TextOptions{Colour: p.e.colour(), BackupDir: p.backupFolder()})
-	if !p.rows.TTY() {
-		// Findings come first in Lines; the prefix and repair lines after
-		// them are for people, on stderr.
-		for i := range r.Findings {
-			p.rows.Row(sessionview.VerifyRow(r, &r.Findings[i])...)
-		}
-		for _, line := range lines[len(r.Findings):] {
-			fmt.Fprintln(p.e.stderr, "dshctl: "+line)
-		}
-		err := p.rows.Render()
-		p.rows = p.e.newTable(p.w)
-		return err
-	}
-	for _, line := range lines {
-		if _, err := fmt.Fprintln(p.w, line); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// backupFolder is where repairs save what they remove.
-func (p *verifyPrinter) backupFolder() string {
-	if p.backupDir != "" {
-		return p.backupDir
-	}
-	d, err := store.DefaultBackupDir(p.e.getenv)
-	if err != nil {
-		return "the backup folder"
-	}
-	return d
-}
-
-func (p *verifyPrinter) summary(mode inspect.Mode, s inspect.Summary) error {
-	switch {
-	case p.format == formatJSON:
-		return writeJSON(p.w, formatJSON, struct {
-			Mode     string                        `json:"mode"`
-			Sessions []sessionview.VerifyJSON      `json:"sessions"`
-			Summary  sessionview.VerifySummaryJSON `json:"summary"`
-		}{mode.String(), append([]sessionview.VerifyJSON{}, p.reports...), sessionview.VerifySummaryJSON{
-			Sessions: s.Sessions, Clean: s.Clean, Warnings: s.Warnings, Errors: s.Errors, Failed: s.Failed}})
-	case p.format == formatJSONL:
-		return nil
-	case !p.e.stdoutTTY:
-		_, err := fmt.Fprintln(p.e.stderr, "dshctl: "+s.String())
-		return err
-	}
-	_, err := fmt.Fprintln(p.w, s.String())
-	return err
 }

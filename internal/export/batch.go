@@ -6,6 +6,8 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -27,6 +29,20 @@ type DirOptions struct {
 type Source struct {
 	Service seam.Service
 	ID      string
+}
+
+// StoreSources are the sessions of svc, sorted by id, each once.
+func StoreSources(ctx context.Context, svc seam.Service) ([]Source, error) {
+	entries, err := svc.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var sources []Source
+	for _, en := range entries {
+		sources = append(sources, Source{Service: svc, ID: en.Snapshot.Header.ID})
+	}
+	slices.SortFunc(sources, func(a, b Source) int { return strings.Compare(a.ID, b.ID) })
+	return slices.CompactFunc(sources, func(a, b Source) bool { return a.ID == b.ID }), nil
 }
 
 // Result says what the export of one session to a file did.

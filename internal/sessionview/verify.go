@@ -1,10 +1,13 @@
 package sessionview
 
 import (
+	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/termui"
 )
 
 // The JSON shape of verify's reports: every field present, null when
@@ -79,6 +82,66 @@ type (
 		LastSeq *int64 `json:"lastSeq"`
 	}
 )
+
+// VerifyDocJSON is verify's -o json document: the mode, every report and
+// the summary.
+type VerifyDocJSON struct {
+	Mode     string            `json:"mode"`
+	Sessions []VerifyJSON      `json:"sessions"`
+	Summary  VerifySummaryJSON `json:"summary"`
+}
+
+// NewVerifyDoc is the -o json document of a verify run.
+func NewVerifyDoc(mode inspect.Mode, reports []VerifyJSON, s inspect.Summary) VerifyDocJSON {
+	return VerifyDocJSON{mode.String(), append([]VerifyJSON{}, reports...), VerifySummaryJSON{
+		Sessions: s.Sessions, Clean: s.Clean, Warnings: s.Warnings, Errors: s.Errors, Failed: s.Failed}}
+}
+
+// VerifyText prints verify's reports as they come, and its summary: for
+// people (W a terminal), a line per finding, prefix and repair, then the
+// summary; for scripts, a row per finding (VerifyRow) on W, the rest on
+// Stderr after "dshctl: ".
+type VerifyText struct {
+	W, Stderr io.Writer
+	TTY       bool
+	Width     int
+	Colour    bool
+	// BackupDir is where repairs save what they remove, as reports say.
+	BackupDir string
+}
+
+// Report prints r.
+func (p VerifyText) Report(r *inspect.SessionReport) error {
+	lines := r.Lines(inspect.TextOptions{Colour: p.Colour, BackupDir: p.BackupDir})
+	if p.TTY {
+		for _, line := range lines {
+			if _, err := fmt.Fprintln(p.W, line); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Findings come first in Lines; the prefix and repair lines after them
+	// are for people, on stderr.
+	rows := termui.NewTable(p.W, false, p.Width)
+	for i := range r.Findings {
+		rows.Row(VerifyRow(r, &r.Findings[i])...)
+	}
+	for _, line := range lines[len(r.Findings):] {
+		fmt.Fprintln(p.Stderr, "dshctl: "+line)
+	}
+	return rows.Render()
+}
+
+// Summary prints the summary line of a run.
+func (p VerifyText) Summary(s inspect.Summary) error {
+	if !p.TTY {
+		_, err := fmt.Fprintln(p.Stderr, "dshctl: "+s.String())
+		return err
+	}
+	_, err := fmt.Fprintln(p.W, s.String())
+	return err
+}
 
 // NewVerifyJSON is the JSON of r.
 func NewVerifyJSON(r *inspect.SessionReport) VerifyJSON {

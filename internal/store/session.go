@@ -70,6 +70,74 @@ func OpenSession(ctx context.Context, r Request, arg string, o Options) (*Sessio
 	return &Session{svc, id}, nil
 }
 
+// Sessions are the sessions that several arguments name, in the order
+// named. The sessions of one store share one Service, opened once, and a
+// session named twice in a store is there once (a store is one when its
+// backend says where it is rooted: a JSONL root; other stores opened by
+// each argument stay apart).
+type Sessions struct {
+	Sessions []Session
+}
+
+// OpenSessions opens the sessions args name (see OpenSession). On an error
+// it returns the sessions opened so far with it, for the caller to close.
+func OpenSessions(ctx context.Context, r Request, args []string, o Options) (*Sessions, error) {
+	ss := &Sessions{}
+	byRoot := map[string]seam.Service{}
+	for _, arg := range args {
+		s, err := OpenSession(ctx, r, arg, o)
+		if err != nil {
+			return ss, err
+		}
+		if rs, ok := s.Service.(interface{ Root() string }); ok {
+			if svc, ok := byRoot[rs.Root()]; ok {
+				s.Close()
+				if !slices.Contains(ss.Sessions, Session{svc, s.ID}) {
+					ss.Sessions = append(ss.Sessions, Session{svc, s.ID})
+				}
+				continue
+			}
+			byRoot[rs.Root()] = s.Service
+		}
+		ss.Sessions = append(ss.Sessions, *s)
+	}
+	return ss, nil
+}
+
+// Group is sessions of one store.
+type Group struct {
+	Service seam.Service
+	IDs     []string
+}
+
+// Groups are the sessions by store, the stores in the order first named.
+func (ss *Sessions) Groups() []Group {
+	var groups []Group
+	at := map[seam.Service]int{}
+	for _, s := range ss.Sessions {
+		i, ok := at[s.Service]
+		if !ok {
+			i = len(groups)
+			at[s.Service] = i
+			groups = append(groups, Group{Service: s.Service})
+		}
+		groups[i].IDs = append(groups[i].IDs, s.ID)
+	}
+	return groups
+}
+
+// Close closes every store once; a nil Sessions is nothing to close.
+func (ss *Sessions) Close() error {
+	if ss == nil {
+		return nil
+	}
+	var errs []error
+	for _, g := range ss.Groups() {
+		errs = append(errs, g.Service.Close())
+	}
+	return errors.Join(errs...)
+}
+
 // looksLikePath tells a path argument from an id: ids may hold "/" too (an
 // id is encoded into one folder name), so only an existing path counts.
 func looksLikePath(arg string) bool {

@@ -255,6 +255,55 @@ func TestOpenSession(t *testing.T) {
 	}
 }
 
+// TestOpenSessions: several arguments share their store's Service, a
+// session named twice (by id, prefix or path) is there once, stores are
+// grouped in the order first named, and an argument that names nothing
+// fails with the sessions opened so far returned for closing.
+func TestOpenSessions(t *testing.T) {
+	ctx := context.Background()
+	root := newStore(t, 4, "session-a", "session-b")
+	other := newStore(t, 4, "session-a")
+	r := Request{Flag: root, Getenv: env(nil)}
+	ss, err := OpenSessions(ctx, r, []string{"session-b", filepath.Join(other, "--w--", "session-a"), "session-a",
+		filepath.Join(root, "--w--", "session-b"), "session-a"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range ss.Sessions {
+		got = append(got, s.ID)
+	}
+	if !slices.Equal(got, []string{"session-b", "session-a", "session-a"}) {
+		t.Fatalf("sessions %q", got)
+	}
+	groups := ss.Groups()
+	if len(groups) != 2 || !slices.Equal(groups[0].IDs, []string{"session-b", "session-a"}) || !slices.Equal(groups[1].IDs, []string{"session-a"}) ||
+		groups[0].Service != ss.Sessions[0].Service || groups[1].Service != ss.Sessions[1].Service {
+		t.Fatalf("groups %+v", groups)
+	}
+	if err := ss.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	ss, err = OpenSessions(ctx, r, []string{"session-a", "nosuch"}, Options{})
+	if !errors.Is(err, seam.ErrNotFound) || len(ss.Sessions) != 1 {
+		t.Fatalf("unknown id: %+v, %v", ss, err)
+	}
+	ss.Close()
+	if err := (*Sessions)(nil).Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSourceString(t *testing.T) {
+	for s, want := range map[Source]string{FromFlag: "--store", FromEnv: "DSHCTL_STORE", FromDSHHome: "DSH_HOME",
+		FromDefault: "default", FromPath: "path", 9: "Source(9)"} {
+		if got := s.String(); got != want {
+			t.Errorf("%d: %q, want %q", int(s), got, want)
+		}
+	}
+}
+
 func TestCreate(t *testing.T) {
 	ctx := context.Background()
 	root := newStore(t, 2, "old-v2")
