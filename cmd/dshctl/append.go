@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
@@ -68,17 +69,17 @@ after a crash, close the old one first (append --close-interrupted alone).`,
 			}
 			o.headerFlags = headerFlagsSet(cmd)
 			if !o.create && len(o.headerFlags) > 0 {
-				return usagef("--cwd, --format-version, --parent, --origin, --preset, --compression and --sqlite-schema need --create")
+				return termui.Usagef("--cwd, --format-version, --parent, --origin, --preset, --compression and --sqlite-schema need --create")
 			}
 			if o.compression != "" && o.compression != "zstd" && o.compression != "none" {
-				return usagef("--compression %q: want zstd or none", o.compression)
+				return termui.Usagef("--compression %q: want zstd or none", o.compression)
 			}
 			if o.sqliteSchema != 0 && o.sqliteSchema != 14 && o.sqliteSchema != 17 {
-				return usagef("--sqlite-schema %d: want 17 or 14", o.sqliteSchema)
+				return termui.Usagef("--sqlite-schema %d: want 17 or 14", o.sqliteSchema)
 			}
 			o.versionSet = cmd.Flags().Changed("format-version")
 			if o.versionSet && (o.header.Version < 0 || o.header.Version > seam.MaxVersion) {
-				return usagef("--format-version %d: dshctl writes log formats v0 to v%d", o.header.Version, seam.MaxVersion)
+				return termui.Usagef("--format-version %d: dshctl writes log formats v0 to v%d", o.header.Version, seam.MaxVersion)
 			}
 			name := "-"
 			if len(args) == 2 {
@@ -167,7 +168,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 	} else {
 		s, err := g.openSession(ctx, e, arg, store.Options{})
 		if errors.Is(err, seam.ErrNotFound) {
-			return nil, withHint(err, "add --create to create the session (SESSION is then its exact id), or run 'dshctl list --all'")
+			return nil, termui.WithHint(err, "add --create to create the session (SESSION is then its exact id), or run 'dshctl list --all'")
 		}
 		if err != nil {
 			return nil, err
@@ -191,7 +192,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 				r.Bytes, r.Kind, r.Offset, r.Path, kept, r.Backup)
 		}
 	}
-	return res, explain(err)
+	return res, sessionview.Explain(err)
 }
 
 func printAppend(e *env, r *store.AppendResult) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
@@ -119,23 +120,23 @@ func filtered(cmd *cobra.Command) bool {
 func (o *catOptions) check(cmd *cobra.Command, format string) error {
 	switch {
 	case o.frames && !o.raw:
-		return usagef("--frames needs --raw")
+		return termui.Usagef("--frames needs --raw")
 	case o.tail && !o.raw:
-		return usagef("--include-tail needs --raw")
+		return termui.Usagef("--include-tail needs --raw")
 	case o.raw && (filtered(cmd) || o.header || o.closers || o.follow || format != formatJSONL):
-		return usagef("--raw prints the stored records whole: it takes no filter, --header, --closers, --follow or -o")
+		return termui.Usagef("--raw prints the stored records whole: it takes no filter, --header, --closers, --follow or -o")
 	case o.follow && o.closers:
-		return usagef("--closers and --follow do not go together: a followed log may still be resumed")
+		return termui.Usagef("--closers and --follow do not go together: a followed log may still be resumed")
 	case o.follow && format == formatJSON:
-		return usagef("--follow streams: use -o jsonl or -o text")
+		return termui.Usagef("--follow streams: use -o jsonl or -o text")
 	case o.from < 0:
-		return usagef("--from must not be negative")
+		return termui.Usagef("--from must not be negative")
 	case o.turn < 0:
-		return usagef("--turn must not be negative")
+		return termui.Usagef("--turn must not be negative")
 	case cmd.Flags().Changed("to") && o.to < o.from:
-		return usagef("--to %d is before --from %d", o.to, o.from)
+		return termui.Usagef("--to %d is before --from %d", o.to, o.from)
 	case o.width < 0:
-		return usagef("--width must not be negative")
+		return termui.Usagef("--width must not be negative")
 	}
 	o.widthSet = cmd.Flags().Changed("width")
 	if !filtered(cmd) {
@@ -190,7 +191,7 @@ func runCat(ctx context.Context, e *env, s *store.Session, format string, o *cat
 	if errors.As(err, &ut) {
 		return ut.Refusal("cat") // after every event was printed
 	}
-	return explain(err)
+	return sessionview.Explain(err)
 }
 
 // noHeader is a Sink without the header line, for filtered output.
@@ -226,5 +227,5 @@ func catRaw(ctx context.Context, e *env, h seam.Handle, o *catOptions, w *bufio.
 	if snap, serr := h.Snapshot(ctx); serr == nil && snap.Location.TornBytes > 0 {
 		fmt.Fprintf(e.stderr, "dshctl: not printed: a %d-byte torn tail (an incomplete append, never read)\n", snap.Location.TornBytes)
 	}
-	return explain(err)
+	return sessionview.Explain(err)
 }

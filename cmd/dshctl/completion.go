@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/dshctl/dshctl/internal/buildinfo"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/dshctl/dshctl/internal/buildinfo"
 
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/reconcile"

@@ -89,19 +89,19 @@ func (o *exportOptions) check(g *globals, args []string) error {
 	many := o.all || len(args) > 1
 	switch {
 	case o.all && len(args) > 0:
-		return usagef("--all exports every session: name none")
+		return termui.Usagef("--all exports every session: name none")
 	case !o.all && len(args) == 0:
-		return usagef("name the session to export, or --all")
+		return termui.Usagef("name the session to export, or --all")
 	case o.jobs < 0:
-		return usagef("--jobs must not be negative")
+		return termui.Usagef("--jobs must not be negative")
 	case o.out == "-" && many:
-		return usagef("-O - writes one ZIP: with several sessions, -O names a folder")
+		return termui.Usagef("-O - writes one ZIP: with several sessions, -O names a folder")
 	case o.out == "-" && g.output != "":
-		return usagef("with -O - the ZIP is the output: -o has nothing to print")
+		return termui.Usagef("with -O - the ZIP is the output: -o has nothing to print")
 	}
 	if dir := cmp.Or(o.out, "."); many {
 		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-			return usagef("-O %s is a file: with several sessions, -O names a folder", dir)
+			return termui.Usagef("-O %s is a file: with several sessions, -O names a folder", dir)
 		}
 	}
 	return nil
@@ -133,7 +133,7 @@ func exportOne(ctx context.Context, e *env, g *globals, format string, o *export
 	}
 	if o.out == "-" {
 		if e.stdoutTTY && !o.force {
-			return withHint(errors.New("refusing to write a ZIP to a terminal"), "redirect standard output, or use -O FILE")
+			return termui.WithHint(errors.New("refusing to write a ZIP to a terminal"), "redirect standard output, or use -O FILE")
 		}
 		w := bufio.NewWriterSize(e.stdout, 256<<10)
 		entries, err := export.Session(ctx, s.Service, s.ID, w, opts)
@@ -204,7 +204,7 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 			warnUnsupported(e, r.Entries)
 			ok = append(ok, r)
 		case ctx.Err() == nil || !errors.Is(r.Err, context.Canceled): // an interruption is said once, below
-			fmt.Fprintf(e.stderr, "dshctl: export %q: %s\n", r.ID, oneLine(explain(r.Err)))
+			fmt.Fprintf(e.stderr, "dshctl: export %q: %s\n", r.ID, termui.OneLineError(sessionview.Explain(r.Err)))
 		}
 	}
 	if err := printExports(e, format, ok); err != nil {
@@ -219,7 +219,7 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 	}
 	err := fmt.Errorf("%d of %s not exported", failed, termui.Count(len(results), "session"))
 	if slices.ContainsFunc(results, func(r export.Result) bool { return errors.Is(r.Err, export.ErrExists) }) {
-		err = withHint(err, "use --force to replace existing files")
+		err = termui.WithHint(err, "use --force to replace existing files")
 	}
 	return err
 }
@@ -230,11 +230,11 @@ func explainExport(err error) error {
 	case errors.Is(err, context.Canceled):
 		return errors.New("export interrupted")
 	case errors.Is(err, export.ErrExists):
-		return withHint(err, "use --force to replace it, or -O to write elsewhere")
+		return termui.WithHint(err, "use --force to replace it, or -O to write elsewhere")
 	case errors.As(err, new(*export.SubagentError)):
-		return withHint(err, "--no-subagents exports the session without its subagents")
+		return termui.WithHint(err, "--no-subagents exports the session without its subagents")
 	}
-	return explain(err)
+	return sessionview.Explain(err)
 }
 
 // warnUnsupported says which exported logs dsh would refuse: a plugin's

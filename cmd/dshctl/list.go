@@ -56,17 +56,17 @@ generation, encoding; an unknown or absent value is empty. -o json and
 				return err
 			}
 			if !slices.Contains(inspect.SortKeys, o.sort) {
-				return usagef("--sort %q: want created, updated, size or events", o.sort)
+				return termui.Usagef("--sort %q: want created, updated, size or events", o.sort)
 			}
 			if o.limit < 0 {
-				return usagef("--limit must not be negative")
+				return termui.Usagef("--limit must not be negative")
 			}
 			if o.budget <= 0 {
-				return usagef("--scan-budget must be positive")
+				return termui.Usagef("--scan-budget must be positive")
 			}
 			if o.proj != "" {
 				if o.proj, err = filepath.Abs(o.proj); err != nil {
-					return usageError{err}
+					return termui.Usage(err)
 				}
 			}
 			return runList(cmd.Context(), e, g, format, &o)
@@ -109,12 +109,12 @@ func runList(ctx context.Context, e *env, g *globals, format string, o *listOpti
 	case formatJSON:
 		items := make([]sessionview.JSON, len(kept))
 		for i, it := range kept {
-			items[i] = sessionview.NewJSON(it, reason)
+			items[i] = sessionview.NewJSON(it, sessionview.Reason)
 		}
 		err = writeJSON(out, format, items)
 	case formatJSONL:
 		for _, it := range kept {
-			if err = writeJSON(out, format, sessionview.NewJSON(it, reason)); err != nil {
+			if err = writeJSON(out, format, sessionview.NewJSON(it, sessionview.Reason)); err != nil {
 				break
 			}
 		}
@@ -164,11 +164,8 @@ func printList(e *env, w *bufio.Writer, items []*inspect.Session) error {
 	// The reasons are too long for a table cell; they go to stderr whole.
 	for i := range items {
 		if items[i].State == inspect.StateError {
-			fmt.Fprintf(e.stderr, "dshctl: %s: %s\n", names[i], reason(items[i].Err))
+			fmt.Fprintf(e.stderr, "dshctl: %s: %s\n", names[i], sessionview.Reason(items[i].Err))
 		}
 	}
 	return nil
 }
-
-// reason words err for a reader the way error messages do (see explain).
-func reason(err error) string { return explain(err).Error() }

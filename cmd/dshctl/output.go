@@ -31,7 +31,7 @@ func (g *globals) outputFormat(def string, allowed ...string) (string, error) {
 		return def, nil
 	}
 	if !slices.Contains(allowed, f) {
-		return "", usagef("unsupported output format %q (want %s)", f, strings.Join(allowed, "|"))
+		return "", termui.Usagef("unsupported output format %q (want %s)", f, strings.Join(allowed, "|"))
 	}
 	return f, nil
 }
@@ -62,9 +62,6 @@ func printItems[T any](e *env, format string, items []T, human func(w *bufio.Wri
 	}
 	return err
 }
-
-// oneLine is err's message on one line, as errors are printed.
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
 
 // newTable is a table for e's stdout (or a buffer in front of it).
 func (e *env) newTable(w io.Writer, header ...string) *termui.Table {

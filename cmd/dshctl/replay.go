@@ -97,31 +97,31 @@ func replayOptions(cmd *cobra.Command, f replayFlags, args []string) (replay.Opt
 	if f.convert != "" {
 		for _, other := range []string{"policy", "junit", "generate", "seed", "save", "shard"} {
 			if changed(other) {
-				return replay.Options{}, usagef("--convert writes traces and replays nothing: it does not go with --%s", other)
+				return replay.Options{}, termui.Usagef("--convert writes traces and replays nothing: it does not go with --%s", other)
 			}
 		}
 		if len(args) == 0 {
-			return replay.Options{}, usagef("--convert needs a capture or a folder of captures")
+			return replay.Options{}, termui.Usagef("--convert needs a capture or a folder of captures")
 		}
 		return replay.Options{}, nil
 	}
 	if len(args) == 0 && f.generate == 0 {
-		return replay.Options{}, usagef("replay needs a trace, a capture, a folder of them, or --generate N")
+		return replay.Options{}, termui.Usagef("replay needs a trace, a capture, a folder of them, or --generate N")
 	}
 	if f.generate < 0 {
-		return replay.Options{}, usagef("--generate must be positive")
+		return replay.Options{}, termui.Usagef("--generate must be positive")
 	}
 	if f.generate == 0 && (changed("seed") || f.save != "") {
-		return replay.Options{}, usagef("--seed and --save go with --generate")
+		return replay.Options{}, termui.Usagef("--seed and --save go with --generate")
 	}
 	pol, err := reconcile.PolicyByName(f.policy)
 	if err != nil {
-		return replay.Options{}, usageError{err}
+		return replay.Options{}, termui.Usage(err)
 	}
 	o := replay.Options{Policy: pol, JUnit: f.junit, Generate: f.generate, Seed: f.seed, Save: f.save}
 	if f.shard != "" {
 		if o.Shard, err = reconcile.ParseShard(f.shard); err != nil {
-			return replay.Options{}, usageError{fmt.Errorf("--shard: %w", err)}
+			return replay.Options{}, termui.Usage(fmt.Errorf("--shard: %w", err))
 		}
 	}
 	return o, nil
@@ -167,7 +167,7 @@ func runReplay(cmd *cobra.Command, e *env, format string, o replay.Options, args
 		return fmt.Errorf("replay: write report: %w", err)
 	}
 	if rep.Failed > 0 {
-		return findingsError{fmt.Sprintf("%d of %d traces failed", rep.Failed, rep.Traces)}
+		return termui.Findings(fmt.Sprintf("%d of %d traces failed", rep.Failed, rep.Traces))
 	}
 	return nil
 }
@@ -177,9 +177,9 @@ func runReplay(cmd *cobra.Command, e *env, format string, o replay.Options, args
 func explainReplay(err error) error {
 	switch {
 	case errors.As(err, new(*replay.NoTracesError)):
-		return withHint(err, "name trace or capture files, or a folder that holds them")
+		return termui.WithHint(err, "name trace or capture files, or a folder that holds them")
 	case errors.As(err, new(*replay.ArgError)):
-		return usageError{err}
+		return termui.Usage(err)
 	}
 	return err
 }

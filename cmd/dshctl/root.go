@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -17,12 +16,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Exit codes, as cli.md defines them.
+// Exit statuses, as cli.md defines them (see termui.Report).
 const (
-	exitOK       = 0
-	exitError    = 1 // operational: not found, I/O, lock busy, corrupt store
-	exitUsage    = 2 // unknown flag, bad argument
-	exitFindings = 3 // the check ran and found problems
+	exitOK    = termui.ExitOK
+	exitError = termui.ExitError
 )
 
 // env is what a command may use of the outside world; tests replace it.
@@ -63,33 +60,6 @@ type globals struct {
 	output string
 }
 
-// usageError marks an error as the user's misuse of the command line.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
-// findingsError says the check ran and found problems (exit 3). Its message
-// has been printed already as part of the report.
-type findingsError struct{ summary string }
-
-func (f findingsError) Error() string { return f.summary }
-
-// hintError adds a second line telling the user what to do next.
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (h hintError) Error() string { return h.err.Error() }
-func (h hintError) Unwrap() error { return h.err }
-
-func withHint(err error, hint string) error { return hintError{err, hint} }
-
 // run executes one dshctl invocation and returns its exit code.
 func run(args []string, e *env) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -102,32 +72,7 @@ func run(args []string, e *env) int {
 	if c, _, ferr := root.Find(args); ferr == nil {
 		helpCmd = c.CommandPath()
 	}
-	return report(e, err, helpCmd)
-}
-
-// report prints err the way cli.md asks (one line, plus a hint line) and
-// maps it to an exit code. helpCmd is the command whose --help a usage error
-// points to.
-func report(e *env, err error, helpCmd string) int {
-	if err == nil {
-		return exitOK
-	}
-	var f findingsError
-	if errors.As(err, &f) {
-		return exitFindings
-	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	fmt.Fprintf(e.stderr, "dshctl: %s\n", msg)
-	var h hintError
-	if errors.As(err, &h) && h.hint != "" {
-		fmt.Fprintf(e.stderr, "hint: %s\n", h.hint)
-	}
-	var u usageError
-	if errors.As(err, &u) {
-		fmt.Fprintf(e.stderr, "hint: run '%s --help' for usage\n", helpCmd)
-		return exitUsage
-	}
-	return exitError
+	return termui.Report(e.stderr, err, helpCmd)
 }
 
 func newRootCmd(e *env, g *globals) *cobra.Command {
@@ -179,9 +124,9 @@ integers), one line per row. -o json and -o jsonl give every field.`,
 		if len(args) == 0 {
 			return nil
 		}
-		err := usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+		err := termui.Usagef("unknown command %q for %q", args[0], cmd.CommandPath())
 		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			return withHint(err, "did you mean "+strings.Join(s, " or ")+"?")
+			return termui.WithHint(err, "did you mean "+strings.Join(s, " or ")+"?")
 		}
 		return err
 	}
@@ -213,11 +158,11 @@ func flagError(cmd *cobra.Command, err error) error {
 		case errors.As(err, &ne):
 			why = "not a number"
 		}
-		return usageError{fmt.Errorf("invalid --%s %q: %s", f.Name, inv.GetValue(), why)}
+		return termui.Usagef("invalid --%s %q: %s", f.Name, inv.GetValue(), why)
 	case errors.As(err, &nf) && nf.GetSpecifiedName() == "version" && cmd.HasParent():
-		return usageError{withHint(err, "--version is dshctl's own (dshctl --version); the log format of a new session is --format-version")}
+		return termui.Usage(termui.WithHint(err, "--version is dshctl's own (dshctl --version); the log format of a new session is --format-version"))
 	}
-	return usageError{err}
+	return termui.Usage(err)
 }
 
 // wrapArgs turns a command's argument validation errors into usage errors.
@@ -228,7 +173,7 @@ func wrapArgs(c *cobra.Command) {
 	check := c.Args
 	c.Args = func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return usageError{err}
+			return termui.Usage(err)
 		}
 		return nil
 	}

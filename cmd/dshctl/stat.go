@@ -48,14 +48,14 @@ list gives, and lockHeld, inheritedEventCount and exact.`,
 			// read; the reason then fails the command, after the report.
 			var perr error
 			if format != formatTable {
-				perr = writeJSON(e.stdout, format, sessionview.NewStatJSON(r, reason))
+				perr = writeJSON(e.stdout, format, sessionview.NewStatJSON(r, sessionview.Reason))
 			} else {
-				perr = sessionview.StatFields(r, e.now(), reason).Print(e.stdout, e.stdoutTTY)
+				perr = sessionview.StatFields(r, e.now(), sessionview.Reason).Print(e.stdout, e.stdoutTTY)
 			}
 			if perr != nil {
 				return perr
 			}
-			return explain(err)
+			return sessionview.Explain(err)
 		},
 	}
 	setFormats(cmd, listFormats...)

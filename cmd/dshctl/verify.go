@@ -63,18 +63,18 @@ or repaired.`,
 			}
 			mode, err := inspect.ParseMode(o.mode)
 			if err != nil {
-				return usageError{err}
+				return termui.Usage(err)
 			}
 			switch {
 			case o.salvage && !o.repair:
-				return usagef("--salvage needs --repair")
+				return termui.Usagef("--salvage needs --repair")
 			case o.dryRun && !o.repair:
-				return usagef("--dry-run needs --repair")
+				return termui.Usagef("--dry-run needs --repair")
 			case o.jobs < 0:
-				return usagef("--jobs must not be negative")
+				return termui.Usagef("--jobs must not be negative")
 			}
 			if cmd.Flags().Changed("backup-dir") && o.backupDir == "" {
-				return usagef("--backup-dir must not be empty")
+				return termui.Usagef("--backup-dir must not be empty")
 			}
 			return runVerify(cmd.Context(), e, g, args, format, o.backupDir, inspect.Options{Mode: mode,
 				Repair: o.repair, Salvage: o.salvage, DryRun: o.dryRun, Jobs: o.jobs})
@@ -128,7 +128,7 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 	var reports []sessionview.VerifyJSON
 	o.Report = func(r *inspect.SessionReport) error {
 		if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
-			fmt.Fprintf(e.stderr, "dshctl: verify %s: %s\n", r.ID, oneLine(r.Err))
+			fmt.Fprintf(e.stderr, "dshctl: verify %s: %s\n", r.ID, termui.OneLineError(r.Err))
 		}
 		switch format {
 		case formatJSON:
@@ -167,7 +167,7 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 	case sum.Failed > 0:
 		return fmt.Errorf("%s could not be checked or repaired (see above)", termui.Count(sum.Failed, "session"))
 	case sum.Errors > 0:
-		return findingsError{sum.String()}
+		return termui.Findings(sum.String())
 	}
 	return nil
 }

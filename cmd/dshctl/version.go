@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/dshctl/dshctl/internal/buildinfo"
 	"io"
+
+	"github.com/dshctl/dshctl/internal/buildinfo"
 
 	"github.com/spf13/cobra"
 )
