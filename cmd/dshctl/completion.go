@@ -7,10 +7,8 @@ import (
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/buildinfo"
-
 	"github.com/dshctl/dshctl/internal/inspect"
-	"github.com/dshctl/dshctl/internal/reconcile"
-	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/replay"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -42,28 +40,18 @@ func completeSessions(e *env, g *globals, many bool) cobra.CompletionFunc {
 		if strings.ContainsRune(toComplete, os.PathSeparator) || strings.HasPrefix(toComplete, ".") || strings.HasPrefix(toComplete, "~") {
 			return nil, cobra.ShellCompDirectiveDefault
 		}
-		svc, err := g.request(e).Open(store.Options{AllowUnknownTypes: true})
-		if err != nil {
-			cobra.CompDebugln(err.Error(), true)
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		defer svc.Close()
-		entries, err := svc.List(cmd.Context())
+		matches, err := store.Complete(cmd.Context(), g.request(e), toComplete, maxCompletions, store.Options{AllowUnknownTypes: true})
 		if err != nil {
 			cobra.CompDebugln(err.Error(), true)
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var out []cobra.Completion
-		for _, en := range entries {
-			h := &en.Snapshot.Header
-			if h.ID == "" || !strings.HasPrefix(h.ID, toComplete) || len(out) == maxCompletions {
-				continue
-			}
-			desc := h.Cwd
-			if en.Err != nil {
+		for _, m := range matches {
+			desc := m.Cwd
+			if m.Unreadable {
 				desc = "unreadable"
 			}
-			out = append(out, cobra.CompletionWithDesc(h.ID, desc))
+			out = append(out, cobra.CompletionWithDesc(m.ID, desc))
 		}
 		slices.Sort(out)
 		return slices.Compact(out), cobra.ShellCompDirectiveNoFileComp
@@ -77,8 +65,8 @@ func completeSessions(e *env, g *globals, many bool) cobra.CompletionFunc {
 func registerCompletions(root *cobra.Command) {
 	fixed := map[string][]string{
 		"sort":        inspect.SortKeys,
-		"type":        eventTypes(),
-		"policy":      policyNames(),
+		"type":        inspect.TypePatterns(),
+		"policy":      replay.PolicyNames(),
 		"compression": {"zstd", "none"},
 		"mode":        {inspect.ModeTolerateTail.String(), inspect.ModeStrict.String(), inspect.ModePointInTime.String()},
 	}
@@ -101,33 +89,6 @@ func registerCompletions(root *cobra.Command) {
 		}
 	}
 	walk(root)
-}
-
-// eventTypes are the event types of every format version, and the globs
-// of their families ("tool/*"), for --type.
-func eventTypes() []string {
-	var out []string
-	for v := 0; v <= seam.MaxVersion; v++ {
-		for _, t := range seam.Vocabulary(v) {
-			out = append(out, t)
-			if family, _, ok := strings.Cut(t, "/"); ok {
-				out = append(out, family+"/*")
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// policyNames are the replay policies users choose between.
-func policyNames() []string {
-	var out []string
-	for _, p := range reconcile.Policies() {
-		if !p.Hidden {
-			out = append(out, p.Name)
-		}
-	}
-	return out
 }
 
 func newCompletionCmd(root *cobra.Command) *cobra.Command {

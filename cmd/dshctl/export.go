@@ -253,7 +253,7 @@ func warnUnsupported(e *env, entries []export.Entry) {
 // subagents, bytes); or JSON.
 func printExports(e *env, format string, results []export.Result) error {
 	items := sessionview.NewExports(results)
-	return printItems(e, format, items, func(w *bufio.Writer) error {
+	return printItems(e, format, items, func(it sessionview.ExportJSON) any { return it }, func(w *bufio.Writer) error {
 		switch {
 		case len(items) == 1 && e.stdoutTTY:
 			return sessionview.ExportFields(items[0]).Print(w, true)

@@ -42,17 +42,21 @@ func writeJSON(w io.Writer, format string, v any) error {
 }
 
 // printItems prints items as -o json (one array) or -o jsonl (a line
-// each), else with human, through one buffer: a list of thousands is one
-// write per buffer, not one per item.
-func printItems[T any](e *env, format string, items []T, human func(w *bufio.Writer) error) error {
+// each) of their views, else with human, through one buffer: a list of
+// thousands is one write per buffer, not one per item.
+func printItems[T any](e *env, format string, items []T, view func(T) any, human func(w *bufio.Writer) error) error {
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	var err error
 	switch format {
 	case formatJSON:
-		err = writeJSON(w, format, items)
+		views := make([]any, len(items))
+		for i, it := range items {
+			views[i] = view(it)
+		}
+		err = writeJSON(w, format, views)
 	case formatJSONL:
 		for i := 0; i < len(items) && err == nil; i++ {
-			err = writeJSON(w, format, items[i])
+			err = writeJSON(w, format, view(items[i]))
 		}
 	default:
 		err = human(w)

@@ -82,7 +82,7 @@ usage error.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.policy, "policy", reconcile.Membership.Name, "keep policy under test: "+strings.Join(policyNames(), "|"))
+	fl.StringVar(&f.policy, "policy", reconcile.Membership.Name, "keep policy under test: "+strings.Join(replay.PolicyNames(), "|"))
 	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to `FILE`")
 	fl.IntVar(&f.generate, "generate", 0, "run `N` generated traces")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the generated traces")

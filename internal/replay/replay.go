@@ -69,6 +69,18 @@ func Files(paths []string) ([]reconcile.File, error) {
 	return files, nil
 }
 
+// PolicyNames are the keep policies users choose between (the historical
+// bug variants are accepted too, but not offered).
+func PolicyNames() []string {
+	var out []string
+	for _, p := range reconcile.Policies() {
+		if !p.Hidden {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
 // Options say what Run runs and what it writes.
 type Options struct {
 	Policy reconcile.Policy

@@ -243,3 +243,17 @@ func TestConvert(t *testing.T) {
 		t.Fatalf("no capture: %v", err)
 	}
 }
+
+// TestPolicyNames: the policies offered are the fixed ones, not the bug
+// variants, and each is one PolicyByName accepts.
+func TestPolicyNames(t *testing.T) {
+	names := PolicyNames()
+	if !slices.Equal(names, []string{"membership", "legacy"}) {
+		t.Errorf("policies %q", names)
+	}
+	for _, n := range names {
+		if _, err := reconcile.PolicyByName(n); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -79,6 +79,22 @@ func fields(it *inspect.Session) []string {
 		h.Origin, h.ParentSession, strconv.Itoa(loc.Generation), loc.Encoding}
 }
 
+// NoSessions says why a list of the sessions of project (all when "") is
+// empty, hidden being the blank sessions left out.
+func NoSessions(project string, hidden int) string {
+	msg := "no sessions"
+	if project != "" {
+		msg += " in project " + project
+	}
+	switch {
+	case hidden == 1:
+		msg += " (1 blank session is hidden: --all shows it)"
+	case hidden > 1:
+		msg += fmt.Sprintf(" (%d blank sessions are hidden: --all shows them)", hidden)
+	}
+	return msg
+}
+
 // StatFields are what stat prints about r: for people aligned "key: value"
 // lines, for a script "key:<TAB>value" lines with machine values (RFC 3339
 // times, integer bytes, one-word states; empty when unknown or absent).

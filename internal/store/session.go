@@ -138,6 +138,35 @@ func (ss *Sessions) Close() error {
 	return errors.Join(errs...)
 }
 
+// Match is a session whose id completes a word.
+type Match struct {
+	ID, Cwd string
+	// Unreadable says the session cannot be read (its Cwd may be unknown).
+	Unreadable bool
+}
+
+// Complete returns the first max sessions of the store r asks for, in the
+// store's order, whose ids start with prefix.
+func Complete(ctx context.Context, r Request, prefix string, max int, o Options) ([]Match, error) {
+	svc, err := r.Open(o)
+	if err != nil {
+		return nil, err
+	}
+	defer svc.Close()
+	entries, err := svc.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Match
+	for _, en := range entries {
+		h := &en.Snapshot.Header
+		if h.ID != "" && strings.HasPrefix(h.ID, prefix) && len(out) < max {
+			out = append(out, Match{ID: h.ID, Cwd: h.Cwd, Unreadable: en.Err != nil})
+		}
+	}
+	return out, nil
+}
+
 // looksLikePath tells a path argument from an id: ids may hold "/" too (an
 // id is encoded into one folder name), so only an existing path counts.
 func looksLikePath(arg string) bool {

@@ -295,6 +295,28 @@ func TestOpenSessions(t *testing.T) {
 	}
 }
 
+// TestComplete: the sessions whose ids start with the word, at most max,
+// with their cwd.
+func TestComplete(t *testing.T) {
+	root := newStore(t, 4, "session-a1", "session-a2", "other")
+	r := Request{Flag: root, Getenv: env(nil)}
+	got, err := Complete(context.Background(), r, "session-a", 10, Options{})
+	if err != nil || len(got) != 2 || got[0].Cwd != "/w" || got[0].Unreadable {
+		t.Fatalf("complete: %+v, %v", got, err)
+	}
+	ids := []string{got[0].ID, got[1].ID}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"session-a1", "session-a2"}) {
+		t.Errorf("ids %q", ids)
+	}
+	if got, _ := Complete(context.Background(), r, "", 2, Options{}); len(got) != 2 {
+		t.Errorf("max 2: %+v", got)
+	}
+	if _, err := Complete(context.Background(), Request{Flag: filepath.Join(root, "none"), Getenv: env(nil)}, "", 2, Options{}); !errors.Is(err, ErrNotExist) {
+		t.Errorf("missing store: %v", err)
+	}
+}
+
 func TestSourceString(t *testing.T) {
 	for s, want := range map[Source]string{FromFlag: "--store", FromEnv: "DSHCTL_STORE", FromDSHHome: "DSH_HOME",
 		FromDefault: "default", FromPath: "path", 9: "Source(9)"} {
