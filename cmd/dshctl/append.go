@@ -67,7 +67,7 @@ after a crash, close the old one first (append --close-interrupted alone).`,
 			if err != nil {
 				return err
 			}
-			o.headerFlags = headerFlagsSet(cmd)
+			o.headerFlags = changedFlags(cmd, "cwd", "format-version", "parent", "origin", "preset", "compression", "sqlite-schema")
 			if !o.create && len(o.headerFlags) > 0 {
 				return termui.Usagef("--cwd, --format-version, --parent, --origin, --preset, --compression and --sqlite-schema need --create")
 			}
@@ -104,7 +104,8 @@ after a crash, close the old one first (append --close-interrupted alone).`,
 			if format != formatTable {
 				return writeJSON(e.stdout, format, res)
 			}
-			return printAppend(e, res)
+			_, err = fmt.Fprintln(e.stdout, sessionview.AppendSummary(res))
+			return err
 		},
 	}
 	setFormats(cmd, appendFormats...)
@@ -135,17 +136,8 @@ func openEvents(name string) (*os.File, error) {
 	return f, nil
 }
 
-// headerFlagsSet returns the --create-only flags given.
-func headerFlagsSet(cmd *cobra.Command) []string {
-	var set []string
-	for _, name := range []string{"cwd", "format-version", "parent", "origin", "preset", "compression", "sqlite-schema"} {
-		if cmd.Flags().Changed(name) {
-			set = append(set, "--"+name)
-		}
-	}
-	return set
-}
-
+// runAppend appends to the session arg names, or creates it
+// (store.Append), and says on stderr what the write repaired first.
 func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.Reader, o *appendOptions) (*store.AppendResult, error) {
 	if name == "-" {
 		name = "stdin"
@@ -184,45 +176,8 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		// What the append removed is reported even when it then failed:
 		// the removal happened, and the backup is where the bytes are.
 		for _, r := range res.Repairs {
-			kept := ""
-			if r.Rewritten > 0 {
-				kept = fmt.Sprintf(" (the %d bytes of committed records in its frame were written back)", r.Rewritten)
-			}
-			fmt.Fprintf(e.stderr, "dshctl: removed a %d-byte %s tail at byte %d of %s%s; saved to %s\n",
-				r.Bytes, r.Kind, r.Offset, r.Path, kept, r.Backup)
+			fmt.Fprintln(e.stderr, "dshctl: "+sessionview.RepairNote(r))
 		}
 	}
 	return res, sessionview.Explain(err)
-}
-
-func printAppend(e *env, r *store.AppendResult) error {
-	switch {
-	case r.Appended == 0 && r.Created:
-		_, err := fmt.Fprintf(e.stdout, "created %s (no events)\n", r.ID)
-		return err
-	case r.Appended == 0:
-		_, err := fmt.Fprintf(e.stdout, "nothing to append to %s\n", r.ID)
-		return err
-	}
-	verb := "appended"
-	if r.Created {
-		verb = "created " + r.ID + ";"
-	}
-	msg := fmt.Sprintf("%s %s, seq %d", verb, termui.Count(r.Appended, "event"), r.FirstSeq)
-	if r.Appended > 1 {
-		msg += fmt.Sprintf("–%d", r.NextSeq-1)
-	}
-	switch {
-	case r.Closers == r.Appended:
-		msg += " (closers of the interrupted turn)"
-	case r.Closers == 1:
-		msg += " (the last closes the interrupted turn)"
-	case r.Closers > 1:
-		msg += fmt.Sprintf(" (the last %d close the interrupted turn)", r.Closers)
-	}
-	if !r.Created {
-		msg += " to " + r.ID
-	}
-	_, err := fmt.Fprintln(e.stdout, msg)
-	return err
 }

@@ -18,16 +18,13 @@ import (
 )
 
 type catOptions struct {
-	raw, frames, tail, closers, follow bool
-	header, noPager, turnSet, widthSet bool
-	from, to, turn                     int64
-	types                              []string
+	inspect.StreamOptions
+	raw, frames, tail, header, noPager bool
 	width                              int
-	poll                               time.Duration
 }
 
 func newCatCmd(e *env, g *globals) *cobra.Command {
-	o := catOptions{poll: 500 * time.Millisecond}
+	o := catOptions{StreamOptions: inspect.StreamOptions{Poll: 500 * time.Millisecond}}
 	cmd := &cobra.Command{
 		Use:   "cat SESSION",
 		Short: "Print a session's log",
@@ -72,11 +69,11 @@ $PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
 			}
 			defer s.Close()
 			out, wait := io.Writer(e.stdout), func() error { return nil }
-			if format == formatText && !o.follow {
+			if format == formatText && !o.Follow {
 				out, wait = e.startPager(o.noPager)
 			}
 			w := bufio.NewWriterSize(out, 64<<10)
-			err = runCat(cmd.Context(), e, s, format, &o, w)
+			err = runCat(cmd.Context(), e, s, cmd, format, &o, w)
 			if ferr := w.Flush(); err == nil {
 				err = ferr
 			}
@@ -94,59 +91,51 @@ $PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
 	f.BoolVar(&o.raw, "raw", false, "print the records exactly as stored, up to the last one dsh serves")
 	f.BoolVar(&o.frames, "frames", false, "with --raw: mark zstd frame boundaries and offsets")
 	f.BoolVar(&o.tail, "include-tail", false, "with --raw: also print the records dsh does not serve (an uncommitted tail)")
-	f.Int64Var(&o.from, "from", 0, "first seq to print")
-	f.Int64Var(&o.to, "to", -1, "last seq to print")
-	f.StringArrayVar(&o.types, "type", nil, "print only events of this type (repeatable, glob: 'tool/*')")
-	f.Int64Var(&o.turn, "turn", 0, "print only the events of turn `N`")
+	f.Int64Var(&o.Filter.From, "from", 0, "first seq to print")
+	f.Int64Var(&o.Filter.To, "to", -1, "last seq to print")
+	f.StringArrayVar(&o.Filter.Types, "type", nil, "print only events of this type (repeatable, glob: 'tool/*')")
+	f.Int64Var(&o.Filter.Turn, "turn", 0, "print only the events of turn `N`")
 	f.BoolVar(&o.header, "header", false, "with a filter: print the header line too")
-	f.BoolVar(&o.closers, "closers", false, "append the synthetic closers of an interrupted tail turn (in memory only)")
-	f.BoolVarP(&o.follow, "follow", "f", false, "keep printing new events as they are appended")
+	f.BoolVar(&o.Closers, "closers", false, "append the synthetic closers of an interrupted tail turn (in memory only)")
+	f.BoolVarP(&o.Follow, "follow", "f", false, "keep printing new events as they are appended")
 	f.IntVar(&o.width, "width", inspect.DefaultTranscriptWidth, "with -o text: wrap and cut lines at this many columns (default: the terminal's width; 0: no limit)")
 	f.BoolVar(&o.noPager, "no-pager", false, "with -o text on a terminal: do not page")
 	return cmd
 }
 
-// filtered reports whether a filter flag was given.
-func filtered(cmd *cobra.Command) bool {
-	for _, name := range []string{"from", "to", "type", "turn"} {
-		if cmd.Flags().Changed(name) {
-			return true
-		}
-	}
-	return false
-}
-
-// check rejects flag combinations that mean nothing.
+// check rejects flag combinations that mean nothing, and notes which
+// optional filters were given.
 func (o *catOptions) check(cmd *cobra.Command, format string) error {
+	filtered := len(changedFlags(cmd, "from", "to", "type", "turn")) > 0
+	f := &o.Filter
 	switch {
 	case o.frames && !o.raw:
 		return termui.Usagef("--frames needs --raw")
 	case o.tail && !o.raw:
 		return termui.Usagef("--include-tail needs --raw")
-	case o.raw && (filtered(cmd) || o.header || o.closers || o.follow || format != formatJSONL):
+	case o.raw && (filtered || o.header || o.Closers || o.Follow || format != formatJSONL):
 		return termui.Usagef("--raw prints the stored records whole: it takes no filter, --header, --closers, --follow or -o")
-	case o.follow && o.closers:
+	case o.Follow && o.Closers:
 		return termui.Usagef("--closers and --follow do not go together: a followed log may still be resumed")
-	case o.follow && format == formatJSON:
+	case o.Follow && format == formatJSON:
 		return termui.Usagef("--follow streams: use -o jsonl or -o text")
-	case o.from < 0:
+	case f.From < 0:
 		return termui.Usagef("--from must not be negative")
-	case o.turn < 0:
+	case f.Turn < 0:
 		return termui.Usagef("--turn must not be negative")
-	case cmd.Flags().Changed("to") && o.to < o.from:
-		return termui.Usagef("--to %d is before --from %d", o.to, o.from)
+	case cmd.Flags().Changed("to") && f.To < f.From:
+		return termui.Usagef("--to %d is before --from %d", f.To, f.From)
 	case o.width < 0:
 		return termui.Usagef("--width must not be negative")
 	}
-	o.widthSet = cmd.Flags().Changed("width")
-	if !filtered(cmd) {
-		o.header = true
-	}
-	o.turnSet = cmd.Flags().Changed("turn")
+	o.header = o.header || !filtered
+	f.HasTo, f.HasTurn = f.To >= 0, cmd.Flags().Changed("turn")
 	return nil
 }
 
-func runCat(ctx context.Context, e *env, s *store.Session, format string, o *catOptions, w *bufio.Writer) error {
+// runCat prints the log (inspect.Stream) in the format asked, or its
+// stored records (export.WriteRaw).
+func runCat(ctx context.Context, e *env, s *store.Session, cmd *cobra.Command, format string, o *catOptions, w *bufio.Writer) error {
 	h, err := s.Service.Open(ctx, s.ID, seam.Read)
 	if err != nil {
 		return err
@@ -155,35 +144,27 @@ func runCat(ctx context.Context, e *env, s *store.Session, format string, o *cat
 	if o.raw {
 		return catRaw(ctx, e, h, o, w)
 	}
-	so := inspect.StreamOptions{Filter: inspect.FilterOptions{From: o.from, Types: o.types},
-		Closers: o.closers, Follow: o.follow, Poll: o.poll}
-	if o.to >= 0 {
-		so.Filter.To, so.Filter.HasTo = o.to, true
-	}
-	if o.turnSet {
-		so.Filter.Turn, so.Filter.HasTurn = o.turn, true
-	}
 	var sink inspect.Sink
 	switch format {
 	case formatJSON:
 		sink = export.NewDocument(w)
 	case formatText:
-		width := o.width
+		width, widthSet := o.width, cmd.Flags().Changed("width")
 		switch {
-		case !o.widthSet && e.stdoutTTY:
+		case !widthSet && e.stdoutTTY:
 			width = e.termWidth()
 		case width == 0:
 			width = -1 // no limit
 		}
 		sink = inspect.NewTranscript(w, inspect.TranscriptOptions{Width: width, Color: e.colour(),
-			Wrap: e.stdoutTTY || o.widthSet})
+			Wrap: e.stdoutTTY || widthSet})
 	default:
 		sink = export.NewCanonical(w)
 		if !o.header {
 			sink = noHeader{sink}
 		}
 	}
-	res, err := inspect.Stream(ctx, h, so, sink)
+	res, err := inspect.Stream(ctx, h, o.StreamOptions, sink)
 	if res.Closers > 0 && format != formatJSON {
 		fmt.Fprintf(e.stderr, "dshctl: %s for the interrupted turn printed, not stored\n", termui.Count(res.Closers, "synthetic closer"))
 	}
@@ -209,20 +190,8 @@ func catRaw(ctx context.Context, e *env, h seam.Handle, o *catOptions, w *bufio.
 	if ferr := w.Flush(); ferr != nil && err == nil {
 		err = ferr
 	}
-	if res.TailRecords > 0 {
-		what := fmt.Sprintf("%s (%d bytes from byte %d of the stored text) that dsh does not serve: ",
-			termui.Count(res.TailRecords, "record"), res.TailBytes, res.TailOffset)
-		if err != nil {
-			what += "damaged data"
-		} else {
-			what += "an uncommitted tail, which the next append removes"
-		}
-		if o.tail {
-			fmt.Fprintf(e.stderr, "dshctl: printed at the end: %s\n", what)
-		} else {
-			fmt.Fprintf(e.stderr, "dshctl: not printed: %s; --include-tail prints %s\n", what,
-				map[bool]string{true: "it", false: "them"}[res.TailRecords == 1])
-		}
+	if note := sessionview.RawTailNote(res, o.tail, err != nil); note != "" {
+		fmt.Fprintln(e.stderr, "dshctl: "+note)
 	}
 	if snap, serr := h.Snapshot(ctx); serr == nil && snap.Location.TornBytes > 0 {
 		fmt.Fprintf(e.stderr, "dshctl: not printed: a %d-byte torn tail (an incomplete append, never read)\n", snap.Location.TornBytes)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/spf13/cobra"
 )
 
 // Output formats.
@@ -94,4 +95,15 @@ func (e *env) startPager(off bool) (io.Writer, func() error) {
 		lookup = func(k string) (string, bool) { v := e.getenv(k); return v, v != "" }
 	}
 	return termui.StartPager(termui.PagerCommand(lookup), e.stdout, e.stderr)
+}
+
+// changedFlags are the flags among names given on cmd's command line.
+func changedFlags(cmd *cobra.Command, names ...string) []string {
+	var set []string
+	for _, name := range names {
+		if cmd.Flags().Changed(name) {
+			set = append(set, "--"+name)
+		}
+	}
+	return set
 }

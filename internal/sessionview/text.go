@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
@@ -93,6 +94,31 @@ func NoSessions(project string, hidden int) string {
 		msg += fmt.Sprintf(" (%d blank sessions are hidden: --all shows them)", hidden)
 	}
 	return msg
+}
+
+// RawTailNote says what `cat --raw` did with the records past the last one
+// dsh serves (res): printed at the end (included) or not; damaged when
+// reading them failed, else an uncommitted tail. It is "" when there are
+// none.
+func RawTailNote(res export.RawResult, included, damaged bool) string {
+	if res.TailRecords == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("%s (%d bytes from byte %d of the stored text) that dsh does not serve: ",
+		termui.Count(res.TailRecords, "record"), res.TailBytes, res.TailOffset)
+	if damaged {
+		what += "damaged data"
+	} else {
+		what += "an uncommitted tail, which the next append removes"
+	}
+	if included {
+		return "printed at the end: " + what
+	}
+	them := "them"
+	if res.TailRecords == 1 {
+		them = "it"
+	}
+	return "not printed: " + what + "; --include-tail prints " + them
 }
 
 // StatFields are what stat prints about r: for people aligned "key: value"
