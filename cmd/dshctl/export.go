@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/sessionview"
@@ -141,7 +140,7 @@ func exportOne(ctx context.Context, e *env, g *globals, format string, o *export
 			err = w.Flush()
 		}
 		bar.Finish()
-		warnUnsupported(e, entries)
+		sessionview.WarnUnsupported(e.stderr, entries)
 		return explainExport(err)
 	}
 	r, err := export.ToFile(ctx, s.Service, s.ID, o.out, o.force, opts)
@@ -149,8 +148,8 @@ func exportOne(ctx context.Context, e *env, g *globals, format string, o *export
 	if err != nil {
 		return explainExport(err)
 	}
-	warnUnsupported(e, r.Entries)
-	return printExports(e, format, []export.Result{r})
+	sessionview.WarnUnsupported(e.stderr, r.Entries)
+	return sessionview.PrintExports(e.out(format), []export.Result{r})
 }
 
 // exportMany writes a ZIP per session into a folder, several at a time
@@ -158,32 +157,26 @@ func exportOne(ctx context.Context, e *env, g *globals, format string, o *export
 // reported and the others go on.
 func exportMany(ctx context.Context, e *env, g *globals, format string, o *exportOptions, args []string) error {
 	dir := cmp.Or(o.out, ".")
+	ss, err := g.openSessions(ctx, e, args, exportStore) // --all: no arguments, the whole store
+	defer ss.Close()
+	if err != nil {
+		return err
+	}
 	var sources []export.Source
-	if o.all {
-		svc, err := g.openStore(e, exportStore)
-		if err != nil {
-			return err
+	seen := map[string]bool{}
+	for _, s := range ss.Sessions {
+		if !seen[s.ID] {
+			seen[s.ID] = true
+			sources = append(sources, export.Source{Service: s.Service, ID: s.ID})
 		}
-		defer svc.Close()
-		if sources, err = export.StoreSources(ctx, svc); err != nil {
+	}
+	if o.all {
+		if sources, err = export.StoreSources(ctx, ss.Whole); err != nil {
 			return explainExport(err)
 		}
 		if len(sources) == 0 {
 			fmt.Fprintln(e.stderr, "no sessions to export")
 			return nil
-		}
-	} else {
-		ss, err := g.openSessions(ctx, e, args, exportStore)
-		defer ss.Close()
-		if err != nil {
-			return err
-		}
-		seen := map[string]bool{}
-		for _, s := range ss.Sessions {
-			if !seen[s.ID] {
-				seen[s.ID] = true
-				sources = append(sources, export.Source{Service: s.Service, ID: s.ID})
-			}
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -201,27 +194,25 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 	for _, r := range results {
 		switch {
 		case r.Err == nil:
-			warnUnsupported(e, r.Entries)
+			sessionview.WarnUnsupported(e.stderr, r.Entries)
 			ok = append(ok, r)
 		case ctx.Err() == nil || !errors.Is(r.Err, context.Canceled): // an interruption is said once, below
 			fmt.Fprintf(e.stderr, "dshctl: export %q: %s\n", r.ID, termui.OneLineError(sessionview.Explain(r.Err)))
 		}
 	}
-	if err := printExports(e, format, ok); err != nil {
+	if err := sessionview.PrintExports(e.out(format), ok); err != nil {
 		return err
 	}
-	failed := len(results) - len(ok)
+	failed := fmt.Sprintf("%d of %s not exported", len(results)-len(ok), termui.Count(len(results), "session"))
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("export interrupted: %d of %s not exported", failed, termui.Count(len(results), "session"))
-	case failed == 0:
+		return errors.New("export interrupted: " + failed)
+	case len(ok) == len(results):
 		return nil
+	case slices.ContainsFunc(results, func(r export.Result) bool { return errors.Is(r.Err, export.ErrExists) }):
+		return termui.WithHint(errors.New(failed), "use --force to replace existing files")
 	}
-	err := fmt.Errorf("%d of %s not exported", failed, termui.Count(len(results), "session"))
-	if slices.ContainsFunc(results, func(r export.Result) bool { return errors.Is(r.Err, export.ErrExists) }) {
-		err = termui.WithHint(err, "use --force to replace existing files")
-	}
-	return err
+	return errors.New(failed)
 }
 
 // explainExport words an export's failure for the command line.
@@ -235,33 +226,4 @@ func explainExport(err error) error {
 		return termui.WithHint(err, "--no-subagents exports the session without its subagents")
 	}
 	return sessionview.Explain(err)
-}
-
-// warnUnsupported says which exported logs dsh would refuse: a plugin's
-// event types are exported whole, as cat shows them.
-func warnUnsupported(e *env, entries []export.Entry) {
-	for _, en := range entries {
-		if ut := en.Unsupported; ut != nil {
-			fmt.Fprintf(e.stderr, "dshctl: warning: %s of %q holds event types %s unknown to format v%d and not ignorable: exported whole, but dsh refuses this log unless a plugin registers them\n",
-				en.Name, en.ID, strings.Join(ut.Counted(), ", "), ut.Version)
-		}
-	}
-}
-
-// printExports tells what was written: for people, the fields of one ZIP
-// or a table of several; for scripts, a line per ZIP (id, path, events,
-// subagents, bytes); or JSON.
-func printExports(e *env, format string, results []export.Result) error {
-	items := sessionview.NewExports(results)
-	return printItems(e, format, items, func(it sessionview.ExportJSON) any { return it }, func(w *bufio.Writer) error {
-		switch {
-		case len(items) == 1 && e.stdoutTTY:
-			return sessionview.ExportFields(items[0]).Print(w, true)
-		case len(items) > 0:
-			t := e.newTable(w, sessionview.ExportColumns...)
-			sessionview.AddExportRows(t, items)
-			return t.Render()
-		}
-		return nil
-	})
 }

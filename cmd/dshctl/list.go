@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -94,29 +93,8 @@ func runList(ctx context.Context, e *env, g *globals, format string, o inspect.S
 		return err
 	}
 	sel := inspect.Select(rows, o)
-	view := func(s *inspect.Session) any { return sessionview.NewJSON(s, sessionview.Reason) }
-	err = printItems(e, format, sel.Rows, view, func(w *bufio.Writer) error {
-		t := e.newTable(w, sessionview.Columns...)
-		names := sessionview.AddRows(t, sel.Rows, e.now())
-		if err := t.Render(); err != nil {
-			return err
-		}
-		if err := w.Flush(); err != nil { // the table before the reasons on a shared terminal
-			return err
-		}
-		// The reasons are too long for a table cell; they go to stderr whole.
-		for i, s := range sel.Rows {
-			if s.State == inspect.StateError {
-				fmt.Fprintf(e.stderr, "dshctl: %s: %s\n", names[i], sessionview.Reason(s.Err))
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := sessionview.PrintList(e.out(format), sel, o.Project); err != nil {
 		return err
-	}
-	if len(sel.Rows) == 0 && format == formatTable {
-		fmt.Fprintln(e.stderr, sessionview.NoSessions(o.Project, sel.Hidden))
 	}
 	if strict && sel.Unreadable > 0 {
 		return fmt.Errorf("%s cannot be read (see state %q)", termui.Count(sel.Unreadable, "session"), inspect.StateError)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"io"
 	"slices"
 	"strings"
@@ -12,10 +11,10 @@ import (
 
 // Output formats.
 const (
-	formatTable = "table"
-	formatJSON  = "json"
-	formatJSONL = "jsonl"
-	formatText  = "text"
+	formatTable = termui.FormatTable
+	formatJSON  = termui.FormatJSON
+	formatJSONL = termui.FormatJSONL
+	formatText  = termui.FormatText
 )
 
 // Formats of the commands, for -o and its completion (setFormats).
@@ -42,30 +41,11 @@ func writeJSON(w io.Writer, format string, v any) error {
 	return termui.WriteJSON(w, format == formatJSON, v)
 }
 
-// printItems prints items as -o json (one array) or -o jsonl (a line
-// each) of their views, else with human, through one buffer: a list of
-// thousands is one write per buffer, not one per item.
-func printItems[T any](e *env, format string, items []T, view func(T) any, human func(w *bufio.Writer) error) error {
-	w := bufio.NewWriterSize(e.stdout, 64<<10)
-	var err error
-	switch format {
-	case formatJSON:
-		views := make([]any, len(items))
-		for i, it := range items {
-			views[i] = view(it)
-		}
-		err = writeJSON(w, format, views)
-	case formatJSONL:
-		for i := 0; i < len(items) && err == nil; i++ {
-			err = writeJSON(w, format, view(items[i]))
-		}
-	default:
-		err = human(w)
-	}
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	return err
+// out is where a command prints its results in format, for the packages
+// that print them (termui.Out).
+func (e *env) out(format string) termui.Out {
+	return termui.Out{Stdout: e.stdout, Stderr: e.stderr, TTY: e.stdoutTTY, ErrTTY: e.stderrTTY,
+		Width: e.termWidth(), Colour: e.colour(), Now: e.now, Format: format}
 }
 
 // newTable is a table for e's stdout (or a buffer in front of it).

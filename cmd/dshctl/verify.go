@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/dshctl/dshctl/internal/inspect"
@@ -94,56 +92,24 @@ or repaired.`,
 // runVerify checks the sessions args name, or the whole store
 // (inspect.Verify, once per store), printing each report as it comes.
 func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o inspect.Options) error {
-	so := store.Options{BackupDir: backupDir}
-	var groups []store.Group
-	if len(args) == 0 {
-		svc, err := g.openStore(e, so)
-		if err != nil {
-			return err
-		}
-		defer svc.Close()
-		groups = []store.Group{{Service: svc}}
-	} else {
-		ss, err := g.openSessions(ctx, e, args, so)
-		defer ss.Close()
-		if err != nil {
-			return err
-		}
-		groups = ss.Groups()
+	ss, err := g.openSessions(ctx, e, args, store.Options{BackupDir: backupDir})
+	defer ss.Close()
+	if err != nil {
+		return err
 	}
-	// With a progress bar on the terminal, the reports wait in a large
-	// buffer, so that they do not cut through the bar.
-	out := bufio.NewWriter(e.stdout)
-	if e.stderrTTY && e.stdoutTTY && format == formatTable {
-		out = bufio.NewWriterSize(e.stdout, 1<<20)
-	}
-	defer out.Flush()
 	if backupDir == "" {
-		var err error
 		if backupDir, err = store.DefaultBackupDir(e.getenv); err != nil {
 			backupDir = "the backup folder"
 		}
 	}
-	text := sessionview.VerifyText{W: out, Stderr: e.stderr, TTY: e.stdoutTTY, Width: e.termWidth(), Colour: e.colour(), BackupDir: backupDir}
-	var reports []sessionview.VerifyJSON
-	o.Report = func(r *inspect.SessionReport) error {
-		if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
-			fmt.Fprintf(e.stderr, "dshctl: verify %s: %s\n", r.ID, termui.OneLineError(r.Err))
-		}
-		switch format {
-		case formatJSON:
-			reports = append(reports, sessionview.NewVerifyJSON(r))
-			return nil
-		case formatJSONL:
-			return writeJSON(out, format, sessionview.NewVerifyJSON(r))
-		}
-		return text.Report(r)
-	}
+	p := sessionview.NewVerifyPrinter(e.out(format), backupDir)
+	defer p.Flush()
+	o.Report = p.Report
 	var bar *termui.Progress
 	o.Total = func(n int) { bar = newProgress(e, format, "verify", n) }
 	o.Progress = func() { bar.Add(1) }
 	var sum inspect.Summary
-	for _, gr := range groups {
+	for _, gr := range ss.Groups() {
 		s, err := inspect.Verify(ctx, gr.Service, gr.IDs, o)
 		bar.Finish()
 		sum.Add(s)
@@ -151,19 +117,10 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 			return err
 		}
 	}
-	var err error
-	switch format {
-	case formatJSON:
-		err = writeJSON(out, format, sessionview.NewVerifyDoc(o.Mode, reports, sum))
-	case formatTable:
-		err = text.Summary(sum)
-	}
-	if err == nil {
-		err = out.Flush()
+	if err := p.Summary(o.Mode, sum); err != nil {
+		return err
 	}
 	switch {
-	case err != nil:
-		return err
 	case sum.Failed > 0:
 		return fmt.Errorf("%s could not be checked or repaired (see above)", termui.Count(sum.Failed, "session"))
 	case sum.Errors > 0:

@@ -1,8 +1,10 @@
 package sessionview
 
 import (
+	"bufio"
+	"context"
+	"errors"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/dshctl/dshctl/internal/inspect"
@@ -91,31 +93,46 @@ type VerifyDocJSON struct {
 	Summary  VerifySummaryJSON `json:"summary"`
 }
 
-// NewVerifyDoc is the -o json document of a verify run.
-func NewVerifyDoc(mode inspect.Mode, reports []VerifyJSON, s inspect.Summary) VerifyDocJSON {
-	return VerifyDocJSON{mode.String(), append([]VerifyJSON{}, reports...), VerifySummaryJSON{
-		Sessions: s.Sessions, Clean: s.Clean, Warnings: s.Warnings, Errors: s.Errors, Failed: s.Failed}}
+// VerifyPrinter prints verify's reports as they come, in o.Format, and
+// the run's summary: for people (stdout a terminal), a line per finding,
+// prefix and repair, then the summary; for scripts, a row per finding
+// (VerifyRow), the rest on stderr after "dshctl: "; or JSON: a line per
+// report (JSONL), or one document at the end (JSON).
+type VerifyPrinter struct {
+	o         termui.Out
+	w         *bufio.Writer
+	backupDir string
+	reports   []VerifyJSON
 }
 
-// VerifyText prints verify's reports as they come, and its summary: for
-// people (W a terminal), a line per finding, prefix and repair, then the
-// summary; for scripts, a row per finding (VerifyRow) on W, the rest on
-// Stderr after "dshctl: ".
-type VerifyText struct {
-	W, Stderr io.Writer
-	TTY       bool
-	Width     int
-	Colour    bool
-	// BackupDir is where repairs save what they remove, as reports say.
-	BackupDir string
+// NewVerifyPrinter prints to o; backupDir is where repairs save what they
+// remove, as reports say it.
+func NewVerifyPrinter(o termui.Out, backupDir string) *VerifyPrinter {
+	// With a progress bar on the terminal, the reports wait in a large
+	// buffer, so that they do not cut through the bar.
+	w := bufio.NewWriter(o.Stdout)
+	if o.ErrTTY && o.TTY && o.Format == termui.FormatTable {
+		w = bufio.NewWriterSize(o.Stdout, 1<<20)
+	}
+	return &VerifyPrinter{o: o, w: w, backupDir: backupDir}
 }
 
-// Report prints r.
-func (p VerifyText) Report(r *inspect.SessionReport) error {
-	lines := r.Lines(inspect.TextOptions{Colour: p.Colour, BackupDir: p.BackupDir})
-	if p.TTY {
+// Report prints r, and on stderr why it could not be checked.
+func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
+	if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
+		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", r.ID, termui.OneLineError(r.Err))
+	}
+	switch p.o.Format {
+	case termui.FormatJSON:
+		p.reports = append(p.reports, NewVerifyJSON(r))
+		return nil
+	case termui.FormatJSONL:
+		return p.o.WriteJSON(p.w, NewVerifyJSON(r))
+	}
+	lines := r.Lines(inspect.TextOptions{Colour: p.o.Colour, BackupDir: p.backupDir})
+	if p.o.TTY {
 		for _, line := range lines {
-			if _, err := fmt.Fprintln(p.W, line); err != nil {
+			if _, err := fmt.Fprintln(p.w, line); err != nil {
 				return err
 			}
 		}
@@ -123,24 +140,36 @@ func (p VerifyText) Report(r *inspect.SessionReport) error {
 	}
 	// Findings come first in Lines; the prefix and repair lines after them
 	// are for people, on stderr.
-	rows := termui.NewTable(p.W, false, p.Width)
+	rows := p.o.NewTable(p.w)
 	for i := range r.Findings {
 		rows.Row(VerifyRow(r, &r.Findings[i])...)
 	}
 	for _, line := range lines[len(r.Findings):] {
-		fmt.Fprintln(p.Stderr, "dshctl: "+line)
+		fmt.Fprintln(p.o.Stderr, "dshctl: "+line)
 	}
 	return rows.Render()
 }
 
-// Summary prints the summary line of a run.
-func (p VerifyText) Summary(s inspect.Summary) error {
-	if !p.TTY {
-		_, err := fmt.Fprintln(p.Stderr, "dshctl: "+s.String())
+// Flush writes the reports printed so far.
+func (p *VerifyPrinter) Flush() error { return p.w.Flush() }
+
+// Summary prints the end of a run in mode that counted s, and flushes.
+func (p *VerifyPrinter) Summary(mode inspect.Mode, s inspect.Summary) error {
+	var err error
+	switch {
+	case p.o.Format == termui.FormatJSON:
+		err = p.o.WriteJSON(p.w, VerifyDocJSON{mode.String(), append([]VerifyJSON{}, p.reports...), VerifySummaryJSON{
+			Sessions: s.Sessions, Clean: s.Clean, Warnings: s.Warnings, Errors: s.Errors, Failed: s.Failed}})
+	case p.o.Format == termui.FormatJSONL:
+	case !p.o.TTY:
+		_, err = fmt.Fprintln(p.o.Stderr, "dshctl: "+s.String())
+	default:
+		_, err = fmt.Fprintln(p.w, s.String())
+	}
+	if err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(p.W, s.String())
-	return err
+	return p.w.Flush()
 }
 
 // NewVerifyJSON is the JSON of r.

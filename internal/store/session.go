@@ -71,18 +71,26 @@ func OpenSession(ctx context.Context, r Request, arg string, o Options) (*Sessio
 }
 
 // Sessions are the sessions that several arguments name, in the order
-// named. The sessions of one store share one Service, opened once, and a
-// session named twice in a store is there once (a store is one when its
-// backend says where it is rooted: a JSONL root; other stores opened by
-// each argument stay apart).
+// named, or a whole store when none is named. The sessions of one store
+// share one Service, opened once, and a session named twice in a store is
+// there once (a store is one when its backend says where it is rooted: a
+// JSONL root; other stores opened by each argument stay apart).
 type Sessions struct {
 	Sessions []Session
+	// Whole is the store r asks for when no session was named.
+	Whole seam.Service
 }
 
-// OpenSessions opens the sessions args name (see OpenSession). On an error
-// it returns the sessions opened so far with it, for the caller to close.
+// OpenSessions opens the sessions args name (see OpenSession), or, when
+// args is empty, the store r asks for (Whole). On an error it returns the
+// sessions opened so far with it, for the caller to close.
 func OpenSessions(ctx context.Context, r Request, args []string, o Options) (*Sessions, error) {
 	ss := &Sessions{}
+	if len(args) == 0 {
+		var err error
+		ss.Whole, err = r.Open(o)
+		return ss, err
+	}
 	byRoot := map[string]seam.Service{}
 	for _, arg := range args {
 		s, err := OpenSession(ctx, r, arg, o)
@@ -104,14 +112,18 @@ func OpenSessions(ctx context.Context, r Request, args []string, o Options) (*Se
 	return ss, nil
 }
 
-// Group is sessions of one store.
+// Group is sessions of one store; no IDs stands for all of them.
 type Group struct {
 	Service seam.Service
 	IDs     []string
 }
 
-// Groups are the sessions by store, the stores in the order first named.
+// Groups are the sessions by store, the stores in the order first named;
+// a whole store is one Group without IDs.
 func (ss *Sessions) Groups() []Group {
+	if ss.Whole != nil {
+		return []Group{{Service: ss.Whole}}
+	}
 	var groups []Group
 	at := map[seam.Service]int{}
 	for _, s := range ss.Sessions {

@@ -285,6 +285,12 @@ func TestOpenSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	ss, err = OpenSessions(ctx, r, nil, Options{})
+	if err != nil || len(ss.Sessions) != 0 || ss.Whole == nil || len(ss.Groups()) != 1 || ss.Groups()[0].IDs != nil {
+		t.Fatalf("no arguments, the whole store: %+v, %v", ss, err)
+	}
+	ss.Close()
+
 	ss, err = OpenSessions(ctx, r, []string{"session-a", "nosuch"}, Options{})
 	if !errors.Is(err, seam.ErrNotFound) || len(ss.Sessions) != 1 {
 		t.Fatalf("unknown id: %+v, %v", ss, err)

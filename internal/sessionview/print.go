@@ -1,0 +1,96 @@
+package sessionview
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dshctl/dshctl/internal/export"
+	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/termui"
+)
+
+// printItems prints items as o.Format asks: one JSON array, or a JSON line
+// each, of their views; else with human. It writes through one buffer: a
+// list of thousands is one write per buffer, not one per item.
+func printItems[T any](o termui.Out, items []T, view func(T) any, human func(w *bufio.Writer) error) error {
+	w := bufio.NewWriterSize(o.Stdout, 64<<10)
+	var err error
+	switch o.Format {
+	case termui.FormatJSON:
+		views := make([]any, len(items))
+		for i, it := range items {
+			views[i] = view(it)
+		}
+		err = o.WriteJSON(w, views)
+	case termui.FormatJSONL:
+		for i := 0; i < len(items) && err == nil; i++ {
+			err = o.WriteJSON(w, view(items[i]))
+		}
+	default:
+		err = human(w)
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// PrintList prints the sessions list kept (sel): their JSON, or a table of
+// Columns (see AddRows) with the reason each unreadable one cannot be read
+// on stderr, and, when the table is empty, why (NoSessions) on stderr.
+// project is the project the list was cut to, "" for all.
+func PrintList(o termui.Out, sel inspect.Selected, project string) error {
+	view := func(s *inspect.Session) any { return NewJSON(s, Reason) }
+	err := printItems(o, sel.Rows, view, func(w *bufio.Writer) error {
+		t := o.NewTable(w, Columns...)
+		names := AddRows(t, sel.Rows, o.Now())
+		if err := t.Render(); err != nil {
+			return err
+		}
+		if err := w.Flush(); err != nil { // the table before the reasons on a shared terminal
+			return err
+		}
+		// The reasons are too long for a table cell; they go to stderr whole.
+		for i, s := range sel.Rows {
+			if s.State == inspect.StateError {
+				fmt.Fprintf(o.Stderr, "dshctl: %s: %s\n", names[i], Reason(s.Err))
+			}
+		}
+		return nil
+	})
+	if err == nil && len(sel.Rows) == 0 && o.Format == termui.FormatTable {
+		fmt.Fprintln(o.Stderr, NoSessions(project, sel.Hidden))
+	}
+	return err
+}
+
+// PrintExports tells what export wrote: for people, the fields of one ZIP
+// or a table of several; for scripts, a line per ZIP (id, path, events,
+// subagents, bytes); or JSON.
+func PrintExports(o termui.Out, results []export.Result) error {
+	items := NewExports(results)
+	return printItems(o, items, func(it ExportJSON) any { return it }, func(w *bufio.Writer) error {
+		switch {
+		case len(items) == 1 && o.TTY:
+			return ExportFields(items[0]).Print(w, true)
+		case len(items) > 0:
+			t := o.NewTable(w, ExportColumns...)
+			AddExportRows(t, items)
+			return t.Render()
+		}
+		return nil
+	})
+}
+
+// WarnUnsupported says on w which exported logs dsh would refuse: a
+// plugin's event types are exported whole, as cat shows them.
+func WarnUnsupported(w io.Writer, entries []export.Entry) {
+	for _, en := range entries {
+		if ut := en.Unsupported; ut != nil {
+			fmt.Fprintf(w, "dshctl: warning: %s of %q holds event types %s unknown to format v%d and not ignorable: exported whole, but dsh refuses this log unless a plugin registers them\n",
+				en.Name, en.ID, strings.Join(ut.Counted(), ", "), ut.Version)
+		}
+	}
+}
