@@ -118,17 +118,10 @@ func exportOne(ctx context.Context, e *env, g *globals, format string, o *export
 		return err
 	}
 	defer s.Close()
-	var bar *termui.Progress
+	bar := e.out(format).NewBar("exporting events")
 	opts := export.Options{NoSubagents: o.noSubagents}
 	if e.stderrTTY { // the bar is for people only
-		var done int64
-		opts.Progress = func(written, total int64) {
-			if bar == nil {
-				bar = newProgress(e, format, "exporting events", int(total))
-			}
-			bar.Add(int(written - done))
-			done = written
-		}
+		opts.Progress = bar.Track
 	}
 	if o.out == "-" {
 		if e.stdoutTTY && !o.force {

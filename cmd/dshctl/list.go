@@ -83,11 +83,8 @@ func runList(ctx context.Context, e *env, g *globals, format string, o inspect.S
 		return err
 	}
 	defer svc.Close()
-	var bar *termui.Progress
-	rows, err := inspect.List(ctx, svc, inspect.ListOptions{MaxBytes: budget, Progress: func(n int) func() {
-		bar = newProgress(e, format, "reading sessions", n)
-		return func() { bar.Add(1) }
-	}})
+	bar := e.out(format).NewBar("reading sessions")
+	rows, err := inspect.List(ctx, svc, inspect.ListOptions{MaxBytes: budget, Progress: bar.Start})
 	bar.Finish()
 	if err != nil {
 		return err

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -12,18 +12,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-type replayFlags struct {
-	policy   string
-	junit    string
-	generate int
-	seed     uint64
-	save     string
-	shard    string
-	convert  string
-}
-
 func newReplayCmd(e *env, g *globals) *cobra.Command {
-	var f replayFlags
+	var o replay.Options
+	var policy, shard, convert string
 	cmd := &cobra.Command{
 		Use:   "replay [TRACE|CAPTURE|DIR...]",
 		Short: "Replay web-client traces and browser captures through the reconcile state machine and check its invariants",
@@ -69,70 +60,51 @@ usage error.`,
 			if err != nil {
 				return err
 			}
-			o, err := replayOptions(cmd, f, args)
-			if err != nil {
-				return err
+			if convert != "" {
+				if other := changedFlags(cmd, "policy", "junit", "generate", "seed", "save", "shard"); len(other) > 0 {
+					return termui.Usagef("--convert writes traces and replays nothing: it does not go with %s", other[0])
+				}
+				if len(args) == 0 {
+					return termui.Usagef("--convert needs a capture or a folder of captures")
+				}
+				return replay.Convert(convert, args, func(c replay.Converted) { fmt.Fprintln(e.stdout, c) })
 			}
-			if f.convert != "" {
-				return explainReplay(replay.Convert(f.convert, args, func(c replay.Converted) {
-					fmt.Fprintf(e.stdout, "wrote %s (tab %s of %s, %s)\n", c.Path, c.Tab, c.Capture, termui.Count(c.Records, "record"))
-				}))
+			switch {
+			case len(args) == 0 && o.Generate == 0:
+				return termui.Usagef("replay needs a trace, a capture, a folder of them, or --generate N")
+			case o.Generate < 0:
+				return termui.Usagef("--generate must be positive")
+			case o.Generate == 0 && (cmd.Flags().Changed("seed") || o.Save != ""):
+				return termui.Usagef("--seed and --save go with --generate")
 			}
-			return runReplay(cmd, e, format, o, args)
+			if o.Policy, err = reconcile.PolicyByName(policy); err != nil {
+				return termui.Usage(err)
+			}
+			if shard != "" {
+				if o.Shard, err = reconcile.ParseShard(shard); err != nil {
+					return termui.Usage(fmt.Errorf("--shard: %w", err))
+				}
+			}
+			return runReplay(cmd.Context(), e, format, o, args)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.policy, "policy", reconcile.Membership.Name, "keep policy under test: "+strings.Join(replay.PolicyNames(), "|"))
-	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to `FILE`")
-	fl.IntVar(&f.generate, "generate", 0, "run `N` generated traces")
-	fl.Uint64Var(&f.seed, "seed", 1, "seed of the generated traces")
-	fl.StringVar(&f.save, "save", "", "write shrunk failing generated traces to `DIR`")
-	fl.StringVar(&f.shard, "shard", "", "run only part `K/N` of the traces and of the generated ones")
-	fl.StringVar(&f.convert, "convert", "", "write the tabs of the captures as JSONL traces into `DIR`, and replay nothing")
+	fl.StringVar(&policy, "policy", reconcile.Membership.Name, "keep policy under test: "+strings.Join(replay.PolicyNames(), "|"))
+	fl.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to `FILE`")
+	fl.IntVar(&o.Generate, "generate", 0, "run `N` generated traces")
+	fl.Uint64Var(&o.Seed, "seed", 1, "seed of the generated traces")
+	fl.StringVar(&o.Save, "save", "", "write shrunk failing generated traces to `DIR`")
+	fl.StringVar(&shard, "shard", "", "run only part `K/N` of the traces and of the generated ones")
+	fl.StringVar(&convert, "convert", "", "write the tabs of the captures as JSONL traces into `DIR`, and replay nothing")
 	return cmd
 }
 
-func replayOptions(cmd *cobra.Command, f replayFlags, args []string) (replay.Options, error) {
-	changed := cmd.Flags().Changed
-	if f.convert != "" {
-		for _, other := range []string{"policy", "junit", "generate", "seed", "save", "shard"} {
-			if changed(other) {
-				return replay.Options{}, termui.Usagef("--convert writes traces and replays nothing: it does not go with --%s", other)
-			}
-		}
-		if len(args) == 0 {
-			return replay.Options{}, termui.Usagef("--convert needs a capture or a folder of captures")
-		}
-		return replay.Options{}, nil
-	}
-	if len(args) == 0 && f.generate == 0 {
-		return replay.Options{}, termui.Usagef("replay needs a trace, a capture, a folder of them, or --generate N")
-	}
-	if f.generate < 0 {
-		return replay.Options{}, termui.Usagef("--generate must be positive")
-	}
-	if f.generate == 0 && (changed("seed") || f.save != "") {
-		return replay.Options{}, termui.Usagef("--seed and --save go with --generate")
-	}
-	pol, err := reconcile.PolicyByName(f.policy)
-	if err != nil {
-		return replay.Options{}, termui.Usage(err)
-	}
-	o := replay.Options{Policy: pol, JUnit: f.junit, Generate: f.generate, Seed: f.seed, Save: f.save}
-	if f.shard != "" {
-		if o.Shard, err = reconcile.ParseShard(f.shard); err != nil {
-			return replay.Options{}, termui.Usage(fmt.Errorf("--shard: %w", err))
-		}
-	}
-	return o, nil
-}
-
-// runReplay runs the suite (replay.Run), printing each result as it comes
-// in text or -o jsonl, then the summary or -o json's document.
-func runReplay(cmd *cobra.Command, e *env, format string, o replay.Options, args []string) error {
+// runReplay runs the suite (replay.Run), printing each result as it comes,
+// then the summary or -o json's document.
+func runReplay(ctx context.Context, e *env, format string, o replay.Options, args []string) error {
 	files, err := replay.Files(args)
 	if err != nil {
-		return explainReplay(err)
+		return err
 	}
 	if o.Generate > 0 && e.getenv("GOGC") == "" {
 		// Each generated trace is a burst of short-lived allocations and
@@ -140,46 +112,19 @@ func runReplay(cmd *cobra.Command, e *env, format string, o replay.Options, args
 		// 20 MB and saves about 40% of the CPU.
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	var bar *termui.Progress
-	o.Progress = func(n int) func() { bar = newProgress(e, format, "replay", n); return func() { bar.Add(1) } }
-	o.KeepResults = format == formatJSON
-	o.Result = func(res reconcile.Result, listed bool) error {
-		switch {
-		case format == formatJSONL:
-			return writeJSON(e.stdout, format, res)
-		case listed && format != formatJSON:
-			return reconcile.WriteText(e.stdout, res)
-		}
-		return nil
-	}
-	rep, err := replay.Run(cmd.Context(), files, o)
+	p := replay.Printer{Out: e.out(format)}
+	bar := p.Out.NewBar("replay")
+	o.Progress, o.Result, o.KeepResults = bar.Start, p.Result, format == formatJSON
+	rep, err := replay.Run(ctx, files, o)
 	bar.Finish()
 	if err != nil {
 		return err
 	}
-	switch format {
-	case formatJSON:
-		err = writeJSON(e.stdout, format, rep)
-	case formatText, formatTable:
-		err = rep.WriteText(e.stdout)
-	}
-	if err != nil {
+	if err := p.Summary(rep); err != nil {
 		return fmt.Errorf("replay: write report: %w", err)
 	}
 	if rep.Failed > 0 {
 		return termui.Findings(fmt.Sprintf("%d of %d traces failed", rep.Failed, rep.Traces))
 	}
 	return nil
-}
-
-// explainReplay words the errors of finding traces: a folder without any,
-// and arguments that are no captures.
-func explainReplay(err error) error {
-	switch {
-	case errors.As(err, new(*replay.NoTracesError)):
-		return termui.WithHint(err, "name trace or capture files, or a folder that holds them")
-	case errors.As(err, new(*replay.ArgError)):
-		return termui.Usage(err)
-	}
-	return err
 }

@@ -105,9 +105,8 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 	p := sessionview.NewVerifyPrinter(e.out(format), backupDir)
 	defer p.Flush()
 	o.Report = p.Report
-	var bar *termui.Progress
-	o.Total = func(n int) { bar = newProgress(e, format, "verify", n) }
-	o.Progress = func() { bar.Add(1) }
+	bar := e.out(format).NewBar("verify")
+	o.Total, o.Progress = func(n int) { bar.Start(n) }, bar.Step
 	var sum inspect.Summary
 	for _, gr := range ss.Groups() {
 		s, err := inspect.Verify(ctx, gr.Service, gr.IDs, o)

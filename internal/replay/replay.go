@@ -21,22 +21,9 @@ import (
 	"github.com/dshctl/dshctl/internal/termui"
 )
 
-// NoTracesError is a folder named as a suite that holds no trace or
-// capture.
-type NoTracesError struct{ Dir string }
-
-func (e *NoTracesError) Error() string {
-	return "replay: no *.jsonl traces or *.har captures in " + e.Dir
-}
-
-// ArgError is a path that does not name what the job needs: the caller's
-// misuse, not a failure.
-type ArgError struct{ msg string }
-
-func (e *ArgError) Error() string { return e.msg }
-
 // Files lists the named files and the *.jsonl and *.har files of the named
-// folders (not their subfolders), as a suite for reconcile.LoadSuite.
+// folders (not their subfolders), as a suite for reconcile.LoadSuite. A
+// folder without any is an error with a hint.
 func Files(paths []string) ([]reconcile.File, error) {
 	var files []reconcile.File
 	add := func(p string) {
@@ -63,7 +50,8 @@ func Files(paths []string) ([]reconcile.File, error) {
 			}
 		}
 		if len(files) == n {
-			return nil, &NoTracesError{Dir: a}
+			return nil, termui.WithHint(fmt.Errorf("replay: no *.jsonl traces or *.har captures in %s", a),
+				"name trace or capture files, or a folder that holds them")
 		}
 	}
 	return files, nil
@@ -214,6 +202,35 @@ func (r *run) generate(ctx context.Context) error {
 		})
 }
 
+// Printer prints a run's results as they come and its summary, as
+// Out.Format asks: text (a report per listed trace, then the summary),
+// FormatJSONL (a line per trace run) or FormatJSON (one document: set
+// Options.KeepResults).
+type Printer struct{ Out termui.Out }
+
+// Result prints r; it is an Options.Result.
+func (p Printer) Result(r reconcile.Result, listed bool) error {
+	switch {
+	case p.Out.Format == termui.FormatJSONL:
+		return p.Out.WriteJSON(p.Out.Stdout, r)
+	case listed && p.Out.Format != termui.FormatJSON:
+		return reconcile.WriteText(p.Out.Stdout, r)
+	}
+	return nil
+}
+
+// Summary prints the end of the run: rep (FormatJSON), its summary (text)
+// or nothing (FormatJSONL).
+func (p Printer) Summary(rep *Report) error {
+	switch p.Out.Format {
+	case termui.FormatJSON:
+		return p.Out.WriteJSON(p.Out.Stdout, rep)
+	case termui.FormatJSONL:
+		return nil
+	}
+	return rep.WriteText(p.Out.Stdout)
+}
+
 // WriteText writes the report's summary for people: the generated traces
 // and where the failing ones were saved, then the counts.
 func (rep *Report) WriteText(w io.Writer) error {
@@ -238,11 +255,16 @@ type Converted struct {
 	Records            int
 }
 
+// String says what was written, for people.
+func (c Converted) String() string {
+	return fmt.Sprintf("wrote %s (tab %s of %s, %s)", c.Path, c.Tab, c.Capture, termui.Count(c.Records, "record"))
+}
+
 // Convert writes each tab of the captures among paths (files, and the
 // captures of folders, whose JSONL traces are passed over) as a JSONL trace
 // into dir, one file per tab named after the capture and the tab, and
 // tells wrote about each. A trace file named on its own, or no capture at
-// all, is an *ArgError.
+// all, is a termui.UsageError.
 func Convert(dir string, paths []string, wrote func(Converted)) error {
 	files, err := Files(paths)
 	if err != nil {
@@ -260,7 +282,7 @@ func Convert(dir string, paths []string, wrote func(Converted)) error {
 		case err != nil:
 			return fmt.Errorf("replay: %w", err)
 		case !capture && slices.Contains(paths, f.Path):
-			return &ArgError{f.Path + " is a JSONL trace already; --convert reads HAR captures"}
+			return termui.Usagef("%s is a JSONL trace already; --convert reads HAR captures", f.Path)
 		case !capture:
 			continue // a folder's trace: JSONL already
 		}
@@ -277,7 +299,7 @@ func Convert(dir string, paths []string, wrote func(Converted)) error {
 		}
 	}
 	if n == 0 {
-		return &ArgError{"--convert: no capture among " + strings.Join(paths, ", ")}
+		return termui.Usagef("--convert: no capture among %s", strings.Join(paths, ", "))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/reconcile"
+	"github.com/dshctl/dshctl/internal/termui"
 )
 
 // repo is the repository's testdata folder, which holds recorded traces and
@@ -64,8 +66,8 @@ func TestFiles(t *testing.T) {
 	if err := os.Mkdir(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var nt *NoTracesError
-	if _, err := Files([]string{empty}); !errors.As(err, &nt) || nt.Dir != empty {
+	var hint termui.HintError
+	if _, err := Files([]string{empty}); !errors.As(err, &hint) || err.Error() != "replay: no *.jsonl traces or *.har captures in "+empty {
 		t.Fatalf("empty folder: %v", err)
 	}
 	if _, err := Files([]string{filepath.Join(dir, "missing.jsonl")}); !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "replay: ") {
@@ -218,6 +220,9 @@ func TestConvert(t *testing.T) {
 		t.Fatal("nothing converted")
 	}
 	for _, c := range wrote {
+		if c.String() != fmt.Sprintf("wrote %s (tab %s of %s, %s)", c.Path, c.Tab, c.Capture, termui.Count(c.Records, "record")) {
+			t.Errorf("said %q", c)
+		}
 		if c.Capture != filepath.Join(src, "s2.har") || filepath.Dir(c.Path) != out || c.Tab == "" {
 			t.Errorf("converted %+v", c)
 		}
@@ -232,7 +237,7 @@ func TestConvert(t *testing.T) {
 		}
 	}
 
-	var arg *ArgError
+	var arg termui.UsageError
 	err = Convert(out, []string{filepath.Join(src, "already.jsonl")}, func(Converted) { t.Error("wrote a trace") })
 	if !errors.As(err, &arg) || !strings.Contains(err.Error(), "is a JSONL trace already") {
 		t.Fatalf("a trace named: %v", err)
@@ -254,6 +259,33 @@ func TestPolicyNames(t *testing.T) {
 	for _, n := range names {
 		if _, err := reconcile.PolicyByName(n); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestPrinter: text lists the listed results and ends in the summary;
+// JSONL prints every result and no summary; JSON only the document.
+func TestPrinter(t *testing.T) {
+	pass := reconcile.Result{Name: "p", Policy: "membership", Verdict: reconcile.Pass}
+	rep := &Report{Policy: "membership", Traces: 2, Passed: 2, Results: []reconcile.Result{}}
+	for format, want := range map[string]string{
+		termui.FormatText:  "PASS p (policy membership, 0 events, 0 reconciles)\n2 traces: 2 passed, 0 failed, 0 inconclusive (policy membership)\n",
+		termui.FormatJSONL: `{"name":"p","policy":"membership","verdict":"pass","events":0,"reconciles":0}` + "\n",
+		termui.FormatJSON:  "{\n  \"policy\": \"membership\",\n  \"traces\": 2,\n  \"passed\": 2,\n  \"failed\": 0,\n  \"inconclusive\": 0,\n  \"results\": []\n}\n",
+	} {
+		var out bytes.Buffer
+		p := Printer{Out: termui.Out{Stdout: &out, Format: format}}
+		if err := p.Result(pass, true); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Result(pass, false); err != nil {
+			t.Fatal(err)
+		}
+		if format == termui.FormatJSONL {
+			want += want
+		}
+		if err := p.Summary(rep); err != nil || out.String() != want {
+			t.Errorf("%s:\n%s\nwant\n%s", format, out.String(), want)
 		}
 	}
 }

@@ -47,3 +47,38 @@ func (o Out) NewProgress(what string, total int) *Progress {
 // WriteJSON writes v as the format asks: indented for FormatJSON, one
 // line for FormatJSONL.
 func (o Out) WriteJSON(w io.Writer, v any) error { return WriteJSON(w, o.Format == FormatJSON, v) }
+
+// Bar is a progress bar made once the size of the work is known (see
+// NewProgress): Start, or the first Track, makes it.
+type Bar struct {
+	o    Out
+	what string
+	p    *Progress
+	done int64
+}
+
+// NewBar is a Bar named what.
+func (o Out) NewBar(what string) *Bar { return &Bar{o: o, what: what} }
+
+// Start makes the bar for total items and returns Step, to call as each is
+// done.
+func (b *Bar) Start(total int) func() {
+	b.p, b.done = b.o.NewProgress(b.what, total), 0
+	return b.Step
+}
+
+// Step records one more item done.
+func (b *Bar) Step() { b.p.Add(1) }
+
+// Track records that done of total items are done, making the bar at its
+// first call.
+func (b *Bar) Track(done, total int64) {
+	if b.p == nil {
+		b.p = b.o.NewProgress(b.what, int(total))
+	}
+	b.p.Add(int(done - b.done))
+	b.done = done
+}
+
+// Finish clears the bar, if one was shown.
+func (b *Bar) Finish() { b.p.Finish() }
