@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -88,7 +87,7 @@ after a crash, close the old one first (append --close-interrupted alone).`,
 			var in io.Reader
 			switch {
 			case name != "-":
-				f, err := openEvents(name)
+				f, err := store.OpenEvents(name)
 				if err != nil {
 					return err
 				}
@@ -123,19 +122,6 @@ after a crash, close the old one first (append --close-interrupted alone).`,
 	return cmd
 }
 
-// openEvents opens a file of events to append.
-func openEvents(name string) (*os.File, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
-	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("read events: %s is a directory, not a file of events", name)
-	}
-	return f, nil
-}
-
 // runAppend appends to the session arg names, or creates it
 // (store.Append), and says on stderr what the write repaired first.
 func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.Reader, o *appendOptions) (*store.AppendResult, error) {
@@ -144,8 +130,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 	}
 	ao := store.AppendOptions{CloseInterrupted: o.closeInterrupted, Input: in, Name: name,
 		AssignSeq: o.assignSeq, Now: e.now().UnixMilli()}
-	var svc seam.Service
-	id := arg
+	so := store.Options{}
 	if o.create {
 		hdr := o.header
 		if !o.versionSet {
@@ -153,25 +138,20 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		}
 		hdr.CreatedAt = e.now().UnixMilli()
 		ao.Create = &hdr
-		var err error
-		if svc, err = g.openStore(e, store.Options{Create: true, Compression: o.compression, SQLiteSchema: o.sqliteSchema}); err != nil {
-			return nil, err
-		}
-	} else {
-		s, err := g.openSession(ctx, e, arg, store.Options{})
-		if errors.Is(err, seam.ErrNotFound) {
-			return nil, termui.WithHint(err, "add --create to create the session (SESSION is then its exact id), or run 'dshctl list --all'")
-		}
-		if err != nil {
-			return nil, err
-		}
-		svc, id = s.Service, s.ID
+		so = store.Options{Create: true, Compression: o.compression, SQLiteSchema: o.sqliteSchema}
 	}
-	defer svc.Close()
-	res, err := store.Append(ctx, svc, id, ao)
+	s, err := store.OpenTarget(ctx, g.request(e), arg, o.create, so)
+	if errors.Is(err, seam.ErrNotFound) {
+		return nil, termui.WithHint(err, "add --create to create the session (SESSION is then its exact id), or run 'dshctl list --all'")
+	}
+	if err != nil {
+		return nil, sessionview.Explain(err)
+	}
+	defer s.Close()
+	res, err := store.Append(ctx, s.Service, s.ID, ao)
 	if res != nil {
 		if o.create && !res.Created && len(o.headerFlags) > 0 {
-			fmt.Fprintf(e.stderr, "dshctl: warning: session %s exists; %s ignored\n", id, strings.Join(o.headerFlags, ", "))
+			fmt.Fprintf(e.stderr, "dshctl: warning: session %s exists; %s ignored\n", s.ID, strings.Join(o.headerFlags, ", "))
 		}
 		// What the append removed is reported even when it then failed:
 		// the removal happened, and the backup is where the bytes are.

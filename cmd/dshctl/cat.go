@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/export"
@@ -68,22 +67,9 @@ $PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
 				return err
 			}
 			defer s.Close()
-			out, wait := io.Writer(e.stdout), func() error { return nil }
-			if format == formatText && !o.Follow {
-				out, wait = e.startPager(o.noPager)
-			}
-			w := bufio.NewWriterSize(out, 64<<10)
-			err = runCat(cmd.Context(), e, s, cmd, format, &o, w)
-			if ferr := w.Flush(); err == nil {
-				err = ferr
-			}
-			if werr := wait(); err == nil {
-				err = werr
-			}
-			if termui.QuitEarly(out, err) {
-				return nil
-			}
-			return err
+			return e.paged(format == formatText && !o.Follow, o.noPager, func(w *bufio.Writer) error {
+				return runCat(cmd.Context(), e, s, cmd, format, &o, w)
+			})
 		},
 	}
 	setFormats(cmd, catFormats...)
@@ -144,26 +130,7 @@ func runCat(ctx context.Context, e *env, s *store.Session, cmd *cobra.Command, f
 	if o.raw {
 		return catRaw(ctx, e, h, o, w)
 	}
-	var sink inspect.Sink
-	switch format {
-	case formatJSON:
-		sink = export.NewDocument(w)
-	case formatText:
-		width, widthSet := o.width, cmd.Flags().Changed("width")
-		switch {
-		case !widthSet && e.stdoutTTY:
-			width = e.termWidth()
-		case width == 0:
-			width = -1 // no limit
-		}
-		sink = inspect.NewTranscript(w, inspect.TranscriptOptions{Width: width, Color: e.colour(),
-			Wrap: e.stdoutTTY || widthSet})
-	default:
-		sink = export.NewCanonical(w)
-		if !o.header {
-			sink = noHeader{sink}
-		}
-	}
+	sink := sessionview.LogSink(e.out(format), w, o.header, o.width, cmd.Flags().Changed("width"))
 	res, err := inspect.Stream(ctx, h, o.StreamOptions, sink)
 	if res.Closers > 0 && format != formatJSON {
 		fmt.Fprintf(e.stderr, "dshctl: %s for the interrupted turn printed, not stored\n", termui.Count(res.Closers, "synthetic closer"))
@@ -174,11 +141,6 @@ func runCat(ctx context.Context, e *env, s *store.Session, cmd *cobra.Command, f
 	}
 	return sessionview.Explain(err)
 }
-
-// noHeader is a Sink without the header line, for filtered output.
-type noHeader struct{ inspect.Sink }
-
-func (noHeader) Header(*seam.Header) error { return nil }
 
 // catRaw prints the records as stored, and says on stderr what lies past
 // the records dsh serves.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"io"
 	"slices"
 	"strings"
@@ -64,17 +65,30 @@ func (e *env) termWidth() int { return termui.Columns(e.width, e.getenv) }
 // colour reports whether output to a terminal may use colour.
 func (e *env) colour() bool { return termui.Colour(e.stdoutTTY, e.getenv) }
 
-// startPager pages long output for people (termui.StartPager), never when
-// stdout is not a terminal or off is set.
-func (e *env) startPager(off bool) (io.Writer, func() error) {
-	if off || !e.stdoutTTY {
-		return e.stdout, func() error { return nil }
+// paged runs print on stdout through a buffer and, when page is set, for
+// people (stdout a terminal) and not off, through the pager (see
+// termui.StartPager). A reader who quits the pager early is no error.
+func (e *env) paged(page, off bool, print func(w *bufio.Writer) error) error {
+	out, wait := io.Writer(e.stdout), func() error { return nil }
+	if page && !off && e.stdoutTTY {
+		lookup := e.lookup
+		if lookup == nil {
+			lookup = func(k string) (string, bool) { v := e.getenv(k); return v, v != "" }
+		}
+		out, wait = termui.StartPager(termui.PagerCommand(lookup), e.stdout, e.stderr)
 	}
-	lookup := e.lookup
-	if lookup == nil {
-		lookup = func(k string) (string, bool) { v := e.getenv(k); return v, v != "" }
+	w := bufio.NewWriterSize(out, 64<<10)
+	err := print(w)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
 	}
-	return termui.StartPager(termui.PagerCommand(lookup), e.stdout, e.stderr)
+	if werr := wait(); err == nil {
+		err = werr
+	}
+	if termui.QuitEarly(out, err) {
+		return nil
+	}
+	return err
 }
 
 // changedFlags are the flags among names given on cmd's command line.

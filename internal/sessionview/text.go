@@ -2,12 +2,14 @@ package sessionview
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 )
@@ -95,6 +97,34 @@ func NoSessions(project string, hidden int) string {
 	}
 	return msg
 }
+
+// LogSink prints a log to w as cat does in o.Format: FormatJSON, one
+// document; FormatText, a transcript for people, wrapped to width when
+// given (widthSet; 0: no limit) or to the terminal (o.Width); else the
+// canonical JSONL, its header line only with header.
+func LogSink(o termui.Out, w io.Writer, header bool, width int, widthSet bool) inspect.Sink {
+	switch o.Format {
+	case termui.FormatJSON:
+		return export.NewDocument(w)
+	case termui.FormatText:
+		switch {
+		case !widthSet && o.TTY:
+			width = o.Width
+		case width == 0:
+			width = -1 // no limit
+		}
+		return inspect.NewTranscript(w, inspect.TranscriptOptions{Width: width, Color: o.Colour, Wrap: o.TTY || widthSet})
+	}
+	if !header {
+		return noHeader{export.NewCanonical(w)}
+	}
+	return export.NewCanonical(w)
+}
+
+// noHeader is a Sink without the header line, for filtered output.
+type noHeader struct{ inspect.Sink }
+
+func (noHeader) Header(*seam.Header) error { return nil }
 
 // RawTailNote says what `cat --raw` did with the records past the last one
 // dsh serves (res): printed at the end (included) or not; damaged when

@@ -323,6 +323,37 @@ func TestComplete(t *testing.T) {
 	}
 }
 
+// TestOpenTarget: without create, the session arg names; with it, arg is
+// the id as given, in the store asked for, made if missing. OpenEvents
+// refuses a folder.
+func TestOpenTarget(t *testing.T) {
+	ctx := context.Background()
+	root := newStore(t, 4, "session-a1")
+	r := Request{Flag: root, Getenv: env(nil)}
+	s, err := OpenTarget(ctx, r, "session-a", false, Options{})
+	if err != nil || s.ID != "session-a1" {
+		t.Fatalf("resolve: %+v, %v", s, err)
+	}
+	s.Close()
+	if _, err := OpenTarget(ctx, r, "new", false, Options{}); !errors.Is(err, seam.ErrNotFound) {
+		t.Fatalf("unknown without create: %v", err)
+	}
+	fresh := Request{Flag: filepath.Join(t.TempDir(), "made"), Getenv: env(nil)}
+	s, err = OpenTarget(ctx, fresh, "session-a", true, Options{Create: true})
+	if err != nil || s.ID != "session-a" {
+		t.Fatalf("create: %+v, %v", s, err)
+	}
+	s.Close()
+
+	if f, err := OpenEvents(filepath.Join(root)); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("a folder as events: %v", err)
+		f.Close()
+	}
+	if _, err := OpenEvents(filepath.Join(root, "none.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
+	}
+}
+
 func TestSourceString(t *testing.T) {
 	for s, want := range map[Source]string{FromFlag: "--store", FromEnv: "DSHCTL_STORE", FromDSHHome: "DSH_HOME",
 		FromDefault: "default", FromPath: "path", 9: "Source(9)"} {
