@@ -100,11 +100,7 @@ after a crash, close the old one first (append --close-interrupted alone).`,
 			if err != nil {
 				return err
 			}
-			if format != formatTable {
-				return writeJSON(e.stdout, format, res)
-			}
-			_, err = fmt.Fprintln(e.stdout, sessionview.AppendSummary(res))
-			return err
+			return sessionview.PrintAppend(e.out(format), res)
 		},
 	}
 	setFormats(cmd, appendFormats...)

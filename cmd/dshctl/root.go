@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -141,24 +140,13 @@ integers), one line per row. -o json and -o jsonl give every field.`,
 }
 
 // flagError words the errors of parsing flags as usage errors: a value
-// that is not a number says so, not strconv's message.
+// that is not a number says so, not strconv's message (termui.InvalidValue).
 func flagError(cmd *cobra.Command, err error) error {
 	var inv *pflag.InvalidValueError
 	var nf *pflag.NotExistError
 	switch {
 	case errors.As(err, &inv):
-		f := inv.GetFlag()
-		why := "not a valid value"
-		var ne *strconv.NumError
-		switch {
-		case errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange):
-			why = "out of range"
-		case errors.As(err, &ne) && strings.HasPrefix(f.Value.Type(), "bool"):
-			why = "not true or false"
-		case errors.As(err, &ne):
-			why = "not a number"
-		}
-		return termui.Usagef("invalid --%s %q: %s", f.Name, inv.GetValue(), why)
+		return termui.InvalidValue(inv.GetFlag().Name, inv.GetValue(), inv.GetFlag().Value.Type(), err)
 	case errors.As(err, &nf) && nf.GetSpecifiedName() == "version" && cmd.HasParent():
 		return termui.Usage(termui.WithHint(err, "--version is dshctl's own (dshctl --version); the log format of a new session is --format-version"))
 	}

@@ -46,13 +46,7 @@ list gives, and lockHeld, inheritedEventCount and exact.`,
 			}
 			// A session dsh would refuse is shown as far as it can be
 			// read; the reason then fails the command, after the report.
-			var perr error
-			if format != formatTable {
-				perr = writeJSON(e.stdout, format, sessionview.NewStatJSON(r, sessionview.Reason))
-			} else {
-				perr = sessionview.StatFields(r, e.now(), sessionview.Reason).Print(e.stdout, e.stdoutTTY)
-			}
-			if perr != nil {
+			if perr := sessionview.PrintStat(e.out(format), r); perr != nil {
 				return perr
 			}
 			return sessionview.Explain(err)

@@ -11,15 +11,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-type verifyOptions struct {
-	mode                    string
-	repair, salvage, dryRun bool
-	jobs                    int
-	backupDir               string
-}
-
 func newVerifyCmd(e *env, g *globals) *cobra.Command {
-	var o verifyOptions
+	var o inspect.Options
+	var mode, backupDir string
 	cmd := &cobra.Command{
 		Use:   "verify [SESSION...]",
 		Short: "Check sessions for damage; repair torn and uncommitted tails",
@@ -59,33 +53,30 @@ or repaired.`,
 			if err != nil {
 				return err
 			}
-			mode, err := inspect.ParseMode(o.mode)
-			if err != nil {
+			if o.Mode, err = inspect.ParseMode(mode); err != nil {
 				return termui.Usage(err)
 			}
 			switch {
-			case o.salvage && !o.repair:
+			case o.Salvage && !o.Repair:
 				return termui.Usagef("--salvage needs --repair")
-			case o.dryRun && !o.repair:
+			case o.DryRun && !o.Repair:
 				return termui.Usagef("--dry-run needs --repair")
-			case o.jobs < 0:
+			case o.Jobs < 0:
 				return termui.Usagef("--jobs must not be negative")
-			}
-			if cmd.Flags().Changed("backup-dir") && o.backupDir == "" {
+			case cmd.Flags().Changed("backup-dir") && backupDir == "":
 				return termui.Usagef("--backup-dir must not be empty")
 			}
-			return runVerify(cmd.Context(), e, g, args, format, o.backupDir, inspect.Options{Mode: mode,
-				Repair: o.repair, Salvage: o.salvage, DryRun: o.dryRun, Jobs: o.jobs})
+			return runVerify(cmd.Context(), e, g, args, format, backupDir, o)
 		},
 	}
 	setFormats(cmd, listFormats...)
 	f := cmd.Flags()
-	f.StringVar(&o.mode, "mode", "tolerate-tail", "tolerate-tail, strict or point-in-time")
-	f.BoolVar(&o.repair, "repair", false, "remove torn and uncommitted tails, saving the bytes to a backup first")
-	f.BoolVar(&o.salvage, "salvage", false, "with --repair: re-append the complete records of a torn final zstd frame")
-	f.BoolVar(&o.dryRun, "dry-run", false, "with --repair: print what would be removed, change nothing")
-	f.StringVar(&o.backupDir, "backup-dir", "", "where repairs save removed bytes (default $XDG_STATE_HOME/dshctl/backups)")
-	f.IntVarP(&o.jobs, "jobs", "j", 0, "check `N` sessions at a time (default: one per CPU, at most 8)")
+	f.StringVar(&mode, "mode", "tolerate-tail", "tolerate-tail, strict or point-in-time")
+	f.BoolVar(&o.Repair, "repair", false, "remove torn and uncommitted tails, saving the bytes to a backup first")
+	f.BoolVar(&o.Salvage, "salvage", false, "with --repair: re-append the complete records of a torn final zstd frame")
+	f.BoolVar(&o.DryRun, "dry-run", false, "with --repair: print what would be removed, change nothing")
+	f.StringVar(&backupDir, "backup-dir", "", "where repairs save removed bytes (default $XDG_STATE_HOME/dshctl/backups)")
+	f.IntVarP(&o.Jobs, "jobs", "j", 0, "check `N` sessions at a time (default: one per CPU, at most 8)")
 	return cmd
 }
 

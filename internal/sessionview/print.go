@@ -8,6 +8,7 @@ import (
 
 	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 )
 
@@ -93,4 +94,21 @@ func WarnUnsupported(w io.Writer, entries []export.Entry) {
 				en.Name, en.ID, strings.Join(ut.Counted(), ", "), ut.Version)
 		}
 	}
+}
+
+// PrintStat prints r as stat does: its JSON (StatJSON), or StatFields.
+func PrintStat(o termui.Out, r *inspect.StatReport) error {
+	if o.IsJSON() {
+		return o.WriteJSON(o.Stdout, NewStatJSON(r, Reason))
+	}
+	return StatFields(r, o.Now(), Reason).Print(o.Stdout, o.TTY)
+}
+
+// PrintAppend prints what append did: its JSON, or AppendSummary.
+func PrintAppend(o termui.Out, r *store.AppendResult) error {
+	if o.IsJSON() {
+		return o.WriteJSON(o.Stdout, r)
+	}
+	_, err := fmt.Fprintln(o.Stdout, AppendSummary(r))
+	return err
 }

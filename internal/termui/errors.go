@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -49,6 +50,23 @@ func (h HintError) Unwrap() error { return h.Err }
 
 // WithHint is err with a hint line.
 func WithHint(err error, hint string) error { return HintError{err, hint} }
+
+// InvalidValue is the usage error of a flag value that does not parse:
+// name and value as given, kind the flag's type ("int", "bool", …), err
+// what parsing said. It says what is wrong, not strconv's message.
+func InvalidValue(name, value, kind string, err error) error {
+	why := "not a valid value"
+	var ne *strconv.NumError
+	switch {
+	case errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange):
+		why = "out of range"
+	case errors.As(err, &ne) && strings.HasPrefix(kind, "bool"):
+		why = "not true or false"
+	case errors.As(err, &ne):
+		why = "not a number"
+	}
+	return Usagef("invalid --%s %q: %s", name, value, why)
+}
 
 // OneLineError is err's message on one line, as errors are printed.
 func OneLineError(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 )
 
@@ -26,6 +27,29 @@ func TestReport(t *testing.T) {
 		var w bytes.Buffer
 		if code := Report(&w, c.err, "dshctl cat"); code != c.code || w.String() != c.want {
 			t.Errorf("%v: exit %d, printed %q; want %d, %q", c.err, code, w.String(), c.code, c.want)
+		}
+	}
+}
+
+// TestInvalidValue: a flag value that does not parse says why in words.
+func TestInvalidValue(t *testing.T) {
+	_, rng := strconv.ParseInt("99999999999999999999", 10, 64)
+	_, syn := strconv.ParseInt("x", 10, 64)
+	_, bl := strconv.ParseBool("maybe")
+	for _, c := range []struct {
+		kind string
+		err  error
+		want string
+	}{
+		{"int64", rng, `invalid --n "v": out of range`},
+		{"int", syn, `invalid --n "v": not a number`},
+		{"bool", bl, `invalid --n "v": not true or false`},
+		{"duration", errors.New("bad"), `invalid --n "v": not a valid value`},
+	} {
+		err := InvalidValue("n", "v", c.kind, fmt.Errorf("parse: %w", c.err))
+		var u UsageError
+		if err.Error() != c.want || !errors.As(err, &u) {
+			t.Errorf("%s: %v", c.kind, err)
 		}
 	}
 }
