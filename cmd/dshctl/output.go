@@ -37,30 +37,17 @@ func (g *globals) outputFormat(def string, allowed ...string) (string, error) {
 	return f, nil
 }
 
-// writeJSON writes v as -o json (indented) or -o jsonl (one line) asks.
-func writeJSON(w io.Writer, format string, v any) error {
-	return termui.WriteJSON(w, format == formatJSON, v)
-}
-
 // out is where a command prints its results in format, for the packages
 // that print them (termui.Out).
 func (e *env) out(format string) termui.Out {
 	return termui.Out{Stdout: e.stdout, Stderr: e.stderr, TTY: e.stdoutTTY, ErrTTY: e.stderrTTY,
-		Width: e.termWidth(), Colour: e.colour(), Now: e.now, Format: format}
-}
-
-// newTable is a table for e's stdout (or a buffer in front of it).
-func (e *env) newTable(w io.Writer, header ...string) *termui.Table {
-	return termui.NewTable(w, e.stdoutTTY, e.termWidth(), header...)
+		Width: termui.Columns(e.width, e.getenv), Colour: e.colour(), Now: e.now, Format: format}
 }
 
 // newProgress is a progress bar on e's stderr, never in JSON mode.
 func newProgress(e *env, format, what string, total int) *termui.Progress {
-	return termui.NewProgress(e.stderr, e.stderrTTY && format != formatJSON && format != formatJSONL, e.now, what, total)
+	return e.out(format).NewProgress(what, total)
 }
-
-// termWidth is the width output for people fits (termui.Columns).
-func (e *env) termWidth() int { return termui.Columns(e.width, e.getenv) }
 
 // colour reports whether output to a terminal may use colour.
 func (e *env) colour() bool { return termui.Colour(e.stdoutTTY, e.getenv) }

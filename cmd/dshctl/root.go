@@ -35,7 +35,7 @@ type env struct {
 	// for people only (see termui.Detect).
 	stdinTTY, stdoutTTY, stderrTTY bool
 	// width is the terminal's width in columns, 0 when unknown (see
-	// termWidth).
+	// termui.Columns).
 	width int
 }
 

@@ -28,7 +28,7 @@ that built it, from the information Go records in the binary. dshctl
 			}
 			b := buildinfo.Read()
 			if format != formatText {
-				return writeJSON(e.stdout, format, b)
+				return e.out(format).WriteJSON(e.stdout, b)
 			}
 			_, err = fmt.Fprintln(e.stdout, b)
 			return err
