@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 
 	"github.com/dshctl/dshctl/internal/inspect"
@@ -12,6 +13,9 @@ import (
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
+
+// listGCPercent is list's GC target (see runList).
+const listGCPercent = 25
 
 func newListCmd(e *env, g *globals) *cobra.Command {
 	var sel inspect.Selection
@@ -83,6 +87,12 @@ func runList(ctx context.Context, e *env, g *globals, format string, o inspect.S
 		return err
 	}
 	defer svc.Close()
+	if e.getenv("GOGC") == "" {
+		// list keeps every row until it can sort them, while reading
+		// the logs makes far more garbage than it keeps: a lower GC
+		// target holds the peak heap near the rows, not twice them.
+		defer debug.SetGCPercent(debug.SetGCPercent(listGCPercent))
+	}
 	bar := e.out(format).NewBar("reading sessions")
 	rows, err := inspect.List(ctx, svc, inspect.ListOptions{MaxBytes: budget, Progress: bar.Start})
 	bar.Finish()

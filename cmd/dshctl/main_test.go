@@ -68,6 +68,8 @@ func TestScripts(t *testing.T) {
 			"zstdify":    cmdZstdify,
 			"zipnames":   cmdZipNames,
 			"unzipentry": cmdUnzipEntry,
+			"sqlexec":    cmdSQLExec,
+			"patchbytes": cmdPatchBytes,
 		},
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,

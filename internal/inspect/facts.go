@@ -22,16 +22,16 @@ type turnFacts struct {
 	// as a failed decode would be.
 	bad, badTurn bool
 
-	vals [4]json.RawMessage
+	vals [6]json.RawMessage
 }
 
 type callRef struct{ id, name string }
 
 var (
-	dataKeys    = []string{"turn", "step", "message", "callId"}
+	dataKeys    = []string{"turn", "step", "message", "callId", "name", "arguments"}
 	messageKeys = []string{"content", "source", "toolCallId"}
 	blockKeys   = []string{"type", "id", "name"}
-	sourceKeys  = []string{"callId"}
+	sourceKeys  = []string{"callId", "kind", "plugin"}
 )
 
 // readFacts fills f from e, for the event types the fold interprets; it
@@ -48,6 +48,9 @@ func readFacts(e *seam.Event, f *turnFacts) {
 	f.turn, f.hasTurn = f.int(v[0])
 	f.badTurn, f.bad = f.bad, false
 	f.step, f.hasStep = f.int(v[1])
+	if e.Type != typeStepStart && e.Type != typeAssistantMessage {
+		f.bad = false // only these payloads were decoded with their step
+	}
 	msg, callID := f.object(v[2]), v[3]
 	switch e.Type {
 	case typeAssistantMessage:
@@ -58,6 +61,9 @@ func readFacts(e *seam.Event, f *turnFacts) {
 			return
 		}
 		if !seam.Elements(content, func(block []byte) bool {
+			if string(block) == "null" {
+				return true // decodes as an empty block
+			}
 			if block[0] != '{' {
 				f.bad = true
 				return false
@@ -74,12 +80,16 @@ func readFacts(e *seam.Event, f *turnFacts) {
 		}
 	case typeToolCall:
 		f.callID = f.string(callID)
+		f.string(v[4]) // name and arguments are strings too
+		f.string(v[5])
 	case typeToolResult:
 		v = f.vals[:len(messageKeys)]
 		seam.LookupAll(msg, messageKeys, v)
 		source, toolCallID := f.object(v[1]), v[2]
 		id := f.string(toolCallID)
-		seam.LookupAll(source, sourceKeys, f.vals[:1])
+		seam.LookupAll(source, sourceKeys, f.vals[:len(sourceKeys)])
+		f.string(f.vals[1]) // kind and plugin are strings too
+		f.string(f.vals[2])
 		if f.callID = f.string(f.vals[0]); f.callID == "" {
 			f.callID = id
 		}

@@ -158,11 +158,9 @@ func isHumanPrompt(e *seam.Event) bool {
 	if e.Type != typeUserMessage {
 		return false
 	}
-	src, ok := seam.Member(e.Data, "source")
-	if !ok {
-		return false
-	}
-	kind, ok := seam.Member(src, "kind")
+	// The payload was validated when it was read: skim it, do not parse it.
+	src, _ := seam.Lookup(e.Data, "source")
+	kind, ok := seam.Lookup(src, "kind")
 	return ok && jsonStringIs(kind, "user")
 }
 

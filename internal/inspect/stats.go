@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -51,9 +50,10 @@ func (c *statsCollector) Observe(e *seam.Event) {
 	case typeTurnStart:
 		s.Turns++
 	case typeTurnEnd:
-		var d turnEnd
-		_ = json.Unmarshal(e.Data, &d)
-		s.TurnEnds[d.Reason.Kind]++
+		// What encoding/json decodes of reason.kind: a string, or "".
+		reason, _ := seam.Lookup(e.Data, "reason")
+		kind, _ := seam.LookupString(reason, "kind")
+		s.TurnEnds[kind]++
 	case typeUserMessage:
 		if isHumanPrompt(e) {
 			s.LastPromptAt = e.Time
@@ -81,7 +81,8 @@ func (s *Stats) Meta(createdAt int64) Meta {
 // ExactStats reads the whole of h once and returns its Stats.
 func ExactStats(ctx context.Context, h seam.Handle) (Stats, error) {
 	c := newStatsCollector(h.Header().Version)
-	for e, err := range h.Scan(ctx, seam.ScanOptions{}) {
+	// The collector keeps no payload: strings it keeps are copies.
+	for e, err := range h.Scan(ctx, seam.ScanOptions{Transient: true}) {
 		if err != nil {
 			return c.Stats(), err
 		}

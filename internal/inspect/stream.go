@@ -98,13 +98,18 @@ func Stream(ctx context.Context, h seam.Handle, o StreamOptions, sink Sink) (Str
 // streamEvents gives sink the events of h from seq next on that filter
 // matches and returns the seq after the last event read.
 func streamEvents(ctx context.Context, h seam.Handle, next int64, filter *Filter, sink Sink) (int64, error) {
-	for ev, err := range h.Scan(ctx, seam.ScanOptions{From: next}) {
+	// Sinks write each event out and keep none of it. One variable for
+	// the scan: the sink's pointer would move each loop variable to the
+	// heap, an allocation per event.
+	var cur seam.Event
+	for ev, err := range h.Scan(ctx, seam.ScanOptions{From: next, Transient: true}) {
 		if err != nil {
 			return next, err
 		}
-		next = ev.Seq + 1
-		if filter.Match(&ev) {
-			if err := sink.Event(&ev); err != nil {
+		cur = ev
+		next = cur.Seq + 1
+		if filter.Match(&cur) {
+			if err := sink.Event(&cur); err != nil {
 				return next, err
 			}
 		}

@@ -173,7 +173,7 @@ func (t *Transcript) Render(e *seam.Event) error {
 		// A type outside dsh's vocabulary comes from a plugin: show that it
 		// happened, since nothing else would.
 		if !seam.KnownType(seam.MaxVersion, e.Type) && !seam.KnownType(0, e.Type) {
-			t.styled(sgrDim, t.line("· "+clean(e.Type)+" ", string(e.Data)))
+			t.styled(sgrDim, t.line("· "+clean(e.Type)+" ", t.head(e.Data)))
 			t.nl()
 		}
 	}
@@ -300,8 +300,21 @@ func (t *Transcript) call(name, args string) {
 }
 
 func (t *Transcript) toolResult(e *seam.Event) {
+	data := e.Data
+	if t.width >= 0 {
+		// Only the head of a result is shown (line): a long one is decoded
+		// from a copy with its texts cut to that head.
+		if small := shrinkTexts(data, 8*t.width); small != nil {
+			data = small
+		}
+	}
+	t.toolResultOf(data)
+}
+
+// toolResultOf renders the tool/result payload data.
+func (t *Transcript) toolResultOf(data []byte) {
 	var d toolResultPayload
-	if !decode(e.Data, &d) {
+	if !decode(data, &d) {
 		return
 	}
 	m := &d.Message
@@ -480,6 +493,15 @@ func (t *Transcript) line(prefix, text string) string {
 		s = ellipsis(prefixRunes(s, t.width-1))
 	}
 	return s
+}
+
+// head returns what line needs of b as text: all of it, or, when the width
+// is capped, enough bytes to hold the runes line looks at and one more.
+func (t *Transcript) head(b []byte) string {
+	if n := 4 * (8*t.width + 1); t.width >= 0 && len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
 }
 
 // prefixRunes returns the first n runes of s.

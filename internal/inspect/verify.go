@@ -452,7 +452,12 @@ func plan(res *CheckResult, sum seam.LogSummary, salvage bool) *RepairReport {
 		rp.Rewrite = u.Rewrite
 	}
 	if t := res.Torn; t != nil {
-		rp.Removed = append(rp.Removed, seam.Repair{Path: sum.Location.Path, Offset: t.Pos.Offset, Bytes: t.Size, Kind: seam.RepairTorn})
+		rm := seam.Repair{Path: sum.Location.Path, Offset: t.Pos.Offset, Bytes: t.Size, Kind: seam.RepairTorn}
+		if t.Pos.Offset < 0 && t.Pos.Seq >= 0 {
+			seq := t.Pos.Seq // a row of a database
+			rm.Seq = &seq
+		}
+		rp.Removed = append(rp.Removed, rm)
 		if salvage && res.Uncommitted == nil && t.Salvage > 0 {
 			rp.Salvaged, rp.SalvagedFrom = t.Salvage, t.SalvageFrom
 		}

@@ -452,11 +452,15 @@ func (c *LogCheck) Result() CheckResult {
 	}
 	st = &c.st
 	if t := c.torn; t != nil {
-		what := "torn final line"
-		if t.Pos.Frame >= 0 {
-			what = "torn final frame"
+		msg := fmt.Sprintf("torn final line: %d bytes an interrupted append left, which readers ignore", t.Size)
+		switch {
+		case t.Pos.Frame >= 0:
+			msg = fmt.Sprintf("torn final frame: %d bytes an interrupted append left, which readers ignore", t.Size)
+		case t.Pos.Line < 0 && t.Pos.Offset < 0:
+			// A database row, located by its seq: appends are
+			// transactions, so it was written damaged, not cut short.
+			msg = fmt.Sprintf("torn final row: %d bytes that do not decode, which readers ignore", t.Size)
 		}
-		msg := fmt.Sprintf("%s: %d bytes an interrupted append left, which readers ignore", what, t.Size)
 		switch {
 		case t.Salvage > 0:
 			span := fmt.Sprintf("seq %d–%d", t.SalvageFrom, t.SalvageFrom+t.Salvage-1)

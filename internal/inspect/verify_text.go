@@ -73,6 +73,9 @@ func (rp *RepairReport) lines(backupDir string) []string {
 	var out []string
 	for _, rm := range rp.Removed {
 		s := fmt.Sprintf("%s %d bytes at byte %d (%s tail)", did("repaired: removed", "would remove"), rm.Bytes, rm.Offset, rm.Kind)
+		if rm.Seq != nil { // a row of a database
+			s = fmt.Sprintf("%s the row at seq %d, %d bytes (%s tail)", did("repaired: removed", "would remove"), *rm.Seq, rm.Bytes, rm.Kind)
+		}
 		switch {
 		case rm.Backup != "":
 			s += ", saved to " + rm.Backup

@@ -16,6 +16,27 @@ type position struct {
 	textOff int64 // byte offset in the decoded text
 	lineNo  int   // lines of decoded text before it
 	frame   int   // index of the frame starting at fileOff (zstd)
+	// relative says lineNo and frame count from this position, whose own
+	// numbers are unknown: a read that starts from the tail (the write
+	// open) knows byte offsets only. Errors then give no line or frame.
+	relative bool
+}
+
+// frameNo is the index of the current frame for a message, -1 when the
+// numbering is relative.
+func (p *position) frameNo() int {
+	if p.relative {
+		return -1
+	}
+	return p.frame
+}
+
+// lineAt is line for a message, -1 when the numbering is relative.
+func (p *position) lineAt(line int) int {
+	if p.relative {
+		return -1
+	}
+	return line
 }
 
 // physRecord is one complete line of a log as stored.
@@ -51,6 +72,15 @@ func (l *logFile) newBodyReader(p position, size, limit int64) (bodyReader, erro
 		}
 		z := &zstdReader{l: l, dec: d, pos: p, base: p.fileOff, limit: limit,
 			shifted: &offsetReader{r: l.f, base: p.fileOff}, size: size - p.fileOff}
+		if limit == 0 && z.size > 0 {
+			// A read without a bound goes to the end: decode ahead.
+			pd, err := l.decs.get()
+			if err != nil {
+				l.decs.put(d)
+				return nil, err
+			}
+			z.pf = newPrefetcher(z, pd)
+		}
 		return z, nil
 	}
 	pr := &plainReader{l: l, pos: p, src: &section{r: l.f, off: p.fileOff, end: size, limit: limit}}
@@ -142,6 +172,8 @@ type zstdReader struct {
 	pos      position // the current frame's index, and the text and line counts
 	limit    int64
 	n        int64
+	// pf, for a read without a bound, walks and decodes the frames ahead.
+	pf *prefetcher
 
 	inFrame   bool
 	cur       zstdframe.Frame
@@ -169,7 +201,7 @@ func (z *zstdReader) next() (physRecord, error) {
 		if z.streaming {
 			l, err := z.lr.next()
 			if err != nil && err != io.EOF {
-				return physRecord{}, z.l.frameError(err, z.pos.frame, 0)
+				return physRecord{}, z.l.frameError(err, z.pos.frameNo(), 0)
 			}
 			if err == io.EOF {
 				if len(l) > 0 {
@@ -200,7 +232,7 @@ func (z *zstdReader) next() (physRecord, error) {
 }
 
 func (z *zstdReader) unterminated() error {
-	return z.l.errorf(seam.ErrCorrupt, z.l.pos(z.cur.Offset, z.pos.frame, z.pos.lineNo+1, -1),
+	return z.l.errorf(seam.ErrCorrupt, z.l.pos(z.cur.Offset, z.pos.frameNo(), z.pos.lineAt(z.pos.lineNo+1), -1),
 		"frame at byte %d does not end on a record boundary", z.cur.Offset)
 }
 
@@ -208,44 +240,79 @@ func (z *zstdReader) enterFrame() error {
 	if z.done || z.at >= z.size {
 		return io.EOF
 	}
-	f, err := zstdframe.ParseFrame(z.shifted, z.at, z.size)
+	var f zstdframe.Frame
+	var err error
+	var ahead prefetched
+	if z.pf != nil {
+		ahead = z.pf.next()
+		f, err = ahead.f, ahead.perr
+	} else {
+		f, err = zstdframe.ParseFrame(z.shifted, z.at, z.size)
+	}
 	if err != nil {
 		z.done = true
 	}
 	z.at = f.End()
 	f.Offset += z.base
 	if errors.Is(err, zstdframe.ErrTorn) {
-		z.tornN = f.Size
-		return io.EOF
+		return z.tornFrame(f)
 	}
 	if err != nil {
-		return z.l.frameError(err, z.pos.frame, z.base)
+		return z.l.frameError(err, z.pos.frameNo(), z.base)
 	}
 	if z.limit > 0 && z.n+f.Size > z.limit {
 		return errBudget
 	}
 	z.n += f.Size
 	z.cur, z.curText, z.first, z.inFrame = f, z.pos.textOff, true, true
-	content, err := z.dec.DecodeAll(z.l.f, f, frameMemLimit)
+	var content []byte
+	switch {
+	case z.pf == nil:
+		content, err = z.dec.DecodeAll(z.l.f, f, frameMemLimit)
+	case ahead.large:
+		err = frameTooLarge
+	default:
+		content, err = ahead.content, ahead.derr
+	}
 	switch {
 	case err == nil:
 		z.mem, z.streaming = content, false
 		return nil
 	case !errors.Is(err, zstdframe.ErrTooLarge):
-		return z.l.frameError(err, z.pos.frame, 0)
+		return z.l.frameError(err, z.pos.frameNo(), 0)
 	}
 	// Too large to hold: verify it whole before serving a line of it, so
 	// a damaged frame yields nothing (store.md 4), then stream it.
 	if err := z.dec.Verify(z.l.f, f); err != nil {
-		return z.l.frameError(err, z.pos.frame, 0)
+		return z.l.frameError(err, z.pos.frameNo(), 0)
 	}
 	rd, err := z.dec.NewReader(z.l.f, f)
 	if err != nil {
-		return z.l.frameError(err, z.pos.frame, 0)
+		return z.l.frameError(err, z.pos.frameNo(), 0)
 	}
 	z.lr.reset(rd)
 	z.streaming = true
 	return nil
+}
+
+// tornFrame decides what a frame the end of the file cuts is. A crash leaves a
+// prefix of the last frame dsh was writing, so it is the torn final frame
+// unless a complete frame follows inside it: then its structure is damaged
+// and the frames after it are committed data, which a repair must not cut
+// (verify reports the same finding).
+func (z *zstdReader) tornFrame(f zstdframe.Frame) error {
+	sc := zstdframe.NewScanner(z.shifted, f.Offset-z.base+1, z.size, z.dec)
+	at, found, err := sc.Resync(f.Offset - z.base + 1)
+	sc.Close()
+	if err != nil {
+		return z.l.ioError(err, f.Offset)
+	}
+	if found {
+		return z.l.errorf(seam.ErrCorrupt, z.l.pos(f.Offset, z.pos.frameNo(), -1, -1),
+			"frame at byte %d runs past the end of the file, but a complete frame follows at byte %d", f.Offset, at+z.base)
+	}
+	z.tornN = f.Size
+	return io.EOF
 }
 
 func (z *zstdReader) leaveFrame() {
@@ -254,7 +321,13 @@ func (z *zstdReader) leaveFrame() {
 	z.pos.fileOff = z.cur.End()
 }
 
+// frameTooLarge stands for the ErrTooLarge the prefetcher's DecodeAll gave.
+var frameTooLarge = &zstdframe.Error{Kind: zstdframe.ErrTooLarge}
+
 func (z *zstdReader) torn() int64 { return z.tornN }
 func (z *zstdReader) close() {
+	if z.pf != nil {
+		z.pf.close()
+	}
 	z.l.decs.put(z.dec)
 }

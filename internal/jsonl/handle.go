@@ -89,7 +89,9 @@ func (h *handle) Access() seam.Access        { return h.access }
 // Open opens a stored session. A read open checks the layout, the header
 // and the tail (and, for a seeded v2+ header, finds the seed marker); the
 // body is validated as it is read. A write open takes the session lock and
-// validates the whole log first, as dsh does before it appends.
+// validates the tail of the log from its last turn/end on, which decides
+// the next seq and any torn or uncommitted tail to remove; damage to the
+// committed records before it is left to a full read (verify) to report.
 func (s *Store) Open(ctx context.Context, id string, access seam.Access) (seam.Handle, error) {
 	if err := s.check(ctx, "open"); err != nil {
 		return nil, err
@@ -464,11 +466,15 @@ func (h *handle) Scan(ctx context.Context, opts seam.ScanOptions) iter.Seq2[seam
 			}
 			return
 		}
-		end, done, err := r.forward(ctx, h.checkpointFor(opts.From), size, opts.MaxBytes, opts.From, emit)
+		r.transient = opts.Transient
+		cp := h.checkpointFor(opts.From)
+		end, done, err := r.forward(ctx, cp, size, opts.MaxBytes, opts.From, emit)
 		switch {
 		case err != nil:
 			fail(err)
-		case done:
+		case done && !cp.at.relative:
+			// A scan from the write open's tail checkpoint has not seen the
+			// markers before it, so only a scan from the start checks them.
 			if n, err := end.marker.Result(&h.hdr); err != nil {
 				fail(l.located(err, seam.ErrCorrupt, l.pos(0, -1, 1, -1)))
 			} else if n != h.inherited {

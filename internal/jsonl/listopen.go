@@ -36,10 +36,10 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam
 		return err
 	}
 	type item struct {
-		id    string // the folder's id; "" when it names none
-		dup   bool   // the id names folders in several project folders
-		entry seam.Entry
-		ok    bool // a session (an entry List returns)
+		id    string      // the folder's id; "" when it names none
+		dup   bool        // the id names folders in several project folders
+		ok    bool        // a session (an entry List returns)
+		entry *seam.Entry // a duplicate's, read without a handle
 	}
 	items := make([]item, len(dirents))
 	count := map[string]int{}
@@ -61,7 +61,8 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam
 	if err := forEachEntry(ctx, len(items), func(i int) {
 		it, de := &items[i], dirents[i]
 		if it.dup {
-			it.entry, it.ok = s.listEntry(de.project, de.e)
+			en, ok := s.listEntry(de.project, de.e)
+			it.entry, it.ok = &en, ok
 			return
 		}
 		it.ok = s.visitEntry(ctx, de.project, de.e, visit)
@@ -82,12 +83,12 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam
 				// Not a duplicate after all: read it again, with a handle.
 				it.ok = s.visitEntry(ctx, dirents[idx[0]].project, dirents[idx[0]].e, visit)
 			} else {
-				visit(it.entry, nil, nil)
+				visit(*it.entry, nil, nil)
 			}
 			continue
 		}
 		for _, i := range idx {
-			en := items[i].entry
+			en := *items[i].entry
 			en.Err = duplicateIDError("list", id, en.Snapshot.Location.Path, len(idx))
 			visit(en, nil, nil)
 		}

@@ -33,6 +33,7 @@ type badRecord struct {
 	frameOff  int64 // file offset of its frame (zstd)
 	frameText int64 // decoded offset of its frame's first byte
 	cause     error
+	relative  bool // lineNo and frame count from where the read started
 }
 
 // forwardEnd is the state of a forward read that reached the committed end.
@@ -62,6 +63,9 @@ type reader struct {
 	hdr     *seam.Header
 	body    position // the first body record
 	lenient bool     // serve unknown non-ignorable types
+	// transient serves events whose payloads alias the read buffers, valid
+	// until the next record is read (seam.ScanOptions.Transient).
+	transient bool
 	// onCheckpoint, if set, receives resumable positions as they pass.
 	onCheckpoint func(checkpoint)
 	// tail, if set, is the decoded last frame of the log at the size a
@@ -108,15 +112,19 @@ func (r *reader) forward(ctx context.Context, cp checkpoint, size, limit, from i
 		if rec.first && r.onCheckpoint != nil && rec.frameOff-lastCP >= checkpointEvery {
 			lastCP = rec.frameOff
 			r.onCheckpoint(checkpoint{at: position{fileOff: rec.frameOff, textOff: rec.frameText,
-				lineNo: rec.lineNo - 1, frame: rec.frame}, next: cur.Next, marker: marker})
+				lineNo: rec.lineNo - 1, frame: rec.frame, relative: cp.at.relative}, next: cur.Next, marker: marker})
 		}
-		row, derr := seam.DecodeRecord(rec.line[:len(rec.line)-1], v)
+		decode := seam.DecodeRecord
+		if r.transient {
+			decode = seam.DecodeRecordAlias
+		}
+		row, derr := decode(rec.line[:len(rec.line)-1], v)
 		if derr == nil {
 			derr = cur.Advance(&row)
 		}
 		if derr != nil {
 			bad := badRecord{off: rec.off, lineNo: rec.lineNo, frame: rec.frame, frameOff: rec.frameOff,
-				frameText: rec.frameText, cause: derr}
+				frameText: rec.frameText, cause: derr, relative: cp.at.relative}
 			if err := r.uncommitted(br, &bad, cur.Next); err != nil {
 				return end, false, err
 			}
@@ -129,7 +137,7 @@ func (r *reader) forward(ctx context.Context, cp checkpoint, size, limit, from i
 			if !r.lenient {
 				if err := seam.CheckVocabulary(e, v); err != nil {
 					return end, false, r.l.located(err, seam.ErrUnsupportedFormat,
-						r.l.pos(rec.frameOff, rec.frame, rec.lineNo, e.Seq))
+						r.l.pos(rec.frameOff, cp.at.lineAt(rec.frame), cp.at.lineAt(rec.lineNo), e.Seq))
 				}
 			}
 			marker.Observe(e)
@@ -160,6 +168,15 @@ func (r *reader) uncommitted(br bodyReader, bad *badRecord, next int64) error {
 		what := "invalid committed record"
 		if strings.HasPrefix(bad.cause.Error(), "unparsable") || strings.Contains(bad.cause.Error(), ": unparsable") {
 			what = "unparsable committed event"
+		}
+		if bad.relative {
+			// A read from the tail knows where records are, not their lines.
+			where := "at byte"
+			if bad.frame >= 0 {
+				where = "in the frame at byte"
+			}
+			return r.l.errorf(seam.ErrCorrupt, r.l.pos(bad.frameOff, -1, -1, next), "%s %s %d (a turn/end follows %s %d): %v",
+				what, where, bad.frameOff, where, rec.frameOff, causeOf(bad.cause))
 		}
 		p := r.l.pos(bad.frameOff, bad.frame, bad.lineNo, next)
 		return r.l.errorf(seam.ErrCorrupt, p, "%s at line %d (a turn/end follows at line %d): %v",

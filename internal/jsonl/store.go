@@ -66,7 +66,7 @@ type Store struct {
 	decs decoderPool
 
 	// folders remembers the project folder of each cwd met in a header
-	// (cwd → string), which every open checks.
+	// (cwd → *cwdFolder), which every open checks.
 	folders sync.Map
 }
 
@@ -317,18 +317,24 @@ func (s *Store) openLog(op string, d *sessionDir, flag int) (*logFile, error) {
 	return &logFile{f: f, path: path, id: d.id, enc: s.Encoding(), gen: d.live, decs: &s.decs}, nil
 }
 
+// cwdFolder is a cwd met in a header and its project folder.
+type cwdFolder struct{ cwd, folder string }
+
 // checkProject checks that the header's cwd maps to the project folder
 // holding the session, or to a folder that is the same directory.
 func (s *Store) checkProject(l *logFile, d *sessionDir, h *seam.Header) error {
 	var want string
 	if v, ok := s.folders.Load(h.Cwd); ok {
-		want = v.(string)
+		p := v.(*cwdFolder)
+		// Sessions of a project share one copy of its cwd (list keeps
+		// every header).
+		h.Cwd, want = p.cwd, p.folder
 	} else {
 		var err error
 		if want, err = projectFolder(h.Cwd); err != nil {
 			return l.errorf(seam.ErrCorrupt, l.pos(0, -1, 1, -1), "header cwd: %v", err)
 		}
-		s.folders.Store(h.Cwd, want)
+		s.folders.Store(h.Cwd, &cwdFolder{h.Cwd, want})
 	}
 	if want == d.project {
 		return nil

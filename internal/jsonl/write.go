@@ -156,7 +156,8 @@ func isStaleTemp(name string) bool {
 	return ok
 }
 
-// openWrite claims id, takes its lock and validates the whole log.
+// openWrite claims id, takes its lock and reads the tail of the log that
+// decides where an append goes (see tailStart).
 func (s *Store) openWrite(ctx context.Context, id string) (seam.Handle, error) {
 	h := &handle{s: s, id: id, access: seam.Write, w: &writer{}}
 	if err := s.writers.Claim("open", id, h, seam.ErrAlreadyOwned); err != nil {
@@ -213,13 +214,34 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 	}
 	h.hdr = hi.hdr
 	h.body = position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}
+	// Only the tail is read: from the last turn/end on, what a full read
+	// would decide is decided the same way (see tailStart).
+	cp, err := h.tailStart(ctx, size)
+	if err != nil {
+		return err
+	}
 	r := h.reader(false)
-	end, _, err := r.forward(ctx, r.start(), size, 0, 0, func(*seam.Event) bool { return true })
+	if cp.at.relative {
+		r.onCheckpoint = nil
+	}
+	end, _, err := r.forward(ctx, cp, size, 0, 0, func(*seam.Event) bool { return true })
 	if err != nil {
 		return err
 	}
 	if h.inherited, err = end.marker.Result(&h.hdr); err != nil {
-		return l.located(err, seam.ErrCorrupt, l.pos(0, -1, 1, -1))
+		if !cp.at.relative || !h.hdr.Seeded() {
+			return l.located(err, seam.ErrCorrupt, l.pos(0, -1, 1, -1))
+		}
+		// A seeded log whose marker is before the tail: find it as a read
+		// open does.
+		if h.inherited, err = h.findInherited(ctx, size); err != nil {
+			return err
+		}
+	}
+	if cp.at.relative {
+		// Later scans of the handle (the open turn of --close-interrupted)
+		// start from there too, not from the header.
+		h.cps = append(h.cps, cp)
 	}
 	h.w.size, h.w.next, h.w.cut, h.w.physEnd = size, end.next, end.cutOffset(), end.physEnd
 	if b := end.bad; b != nil && b.frame >= 0 && b.off > b.frameText {

@@ -634,22 +634,63 @@ func TestResumeDamagedFixtures(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range []string{"none-corrupt-line-before-turn-end", "zstd-bad-checksum-middle-frame", "none-unknown-event-type"} {
-		t.Run(name, func(t *testing.T) {
-			root := copyTree(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "damaged", name))
+	// Damage before the last turn/end is in committed data, which a write
+	// open does not read (it reads the tail from the last turn/end on): the
+	// append goes after the last committed record, every stored byte stays
+	// as it was, and a full read still reports the damage as before.
+	for _, c := range []struct {
+		name string
+		next int64
+		kind error
+	}{
+		{"none-corrupt-line-before-turn-end", 113, seam.ErrCorrupt},
+		{"zstd-bad-checksum-middle-frame", 113, seam.ErrCorrupt},
+		{"none-unknown-event-type", 17, seam.ErrUnsupportedFormat},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := copyTree(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "damaged", c.name))
 			s, _ := openStore(t, root, Options{})
 			entries, _ := s.List(ctx)
-			_, err := s.Open(ctx, entries[0].Snapshot.Header.ID, seam.Write)
-			if err == nil {
-				t.Fatal("write open of a refused log succeeded")
+			id := entries[0].Snapshot.Header.ID
+			path := entries[0].Snapshot.Location.Path
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
 			}
-			// The failed open released its claim.
-			_, err2 := s.Open(ctx, entries[0].Snapshot.Header.ID, seam.Write)
-			if errors.Is(err2, seam.ErrAlreadyOwned) {
-				t.Fatalf("claim kept after a failed open: %v", err2)
+			w, err := s.Open(ctx, id, seam.Write)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Append(ctx, []seam.Event{event(c.next, "session/title", `{"title":"t"}`)}); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			after, _ := os.ReadFile(path)
+			if !bytes.HasPrefix(after, before) || len(after) == len(before) {
+				t.Fatalf("the append changed stored bytes or wrote nothing: %d → %d bytes", len(before), len(after))
+			}
+			_, err = scanAll(t, s, id)
+			wantKind(t, err, c.kind)
+			if snap, err := s.Stat(ctx, id); err != nil || snap.EventCount != c.next+1 {
+				t.Fatalf("Stat after the append: %+v, %v", snap, err)
 			}
 		})
 	}
+	// Damage the tail shows is refused, and the failed open releases its
+	// claim: a bad record with a turn/end after it, in the last turn.
+	t.Run("damaged last turn", func(t *testing.T) {
+		root := t.TempDir()
+		s, _ := openStore(t, root, Options{Compression: None})
+		create(t, s, header("d", 0), turnEvents(0, 1))
+		snap, _ := s.Stat(ctx, "d")
+		appendFile(t, snap.Location.Path, []byte("garbage\n"+`{"type":"turn/end","seq":"x"}`+"\n"))
+		_, err := s.Open(ctx, "d", seam.Write)
+		wantKind(t, err, seam.ErrCorrupt)
+		_, err = s.Open(ctx, "d", seam.Write)
+		if errors.Is(err, seam.ErrAlreadyOwned) {
+			t.Fatalf("claim kept after a failed open: %v", err)
+		}
+	})
 }
 
 // TestSeeded checks the inherited event count of seeded sessions written

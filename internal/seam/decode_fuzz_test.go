@@ -43,6 +43,10 @@ func FuzzDecodeRecord(f *testing.F) {
 		v &= 7 // versions 0 to 7; past MaxVersion no type is known
 		sameFieldsAsUnmarshal(t, line)
 		r, err := DecodeRecord(line, v)
+		view, verr := DecodeRecordAlias(line, v)
+		if (err == nil) != (verr == nil) || err == nil && !reflect.DeepEqual(r, view) {
+			t.Fatalf("DecodeRecordAlias: %+v, %v; DecodeRecord: %+v, %v", view, verr, r, err)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("DecodeRecord: %v is not ErrCorrupt", err)

@@ -44,19 +44,27 @@ func (f *fieldList) parse(raw []byte) (bool, error) {
 	if !isObject(raw) {
 		return false, errors.New("not an object")
 	}
-	valid, compact := scanJSON(raw)
-	if !valid {
+	// One pass validates raw and finds its members.
+	s := jsonScanner{raw: raw, compact: true, split: true, v0: -1}
+	if !s.value() {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return false, err // for json's own message
 		}
 		return false, errors.New("invalid JSON") // unreachable: scanJSON accepts what json does
 	}
+	if s.n <= len(s.spans) {
+		for _, sp := range s.spans[:s.n] {
+			f.set(stringValue(raw[sp.k0:sp.k1]), raw[sp.v0:sp.v1:sp.v1])
+		}
+		return s.compact, nil
+	}
+	// More members than the scan kept: walk them.
 	i := skipSpace(raw, 0) + 1 // past '{'
 	for {
 		i = skipSpace(raw, i)
 		if raw[i] == '}' {
-			return compact, nil
+			return s.compact, nil
 		}
 		end := stringEnd(raw, i)
 		key := stringValue(raw[i:end])

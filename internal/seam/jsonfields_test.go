@@ -93,3 +93,21 @@ func TestMember(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLookup checks Lookup, which walks without validating, against Member
+// on valid objects, and that it never panics on anything else.
+func FuzzLookup(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":"x\"y\\\\","a":[1,{"a":2}]}`, `{"k\u0065y":"v"}`, `{"a":"\\\\\\"","b":{}}`, `{"a":`, `"x`, `{"a":"\\`} {
+		f.Add([]byte(s), "a")
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, key string) {
+		got, gok := Lookup(raw, key)
+		if !ValidJSON(raw) {
+			return
+		}
+		want, wok := Member(raw, key)
+		if gok != wok || string(got) != string(want) {
+			t.Fatalf("Lookup(%s, %q) = %s, %v; Member: %s, %v", raw, key, got, gok, want, wok)
+		}
+	})
+}

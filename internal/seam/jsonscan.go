@@ -29,7 +29,19 @@ type jsonScanner struct {
 	stack [2]uint64
 	more  []uint64
 	depth int
+	// split, when set, records where the members of the top-level object
+	// are as they are scanned, so that splitting a record costs no second
+	// walk: the first len(spans) of them, and n counts them all. v0 is
+	// where the value of the member being scanned starts (-1: none).
+	split bool
+	spans [smallFields]memberSpan
+	n     int
+	v0    int
 }
+
+// memberSpan locates a member: its key raw[k0:k1] (quotes included) and
+// its value raw[v0:v1].
+type memberSpan struct{ k0, k1, v0, v1 int }
 
 // ws skips white space.
 func (s *jsonScanner) ws() {
@@ -137,6 +149,13 @@ func (s *jsonScanner) value() bool {
 		}
 		// After a value: close containers, or go on to the next member.
 		for {
+			if s.split && s.depth == 1 && s.v0 >= 0 {
+				if s.n < len(s.spans) {
+					s.spans[s.n].v0, s.spans[s.n].v1 = s.v0, s.i
+				}
+				s.n++
+				s.v0 = -1
+			}
 			s.ws()
 			if s.depth == 0 {
 				return s.i == len(raw)
@@ -166,15 +185,23 @@ func (s *jsonScanner) value() bool {
 
 // key scans an object key and its colon, and the white space after it.
 func (s *jsonScanner) key() bool {
+	k0 := s.i
 	if s.i >= len(s.raw) || s.raw[s.i] != '"' || !s.str() {
 		return false
 	}
+	k1 := s.i
 	s.ws()
 	if s.i >= len(s.raw) || s.raw[s.i] != ':' {
 		return false
 	}
 	s.i++
 	s.ws()
+	if s.split && s.depth == 1 {
+		if s.n < len(s.spans) {
+			s.spans[s.n].k0, s.spans[s.n].k1 = k0, k1
+		}
+		s.v0 = s.i
+	}
 	return true
 }
 

@@ -542,3 +542,31 @@ func TestSeedMarker(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeRecordAlias checks that the view decoder aliases the line for a
+// compact record (and copies, compacted, the values of one that is not).
+func TestDecodeRecordAlias(t *testing.T) {
+	for _, c := range []struct {
+		line  string
+		alias bool
+	}{
+		{`{"type":"user/message","seq":1,"time":2,"data":{"a":[1,2]},"surfaceOp":"append"}`, true},
+		{`{"type":"user/message","seq":1,"time":2,"data":{"a": [1, 2]},"surfaceOp":"append"}`, false},
+	} {
+		line := []byte(c.line)
+		r, err := DecodeRecordAlias(line, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(r.Event.Data) != `{"a":[1,2]}` {
+			t.Errorf("%s: data %s", c.line, r.Event.Data)
+		}
+		data, op := string(r.Event.Data), string(r.Event.SurfaceOp)
+		for i := range line {
+			line[i] = '#' // what aliases the line changes with it
+		}
+		if alias := string(r.Event.Data) != data; alias != c.alias || string(r.Event.SurfaceOp) == op {
+			t.Errorf("%s: data aliases the line: %v, want %v; surfaceOp %s", c.line, alias, c.alias, r.Event.SurfaceOp)
+		}
+	}
+}

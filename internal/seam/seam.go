@@ -105,6 +105,11 @@ type ScanOptions struct {
 	// ErrScanBudget and stops, so a caller can degrade conservatively
 	// instead of reading a whole log.
 	MaxBytes int64
+	// Transient lets the backend yield events whose Data and SurfaceOp
+	// alias its own buffers, valid only until the iteration goes on, so
+	// that a consumer that writes each event out and keeps none (cat,
+	// export, counting) costs no copy of them. A backend may ignore it.
+	Transient bool
 }
 
 // Snapshot is what Stat and List report about one session.
@@ -183,6 +188,9 @@ type Repair struct {
 	// with the first uncommitted record; it was written back as a frame of
 	// its own, so no committed record is lost.
 	Rewritten int64 `json:"rewritten,omitempty"`
+	// Seq is the seq of the row removed from a store of rows (SQLite),
+	// where Offset is -1; nil for bytes of a file.
+	Seq *int64 `json:"seq"`
 }
 
 // TailRepairer is implemented by the write handles of backends whose write

@@ -9,6 +9,18 @@ package seam
 // surfaceOp are copied in compact form. Errors are ErrCorrupt without a
 // position.
 func DecodeStoredEvent(typ string, seq, time int64, data, surfaceOp []byte, ignorable bool, sourceSeqs []int64, v int) (Event, error) {
+	return decodeStoredEvent(typ, seq, time, data, surfaceOp, ignorable, sourceSeqs, v, false)
+}
+
+// DecodeStoredEventAlias is DecodeStoredEvent for a reader done with the
+// row before its buffers change (ScanOptions.Transient): the event's Data
+// and SurfaceOp alias data and surfaceOp when they are compact, as dsh
+// writes them, instead of being copies.
+func DecodeStoredEventAlias(typ string, seq, time int64, data, surfaceOp []byte, ignorable bool, sourceSeqs []int64, v int) (Event, error) {
+	return decodeStoredEvent(typ, seq, time, data, surfaceOp, ignorable, sourceSeqs, v, true)
+}
+
+func decodeStoredEvent(typ string, seq, time int64, data, surfaceOp []byte, ignorable bool, sourceSeqs []int64, v int, alias bool) (Event, error) {
 	e := Event{Type: typ, Seq: seq, Time: time, Ignorable: ignorable, SourceEventSeqs: sourceSeqs}
 	if seq < 0 {
 		return e, corruptf("event: negative seq %d", seq)
@@ -17,13 +29,13 @@ func DecodeStoredEvent(typ string, seq, time int64, data, surfaceOp []byte, igno
 	if !valid || !isObject(data) {
 		return e, corruptf("event seq %d: data must be a JSON object", seq)
 	}
-	e.Data = compactValid(data, compact)
+	e.Data = keepValid(data, compact, alias)
 	if surfaceOp != nil {
 		valid, compact := scanJSON(surfaceOp)
 		if !valid {
 			return e, corruptf("event seq %d: surfaceOp is not valid JSON", seq)
 		}
-		e.SurfaceOp = compactValid(surfaceOp, compact)
+		e.SurfaceOp = keepValid(surfaceOp, compact, alias)
 	}
 	if err := ValidateEvent(&e, v); err != nil {
 		return e, err

@@ -46,5 +46,9 @@ func RepairNote(r seam.Repair) string {
 	if r.Rewritten > 0 {
 		kept = fmt.Sprintf(" (the %d bytes of committed records in its frame were written back)", r.Rewritten)
 	}
-	return fmt.Sprintf("removed a %d-byte %s tail at byte %d of %s%s; saved to %s", r.Bytes, r.Kind, r.Offset, r.Path, kept, r.Backup)
+	at := fmt.Sprintf("at byte %d", r.Offset)
+	if r.Seq != nil { // a row of a database, which has no byte offset
+		at = fmt.Sprintf("(the row at seq %d)", *r.Seq)
+	}
+	return fmt.Sprintf("removed a %d-byte %s tail %s of %s%s; saved to %s", r.Bytes, r.Kind, at, r.Path, kept, r.Backup)
 }

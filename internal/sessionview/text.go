@@ -225,8 +225,12 @@ func StatFields(r *inspect.StatReport, now time.Time, word func(error) string) t
 	if r.HeaderKnown {
 		tail(&f, "torn tail", loc.TornBytes, "never read; the next append removes it, saving the bytes to a backup")
 		tail(&f, "uncommitted tail", loc.UncommittedBytes, "never served; the next append removes it, saving the bytes to a backup")
-		f.Add("lock", map[bool]string{true: "held by another process", false: "free"}[r.LockHeld],
-			map[bool]string{true: "held", false: "free"}[r.LockHeld])
+		lock := map[bool]string{true: "held by another process", false: "free"}[r.LockHeld]
+		if loc.Backend == "sqlite" {
+			// The lock is dshctl's own: dsh takes none in a SQLite store.
+			lock = map[bool]string{true: "held by another dshctl writer", false: "free (of dshctl writers; dsh takes no session lock in a SQLite store)"}[r.LockHeld]
+		}
+		f.Add("lock", lock, map[bool]string{true: "held", false: "free"}[r.LockHeld])
 	}
 	if x := r.Exact; x != nil {
 		f.Add("turns", strconv.FormatInt(x.Turns, 10), strconv.FormatInt(x.Turns, 10))

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -14,9 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"modernc.org/libc"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // The benchmarks build their databases from the real events of dsh's
@@ -259,36 +263,35 @@ func bigSession(b *testing.B, schema int) *Store {
 }
 
 // BenchmarkCat streams a 100 MB session as canonical JSONL, as `dshctl
-// cat` does, and times the sqlite3 shell selecting the same session's data
-// column in the same run.
+// cat` does (inspect.Stream into export.Canonical), beside two floors in
+// the same run: the bare select of the session's data column through
+// database/sql and through the direct connection the scans use (nothing
+// decoded or copied), and the sqlite3 shell running that select.
 func BenchmarkCat(b *testing.B) {
+	const bare = "SELECT data FROM events WHERE session_id = 'big' ORDER BY seq"
 	for _, schema := range []int{Schema14, Schema17} {
 		s := bigSession(b, schema)
-		b.Run(fmt.Sprintf("schema%d/Scan", schema), func(b *testing.B) {
+		b.Run(fmt.Sprintf("schema%d/cat", schema), func(b *testing.B) {
 			h, err := s.Open(context.Background(), "big", seam.Read)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer h.Close()
-			var buf []byte
+			defer reportCPU(b, cpuTime())
 			for b.Loop() {
-				var n int64
-				for e, err := range h.Scan(context.Background(), seam.ScanOptions{}) {
-					if err != nil {
-						b.Fatal(err)
-					}
-					buf = append(e.AppendJSON(buf[:0]), '\n')
-					io.Discard.Write(buf)
-					n += int64(len(buf))
+				var n countWriter
+				w := bufio.NewWriterSize(&n, 64<<10)
+				if _, err := inspect.Stream(context.Background(), h, inspect.StreamOptions{}, export.NewCanonical(w)); err != nil {
+					b.Fatal(err)
 				}
-				b.SetBytes(n)
+				w.Flush()
+				b.SetBytes(int64(n))
 			}
 		})
 		b.Run(fmt.Sprintf("schema%d/modernc-bare-select", schema), func(b *testing.B) {
-			// The floor of any reader on modernc.org/sqlite: the sqlite3
-			// shell's query through database/sql, nothing decoded.
+			defer reportCPU(b, cpuTime())
 			for b.Loop() {
-				rows, err := s.db.Query("select data from events where session_id = 'big' order by seq")
+				rows, err := s.db.Query(bare)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -304,14 +307,40 @@ func BenchmarkCat(b *testing.B) {
 				}
 			}
 		})
+		b.Run(fmt.Sprintf("schema%d/direct-bare-select", schema), func(b *testing.B) {
+			d, err := s.getDirect()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.putDirect(d)
+			defer reportCPU(b, cpuTime())
+			for b.Loop() {
+				st, err := d.prepare(bare, true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for sqlite3.Xsqlite3_step(d.tls, st) == sqlite3.SQLITE_ROW {
+					io.Discard.Write(libc.GoBytes(sqlite3.Xsqlite3_column_blob(d.tls, st, 0), int(sqlite3.Xsqlite3_column_bytes(d.tls, st, 0))))
+				}
+				sqlite3.Xsqlite3_reset(d.tls, st)
+			}
+		})
 		b.Run(fmt.Sprintf("schema%d/sqlite3-shell", schema), func(b *testing.B) {
 			sh, err := exec.LookPath("sqlite3")
 			if err != nil {
 				b.Skip("no sqlite3 shell")
 			}
+			// Straight to /dev/null, as hyperfine runs it: no pipe for this
+			// process to copy from.
+			null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer null.Close()
+			defer reportCPU(b, cpuTime())
 			for b.Loop() {
-				cmd := exec.Command(sh, s.Path(), "select data from events where session_id = 'big' order by seq")
-				cmd.Stdout = io.Discard
+				cmd := exec.Command(sh, s.Path(), bare)
+				cmd.Stdout = null
 				if err := cmd.Run(); err != nil {
 					b.Fatal(err)
 				}
@@ -319,6 +348,22 @@ func BenchmarkCat(b *testing.B) {
 		})
 		s.Close()
 	}
+}
+
+// reportCPU reports the CPU time per op since start (self and children),
+// which the load of a shared machine disturbs less than wall time.
+func reportCPU(b *testing.B, start time.Duration) {
+	if start > 0 {
+		b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
+	}
+}
+
+// countWriter counts the bytes written to it.
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	*c += countWriter(len(p))
+	return len(p), nil
 }
 
 // BenchmarkAppend appends one small batch per iteration to a session of

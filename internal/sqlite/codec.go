@@ -48,6 +48,36 @@ type RawRow struct {
 	// Ignorable is the schema-17 column: -1 when NULL (and in schema 14),
 	// else its value; 0 marks a packed row.
 	Ignorable int64
+
+	// inflated marks a BLOB data column that the reader of the row
+	// decompressed already (see prefetcher): plain holds its JSON, or
+	// plainErr why there is none.
+	inflated bool
+	plain    []byte
+	plainErr error
+}
+
+// payload returns the JSON a schema-17 BLOB data column holds.
+func (r *RawRow) payload() ([]byte, error) {
+	if r.inflated {
+		return r.plain, r.plainErr
+	}
+	return decompress(nil, r.Data)
+}
+
+// tornable reports whether r, when it is a session's final row and does
+// not decode, is a torn tail rather than damaged committed data: only a
+// packed row can be (store.md 6; a scalar row is inserted in one
+// transaction, whole, so a bad one was written or damaged that way).
+func (s *Store) tornable(r *RawRow) bool {
+	return s.schema == Schema17 && r.Ignorable == 0
+}
+
+// repair describes the removal of r, a torn row of the database at path,
+// saved to backup.
+func (r *RawRow) repair(path, backup string) seam.Repair {
+	seq := r.Seq
+	return seam.Repair{Path: path, Offset: -1, Bytes: r.size(), Kind: seam.RepairTorn, Backup: backup, Seq: &seq}
 }
 
 // size is the row's physical size, for scan budgets and repairs.
@@ -57,8 +87,10 @@ func (r *RawRow) size() int64 {
 
 // decodeRow decodes and validates one row of a session of log format v in
 // a database of the given schema. It returns ErrCorrupt errors without a
-// position; vocabulary and contiguity are the caller's.
-func decodeRow(r *RawRow, schema, v int) (seam.Record, error) {
+// position; vocabulary and contiguity are the caller's. With alias, the
+// event's Data and SurfaceOp may alias r's buffers (see
+// seam.DecodeStoredEventAlias).
+func decodeRow(r *RawRow, schema, v int, alias bool) (seam.Record, error) {
 	var rec seam.Record
 	if r.Type == "" || !utf8.ValidString(r.Type) {
 		return rec, corruptf("row seq %d: type %q is empty or not UTF-8", r.Seq, r.Type)
@@ -70,7 +102,7 @@ func decodeRow(r *RawRow, schema, v int) (seam.Record, error) {
 	switch {
 	case r.DataBlob && schema == Schema17:
 		var err error
-		if data, err = decompress(r.Data); err != nil {
+		if data, err = r.payload(); err != nil {
 			return rec, corruptf("row seq %d: data: %v", r.Seq, err)
 		}
 	case r.DataBlob:
@@ -99,7 +131,11 @@ func decodeRow(r *RawRow, schema, v int) (seam.Record, error) {
 	default:
 		return rec, corruptf("row seq %d: ignorable is %d", r.Seq, r.Ignorable)
 	}
-	e, err := seam.DecodeStoredEvent(r.Type, r.Seq, r.Time, data, r.SurfaceOp, ignorable, seqs, v)
+	decode := seam.DecodeStoredEvent
+	if alias {
+		decode = seam.DecodeStoredEventAlias
+	}
+	e, err := decode(r.Type, r.Seq, r.Time, data, r.SurfaceOp, ignorable, seqs, v)
 	if err != nil {
 		return rec, err
 	}
@@ -119,7 +155,7 @@ func decodePackedRow(r *RawRow, v int) (seam.Record, error) {
 	payload := r.Data
 	if r.DataBlob {
 		var err error
-		if payload, err = decompress(r.Data); err != nil {
+		if payload, err = r.payload(); err != nil {
 			return rec, corruptf("packed row seq %d: data: %v", r.Seq, err)
 		}
 	}
@@ -149,7 +185,8 @@ type row struct {
 
 // encodeRows returns the rows that store a validated batch of a version-v
 // session in a database of the given schema. Schema 17 packs runs of chunk
-// events of v0/v1 sessions (seam.PackChunks) and compresses large payloads.
+// events of v0/v1 sessions (seam.PackChunks) and compresses the large
+// payloads of scalar rows.
 func encodeRows(events []seam.Event, schema, v int) ([]row, error) {
 	if schema == Schema14 {
 		out := make([]row, len(events))
@@ -176,7 +213,9 @@ func encodeRows(events []seam.Event, schema, v int) ([]row, error) {
 	out := make([]row, len(recs))
 	for i := range recs {
 		if p := recs[i].Packed; p != nil {
-			out[i] = row{seq: p.Seq0, time: p.Time0, typ: p.Kind, data: payload(p.AppendPayloadJSON(nil)), ignorable: 0}
+			// A packed payload stays JSON text: store.md 6 compresses the
+			// data of scalar rows only. Readers take either.
+			out[i] = row{seq: p.Seq0, time: p.Time0, typ: p.Kind, data: string(p.AppendPayloadJSON(nil)), ignorable: 0}
 			continue
 		}
 		e := &recs[i].Event
@@ -298,8 +337,9 @@ func compress(text []byte) []byte {
 	return enc.EncodeAll(text, make([]byte, 0, len(text)/2))
 }
 
-// decompress decodes a zstd payload of at most maxPayload bytes.
-func decompress(blob []byte) ([]byte, error) {
+// decompress appends to dst the zstd payload blob, of at most maxPayload
+// bytes.
+func decompress(dst, blob []byte) ([]byte, error) {
 	_, dec, err := zstdCodecs()
 	if err != nil {
 		return nil, err
@@ -314,7 +354,7 @@ func decompress(blob []byte) ([]byte, error) {
 	if h.HasFCS && h.FrameContentSize > maxPayload {
 		return nil, fmt.Errorf("zstd frame declares %d bytes, more than %d", h.FrameContentSize, maxPayload)
 	}
-	out, err := dec.DecodeAll(blob, nil)
+	out, err := dec.DecodeAll(blob, dst)
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %v", err)
 	}

@@ -82,7 +82,7 @@ func TestPayloadCompression(t *testing.T) {
 			if len(blob) >= len(c.text) {
 				t.Fatalf("BLOB of %d bytes for %d bytes of text", len(blob), len(c.text))
 			}
-			back, err := decompress(blob)
+			back, err := decompress(nil, blob)
 			if err != nil || !bytes.Equal(back, c.text) {
 				t.Fatalf("decompress: %v", err)
 			}
@@ -105,7 +105,7 @@ func TestDecompressRejects(t *testing.T) {
 		// A frame header declaring 1 TiB of content.
 		"huge_declared": {0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0, 0, 0x01, 0, 0},
 	} {
-		if _, err := decompress(blob); err == nil {
+		if _, err := decompress(nil, blob); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -171,7 +171,8 @@ func TestSchema17RoundTrip(t *testing.T) {
 			t.Fatalf("event %d:\n got %.300s\nwant %.300s", i, g, w)
 		}
 	}
-	// The rows: packed runs, BLOB payloads and the empty varint list.
+	// The rows: packed runs (their payloads text, as store.md 6 has them),
+	// BLOB payloads of scalar rows and the empty varint list.
 	var shape []string
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, type, ignorable, typeof(data), length(data), typeof(source_event_seqs) FROM events ORDER BY seq`)
 	if err != nil {
@@ -193,8 +194,8 @@ func TestSchema17RoundTrip(t *testing.T) {
 	}
 	rows.Close()
 	want := []string{"turn/start:text:null",
-		"text-chunks:blob:null", "text-chunks:blob:null", "assistant/chunk:text:null", "assistant/chunk:text:null", // 1024 + 1024 + 2
-		"text-chunks:blob:null", "assistant/chunk:blob:null", "assistant/chunk:blob:null", // 10 members of 100 KiB fill 1 MiB
+		"text-chunks:text:null", "text-chunks:text:null", "assistant/chunk:text:null", "assistant/chunk:text:null", // 1024 + 1024 + 2
+		"text-chunks:text:null", "assistant/chunk:blob:null", "assistant/chunk:blob:null", // 10 members of 100 KiB fill 1 MiB
 		"tool/result:blob:blob", "user/message:text:blob", "plugin/custom:text:blob"}
 	if strings.Join(shape, " ") != strings.Join(want, " ") {
 		t.Fatalf("rows:\n %s\nwant\n %s", strings.Join(shape, " "), strings.Join(want, " "))
@@ -248,7 +249,7 @@ func FuzzDecodeRow(f *testing.F) {
 		}
 		v = min(max(v, 0), seam.MaxVersion)
 		r := RawRow{Seq: seq, Time: 1785331619000, Type: typ, Data: data, DataBlob: dataBlob, Seqs: seqs, SeqsBlob: seqsBlob, SurfaceOp: sop, Ignorable: ign}
-		rec, err := decodeRow(&r, schema, v)
+		rec, err := decodeRow(&r, schema, v, false)
 		if err != nil {
 			if !errors.Is(err, seam.ErrCorrupt) && !errors.Is(err, seam.ErrUnsupportedFormat) {
 				t.Fatalf("error of no kind: %v", err)

@@ -8,16 +8,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
 // TestDamagedDatabases opens damaged databases: a store holding packed,
 // compressed and plain rows, with bytes of its file changed throughout
 // (header, b-tree pages, payloads). Whatever the file holds, Open, List,
-// Stat and reading every session end in a result or an error of a seam
-// kind, never a panic, and soon. (A coverage-guided fuzz target would
-// instrument SQLite itself, which is too slow to explore; the decoders of
-// stored values have FuzzDecodeRow.)
+// Stat, reading every session and verify of the whole store end in a
+// result or an error of a seam kind, never a panic, and soon. (A
+// coverage-guided fuzz target would instrument SQLite itself, which is too
+// slow to explore; the decoders of stored values have FuzzDecodeRow.)
 func TestDamagedDatabases(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 17))
 	for _, schema := range []int{Schema17, Schema14} {
@@ -68,6 +69,7 @@ func readDamaged(t *testing.T, data []byte, at int) {
 			t.Errorf("byte %d: reading took %v", at, d)
 		}
 	}()
+	verifyDamaged(t, path, at)
 	// A damaged file can make SQLite report a busy database; do not wait
 	// for a lock nobody holds.
 	s, err := Open(path, Options{BusyTimeout: 20 * time.Millisecond})
@@ -98,6 +100,28 @@ func readDamaged(t *testing.T, data []byte, at int) {
 			}
 		}
 		h.Close()
+	}
+}
+
+// verifyDamaged verifies the database at path as dshctl verify does: the
+// whole store, from a store opened even when damaged. It reports or fails
+// with a seam error, never panics.
+func verifyDamaged(t *testing.T, path string, at int) {
+	t.Helper()
+	s, err := Open(path, Options{OpenDamaged: true, BusyTimeout: 20 * time.Millisecond})
+	if err != nil {
+		seamKind(t, at, err)
+		return
+	}
+	defer s.Close()
+	_, err = inspect.Verify(ctx, s, nil, inspect.Options{Report: func(r *inspect.SessionReport) error {
+		if r.Err != nil {
+			seamKind(t, at, r.Err)
+		}
+		return nil
+	}})
+	if err != nil {
+		seamKind(t, at, err)
 	}
 }
 

@@ -198,10 +198,10 @@ func (h *handle) Scan(ctx context.Context, opts seam.ScanOptions) iter.Seq2[seam
 		emit := func(e *seam.Event) bool { return yield(*e, nil) }
 		var err error
 		if opts.Reverse {
-			err = h.s.reverse(ctx, h.reader(), h, opts.From, opts.MaxBytes, emit)
+			err = h.s.reverse(ctx, h.reader(), h, opts.From, opts.MaxBytes, opts.Transient, emit)
 		} else {
 			var end scanEnd
-			end, err = h.s.forward(ctx, h.reader(), h, opts.From, opts.MaxBytes, h.s.opts.AllowUnknownTypes, emit)
+			end, err = h.s.forward(ctx, h.reader(), h, opts.From, opts.MaxBytes, h.s.opts.AllowUnknownTypes, opts.Transient, emit)
 			if err == nil && end.complete {
 				err = h.checkMarker(&end)
 			}
@@ -238,28 +238,66 @@ type scanEnd struct {
 	marker    seam.SeedMarker
 }
 
-// forward streams the events of h's session from seq from on. A row that
-// does not decode ends the committed log when it is the final row (a torn
-// row: skipped, recorded in the end) and is an error anywhere else.
-func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget int64, lenient bool, emit func(*seam.Event) bool) (scanEnd, error) {
+// forward streams the events of h's session from seq from on. A packed row
+// that does not decode ends the committed log when it is the final row (a
+// torn row: skipped, recorded in the end); any other row that does not
+// decode is an error. With
+// alias, events alias the row's buffers until emit returns.
+func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget int64, lenient, alias bool, emit func(*seam.Event) bool) (scanEnd, error) {
 	end := scanEnd{complete: from == 0, lastFirst: -1}
 	v := h.hdr.Version
-	rows, err := s.query(ctx, q, `SELECT `+s.rowCols()+` FROM events WHERE session_id = ?1
-		AND seq >= coalesce((SELECT max(seq) FROM events WHERE session_id = ?1 AND seq <= ?2), 0) ORDER BY seq`, h.id, from)
+	// From seq 0, every row (one with a negative seq is damage); else
+	// from the row that holds seq from, which may be a packed row that
+	// starts before it.
+	rest, args := `WHERE session_id = ?1 ORDER BY seq`, []any{h.id}
+	if from > 0 {
+		rest = `WHERE session_id = ?1
+		AND seq >= coalesce((SELECT max(seq) FROM events WHERE session_id = ?1 AND seq <= ?2), 0) ORDER BY seq`
+		args = append(args, from)
+	}
+	rows, err := s.eventRows(ctx, q, false, rest, args...)
 	if err != nil {
 		return end, err
 	}
-	defer rows.Close()
-	var sc rowScanner
+	if d, ok := rows.(*directRows); ok {
+		rows = s.prefetch(d, budget)
+	}
+	defer rows.close()
+	// give emits e unless it lies before from.
+	give := func(e *seam.Event) error {
+		if e.Seq < from {
+			return nil
+		}
+		if !lenient {
+			if err := seam.CheckVocabulary(e, v); err != nil {
+				return s.rowErr("read", h.id, e.Seq, err)
+			}
+		}
+		end.marker.Observe(e)
+		if !emit(e) {
+			return errStop
+		}
+		return nil
+	}
+	var one seam.Event
 	var cur seam.Cursor
 	started := false
+	done := ctx.Done() // checked per row: rows read ahead are not served once ctx ends
 	var read int64
 	var bad *RawRow
 	var badErr error
-	for rows.Next() {
-		r, err := sc.scan(rows)
+	for {
+		select {
+		case <-done:
+			return end, ctx.Err()
+		default:
+		}
+		r, err := rows.next()
 		if err != nil {
-			return end, err
+			return end, s.rowErr("read", h.id, -1, err)
+		}
+		if r == nil {
+			break
 		}
 		if bad != nil {
 			return end, s.rowErr("read", h.id, bad.Seq, badErr)
@@ -267,9 +305,9 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 		if read += r.size(); budget > 0 && read > budget {
 			return end, &seam.Error{Kind: seam.ErrScanBudget, Op: "read", ID: h.id, Pos: pathPos(s.path)}
 		}
-		rec, err := decodeRow(r, s.schema, v)
+		rec, err := decodeRow(r, s.schema, v, alias)
 		if err != nil {
-			if !errors.Is(err, seam.ErrCorrupt) {
+			if !errors.Is(err, seam.ErrCorrupt) || !s.tornable(r) {
 				return end, s.rowErr("read", h.id, r.Seq, err)
 			}
 			c := r.clone()
@@ -286,28 +324,19 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 			return end, s.rowErr("read", h.id, rec.FirstSeq(), err)
 		}
 		end.next, end.lastFirst = cur.Next, rec.FirstSeq()
-		events := []seam.Event{rec.Event}
-		if rec.Packed != nil {
-			events = rec.Packed.Expand()
+		if rec.Packed == nil {
+			one = rec.Event // one, not rec, escapes to emit: no allocation per row
+			if err := give(&one); err != nil {
+				return end, err
+			}
+			continue
 		}
+		events := rec.Packed.Expand()
 		for i := range events {
-			e := &events[i]
-			if e.Seq < from {
-				continue
-			}
-			if !lenient {
-				if err := seam.CheckVocabulary(e, v); err != nil {
-					return end, s.rowErr("read", h.id, e.Seq, err)
-				}
-			}
-			end.marker.Observe(e)
-			if !emit(e) {
-				return end, errStop
+			if err := give(&events[i]); err != nil {
+				return end, err
 			}
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return end, err
 	}
 	end.torn, end.tornErr = bad, badErr
 	return end, nil
@@ -315,32 +344,33 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 
 // reverse streams the events of h's session below seq from (all when from
 // is 0), newest first. Only the session's final row may be torn.
-func (s *Store) reverse(ctx context.Context, q querier, h *handle, from, budget int64, emit func(*seam.Event) bool) error {
+func (s *Store) reverse(ctx context.Context, q querier, h *handle, from, budget int64, alias bool, emit func(*seam.Event) bool) error {
 	v := h.hdr.Version
 	upper := from
 	if upper == 0 {
 		upper = math.MaxInt64
 	}
-	rows, err := s.query(ctx, q, `SELECT `+s.rowCols()+`, seq = (SELECT max(seq) FROM events WHERE session_id = ?1)
-		FROM events WHERE session_id = ?1 AND seq < ?2 ORDER BY seq DESC`, h.id, upper)
+	rows, err := s.eventRows(ctx, q, true, `WHERE session_id = ?1 AND seq < ?2 ORDER BY seq DESC`, h.id, upper)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	sc := rowScanner{withLast: true}
+	defer rows.close()
 	expect := int64(-1) // the first seq of the row read before
 	var read int64
-	for rows.Next() {
-		r, err := sc.scan(rows)
+	for {
+		r, err := rows.next()
 		if err != nil {
-			return err
+			return s.rowErr("read", h.id, -1, err)
+		}
+		if r == nil {
+			break
 		}
 		if read += r.size(); budget > 0 && read > budget {
 			return &seam.Error{Kind: seam.ErrScanBudget, Op: "read", ID: h.id, Pos: pathPos(s.path)}
 		}
-		rec, err := decodeRow(r, s.schema, v)
+		rec, err := decodeRow(r, s.schema, v, alias)
 		if err != nil {
-			if expect < 0 && errors.Is(err, seam.ErrCorrupt) && sc.last.Bool {
+			if expect < 0 && errors.Is(err, seam.ErrCorrupt) && rows.isFinal() && s.tornable(r) {
 				continue // the torn final row
 			}
 			return s.rowErr("read", h.id, r.Seq, err)
@@ -364,9 +394,6 @@ func (s *Store) reverse(ctx context.Context, q querier, h *handle, from, budget 
 				return errStop
 			}
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	if expect > 0 {
 		return s.rowErr("read", h.id, expect, corruptf("the session starts at seq %d, not 0", expect))

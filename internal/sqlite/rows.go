@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"iter"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -35,11 +34,11 @@ const (
 // rowScanner scans events rows into a RawRow whose byte fields alias
 // the driver's buffers until the next scan.
 type rowScanner struct {
-	r                RawRow
-	seq, time, flags sql.NullInt64
-	typ              sql.NullString
-	data, seqs, sop  sql.RawBytes
-	ign              sql.NullInt64
+	r               RawRow
+	seq, time, typ  any
+	flags           sql.NullInt64
+	data, seqs, sop sql.RawBytes
+	ign             any
 	// withLast scans one more column into last: whether the row is the
 	// session's final row.
 	withLast bool
@@ -53,7 +52,9 @@ func (sc *rowScanner) scan(rows *sql.Rows) (*RawRow, error) {
 
 // scanWith scans a row whose first columns go to prefix and the rest are
 // rowCols; with nullable the events columns may all be NULL (an outer
-// join without a row), which is not an error.
+// join without a row), which is not an error. Columns of the wrong type
+// (only a damaged file holds them: the tables are STRICT) are ErrCorrupt,
+// as directRows.next says.
 func (sc *rowScanner) scanWith(rows *sql.Rows, prefix []any, nullable bool) (*RawRow, error) {
 	sc.dest = append(append(sc.dest[:0], prefix...), &sc.seq, &sc.typ, &sc.time, &sc.flags, &sc.data, &sc.seqs, &sc.sop, &sc.ign)
 	if sc.withLast {
@@ -62,14 +63,25 @@ func (sc *rowScanner) scanWith(rows *sql.Rows, prefix []any, nullable bool) (*Ra
 	if err := rows.Scan(sc.dest...); err != nil {
 		return nil, err
 	}
-	if !sc.seq.Valid {
-		if nullable {
-			return nil, nil
-		}
-		return nil, errors.New("events row without seq")
+	if sc.seq == nil && nullable {
+		return nil, nil
 	}
 	r := &sc.r
-	*r = RawRow{Seq: sc.seq.Int64, Time: sc.time.Int64, Type: sc.typ.String, Ignorable: -1}
+	*r = RawRow{Ignorable: -1}
+	var err error
+	if r.Seq, err = intValue(sc.seq, "seq"); err != nil {
+		return nil, err
+	}
+	if r.Time, err = intValue(sc.time, "time"); err != nil {
+		return nil, err
+	}
+	switch t := sc.typ.(type) {
+	case string:
+		r.Type = t
+	case nil:
+	default:
+		return nil, corruptf("row seq %d: type is not text", r.Seq)
+	}
 	f := sc.flags.Int64
 	r.Data, r.DataBlob = nonNil(sc.data), f&flagDataBlob != 0
 	if f&flagSeqsNull == 0 {
@@ -78,10 +90,82 @@ func (sc *rowScanner) scanWith(rows *sql.Rows, prefix []any, nullable bool) (*Ra
 	if f&flagSurfaceNull == 0 {
 		r.SurfaceOp = nonNil(sc.sop)
 	}
-	if sc.ign.Valid {
-		r.Ignorable = sc.ign.Int64
+	switch v := sc.ign.(type) {
+	case nil:
+	case int64:
+		r.Ignorable = v
+	default:
+		return nil, corruptf("row seq %d: ignorable is not an integer", r.Seq)
 	}
 	return r, nil
+}
+
+// intValue is the integer column name of an events row.
+func intValue(v any, name string) (int64, error) {
+	switch v := v.(type) {
+	case int64:
+		return v, nil
+	case nil:
+		return 0, corruptf("events row without %s", name)
+	}
+	return 0, corruptf("events row: %s is not an integer", name)
+}
+
+// rowSource is a running query of events rows.
+type rowSource interface {
+	// next returns the next row, valid until the following call; nil at
+	// the end.
+	next() (*RawRow, error)
+	// isFinal reports, for a query that selects it, whether the row read
+	// last is its session's last row.
+	isFinal() bool
+	close() error
+}
+
+// sqlRows is a rowSource of database/sql.
+type sqlRows struct {
+	rows *sql.Rows
+	sc   rowScanner
+}
+
+func (r *sqlRows) next() (*RawRow, error) {
+	if !r.rows.Next() {
+		return nil, r.rows.Err()
+	}
+	return r.sc.scan(r.rows)
+}
+
+func (r *sqlRows) isFinal() bool { return r.sc.last.Bool }
+func (r *sqlRows) close() error  { return r.rows.Close() }
+
+// finalCol is the column that says whether a row is its session's last
+// (the session id is the query's first parameter).
+const finalCol = "seq = (SELECT max(seq) FROM events WHERE session_id = ?1)"
+
+// eventRows runs "SELECT <events row> FROM events <rest>" with args, with
+// final one more column that says whether each row is its session's last
+// row: in q when it is not nil (a transaction, a pinned connection), else
+// on a direct connection.
+func (s *Store) eventRows(ctx context.Context, q querier, final bool, rest string, args ...any) (rowSource, error) {
+	if q == nil {
+		cols := "seq, type, time, data, source_event_seqs, surface_op, NULL"
+		if s.schema == Schema17 {
+			cols = "seq, type, time, data, source_event_seqs, surface_op, ignorable"
+		}
+		if final {
+			cols += ", " + finalCol
+		}
+		return s.queryDirect(ctx, "SELECT "+cols+" FROM events "+rest, final, args...)
+	}
+	cols := s.rowCols()
+	if final {
+		cols += ", " + finalCol
+	}
+	rows, err := s.query(ctx, q, "SELECT "+cols+" FROM events "+rest, args...)
+	if err != nil {
+		return nil, err
+	}
+	return &sqlRows{rows: rows, sc: rowScanner{withLast: final}}, nil
 }
 
 func nonNil(b []byte) []byte {
@@ -94,6 +178,7 @@ func nonNil(b []byte) []byte {
 // clone returns a copy of r that owns its bytes.
 func (r *RawRow) clone() RawRow {
 	c := *r
+	c.inflated, c.plain, c.plainErr = false, nil, nil
 	c.Data = bytes.Clone(r.Data)
 	if r.Seqs != nil {
 		c.Seqs = append([]byte{}, r.Seqs...)
@@ -119,25 +204,21 @@ func (s *Store) RawRows(ctx context.Context, id string) iter.Seq2[RawRow, error]
 			yield(RawRow{}, s.sqlErr("raw", id, err))
 			return
 		}
-		rows, err := s.query(ctx, nil, "SELECT "+s.rowCols()+" FROM events WHERE session_id = ? ORDER BY seq", id)
+		rows, err := s.eventRows(ctx, nil, false, "WHERE session_id = ?1 ORDER BY seq", id)
 		if err != nil {
 			yield(RawRow{}, s.sqlErr("raw", id, err))
 			return
 		}
-		defer rows.Close()
-		var sc rowScanner
-		for rows.Next() {
-			r, err := sc.scan(rows)
+		defer rows.close()
+		for {
+			r, err := rows.next()
 			if err != nil {
-				yield(RawRow{}, s.sqlErr("raw", id, err))
+				yield(RawRow{}, s.rowErr("raw", id, -1, err))
 				return
 			}
-			if !yield(r.clone(), nil) {
+			if r == nil || !yield(r.clone(), nil) {
 				return
 			}
-		}
-		if err := rows.Err(); err != nil {
-			yield(RawRow{}, s.sqlErr("raw", id, err))
 		}
 	}
 }
@@ -147,7 +228,7 @@ func (s *Store) RawRows(ctx context.Context, id string) iter.Seq2[RawRow, error]
 // database and seq. Vocabulary and contiguity are the caller's, as with
 // seam.DecodeRecord.
 func (s *Store) DecodeRow(r *RawRow, version int) (seam.Record, error) {
-	rec, err := decodeRow(r, s.schema, version)
+	rec, err := decodeRow(r, s.schema, version, false)
 	if err != nil {
 		return rec, s.rowErr("verify", "", r.Seq, err)
 	}

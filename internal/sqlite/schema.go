@@ -114,11 +114,19 @@ func (s *Store) createSchema(ctx context.Context, conn *sql.Conn) error {
 	return nil
 }
 
-// schemaProblems compares the database's tables with those of schema: each
-// table must exist as a STRICT table with the expected columns, and no
-// trigger or view may hide behind them.
+// schemaProblems compares the database with those of schema: its text
+// encoding is UTF-8, each table exists as a STRICT table with the expected
+// columns, and no trigger or view hides behind them.
 func schemaProblems(ctx context.Context, conn *sql.Conn, schema int) ([]string, error) {
 	var problems []string
+	// Rows are read as the bytes stored: JSON in UTF-8, as dsh writes it.
+	var enc string
+	if err := conn.QueryRowContext(ctx, "PRAGMA encoding").Scan(&enc); err != nil {
+		return nil, err
+	}
+	if enc != "UTF-8" {
+		problems = append(problems, fmt.Sprintf("the database's text encoding is %s, not UTF-8 (dsh writes UTF-8)", enc))
+	}
 	for name, want := range tables(schema) {
 		var typ string
 		var strict bool
@@ -195,22 +203,32 @@ func (s *Store) SchemaProblems(ctx context.Context) ([]string, error) {
 	return p, s.sqlErr("verify", "", err)
 }
 
-// IntegrityCheck runs PRAGMA integrity_check and returns its findings; nil
-// means the database file is sound.
+// IntegrityCheck runs PRAGMA integrity_check and returns its findings (at
+// most 100, SQLite's default); nil means the database file is sound.
 func (s *Store) IntegrityCheck(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, "PRAGMA integrity_check")
+	return s.integrityCheck(ctx, 100)
+}
+
+// integrityCheck is IntegrityCheck reporting at most max problems.
+func (s *Store) integrityCheck(ctx context.Context, max int) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, fmt.Sprintf("PRAGMA integrity_check(%d)", max))
 	if err != nil {
 		return nil, s.sqlErr("verify", "", err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
+		var text string
+		if err := rows.Scan(&text); err != nil {
 			return nil, s.sqlErr("verify", "", err)
 		}
-		if line != "ok" {
-			out = append(out, line)
+		// A result may hold several lines, after a "*** in database
+		// main ***" heading: one problem per line.
+		for _, line := range strings.Split(text, "\n") {
+			line = strings.TrimSpace(line)
+			if line != "ok" && line != "" && !(strings.HasPrefix(line, "*** in database ") && strings.HasSuffix(line, " ***")) {
+				out = append(out, line)
+			}
 		}
 	}
 	return out, s.sqlErr("verify", "", rows.Err())

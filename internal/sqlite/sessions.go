@@ -96,8 +96,8 @@ func (s *Store) loadSession(ctx context.Context, q querier, id string) (sessionR
 }
 
 // tail is what the last rows of a session say: the next seq, and the final
-// row when it does not decode (a torn row, which readers skip and the next
-// append removes).
+// packed row when it does not decode (a torn row, which readers skip and
+// the next append removes).
 type tail struct {
 	next      int64
 	lastFirst int64 // seq of the last committed row; -1 when none
@@ -115,7 +115,7 @@ func (t *tail) events() []seam.Event {
 }
 
 // readTail reads the last two rows of session id (by seq, through the
-// primary key) and returns its tail. Only the final row may be torn.
+// primary key) and returns its tail. Only a final packed row may be torn.
 func (s *Store) readTail(ctx context.Context, q querier, id string, v int) (tail, error) {
 	t := tail{lastFirst: -1}
 	rows, err := s.query(ctx, q, "SELECT "+s.rowCols()+" FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 2", id)
@@ -129,9 +129,9 @@ func (s *Store) readTail(ctx context.Context, q querier, id string, v int) (tail
 		if err != nil {
 			return t, err
 		}
-		rec, err := decodeRow(r, s.schema, v)
+		rec, err := decodeRow(r, s.schema, v, false)
 		if err != nil {
-			if i > 0 || !errors.Is(err, seam.ErrCorrupt) {
+			if i > 0 || !errors.Is(err, seam.ErrCorrupt) || !s.tornable(r) {
 				return t, s.rowErr("stat", id, r.Seq, err)
 			}
 			c := r.clone()
@@ -275,7 +275,11 @@ func (s *Store) listIn(ctx context.Context, q querier, op string, visit func(sea
 		snap.Header = h
 		last := []seam.Event{}
 		if hasRow {
-			rec, err := decodeRow(er, s.schema, h.Version)
+			rec, err := decodeRow(er, s.schema, h.Version, false)
+			if err != nil && !s.tornable(er) {
+				visit(seam.Entry{Snapshot: snap, Err: s.rowErr(op, r.id, er.Seq, err)}, &r, nil)
+				continue
+			}
 			if err != nil {
 				// A torn final row: its predecessor gives the count.
 				torn = append(torn, tornEntry{seam.Entry{Snapshot: snap}, r})

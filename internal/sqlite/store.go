@@ -3,11 +3,14 @@
 // row per event, JSON text) or schema 17 (packed chunk rows, zstd payloads,
 // varint sourceEventSeqs), told apart by PRAGMA user_version (store.md 6).
 //
-// It uses modernc.org/sqlite (pure Go) through database/sql and owns all of
-// its SQL. Connections run in WAL mode with synchronous=FULL, mmap off,
-// trusted_schema off and a bounded busy_timeout. Stat and List read the
-// sessions table and each session's last row only (the primary key index
-// finds it); scans stream rows with memory bounded by the largest row.
+// It uses modernc.org/sqlite (pure Go) and owns all of its SQL: through
+// database/sql for sessions rows, listings and writes, and through SQLite's
+// C API as modernc transpiles it for the reads of events rows (direct.go),
+// which a goroutine reads ahead (prefetch.go). Connections run in WAL mode
+// with synchronous=FULL, mmap off, trusted_schema off and a bounded
+// busy_timeout. Stat and List read the sessions table and each session's
+// last row only (the primary key index finds it); scans stream rows with
+// memory bounded by the largest row.
 // Appends run in BEGIN IMMEDIATE: they check the stored tail and revision,
 // insert the batch's rows and bump the revision once, so a commit costs
 // about one fsync of the WAL. Write ownership is described in lock.go.
@@ -59,6 +62,11 @@ type Options struct {
 	// row), under <BackupDir>/<seam.SafeName(id)>/. A write that has to
 	// remove a row fails when it is empty.
 	BackupDir string
+	// OpenDamaged opens a database that Open would refuse as damaged
+	// (pages that do not read, a changed schema), for verify: its
+	// VerifyLayout reports the damage, and every other operation fails
+	// with it.
+	OpenDamaged bool
 }
 
 // Store is a SQLite session store. It implements seam.Service,
@@ -76,6 +84,17 @@ type Store struct {
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt // prepared statements by query text
+
+	direct directPool // connections that read events rows (direct.go)
+
+	dbMu sync.Mutex
+	dbc  dbCheck // what verify found of the database as a whole
+
+	// damaged is why a store opened with OpenDamaged is unusable.
+	damaged error
+	// walPending says the database is not in WAL mode yet (see ensureWAL).
+	walPending atomic.Bool
+	walMu      sync.Mutex
 }
 
 // writes counts the write transactions every store of this process
@@ -104,7 +123,7 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.Schema = Schema17
 	}
 	if opts.Schema != Schema14 && opts.Schema != Schema17 {
-		return nil, storeErr(seam.ErrInvalid, abs, fmt.Errorf("schema %d: dshctl writes schema 14 or 17", opts.Schema))
+		return nil, storeErr(seam.ErrInvalid, abs, fmt.Sprintf("cannot make a database of schema %d: dshctl writes schemas 14 and 17", opts.Schema), "")
 	}
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = DefaultBusyTimeout
@@ -117,11 +136,16 @@ func Open(path string, opts Options) (*Store, error) {
 	ofdOnce.Do(func() { sqlite.OFDLocking(true) })
 	db, err := sql.Open("sqlite", dsn(abs, opts.BusyTimeout))
 	if err != nil {
-		return nil, storeErr(seam.ErrIO, abs, err)
+		return nil, openError(abs, err)
 	}
 	db.SetMaxIdleConns(max(2, runtime.GOMAXPROCS(0)))
 	s := &Store{path: abs, opts: opts, db: db, stmts: map[string]*sql.Stmt{}}
 	if err := s.init(opts.Create); err != nil {
+		err = openError(abs, err)
+		if opts.OpenDamaged && errors.Is(err, seam.ErrCorrupt) {
+			s.damaged = err
+			return s, nil
+		}
 		db.Close()
 		return nil, err
 	}
@@ -132,25 +156,13 @@ func Open(path string, opts Options) (*Store, error) {
 // creates the file (Open does that, with mode 0600) and the pragmas every
 // connection runs. Write transactions begin IMMEDIATE.
 func dsn(abs string, busy time.Duration) string {
-	p := filepath.ToSlash(abs)
-	if p[0] != '/' {
-		p = "/" + p // a Windows drive path
-	}
-	u := url.URL{Scheme: "file", Path: p}
 	q := url.Values{}
 	q.Set("mode", "rw")
 	q.Set("_txlock", "immediate")
-	for _, pragma := range []string{
-		"busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")",
-		"synchronous(FULL)",
-		"mmap_size(0)",
-		"trusted_schema(OFF)",
-		"foreign_keys(ON)",
-		"cell_size_check(ON)",
-	} {
+	for _, pragma := range connPragmas(busy) {
 		q.Add("_pragma", pragma)
 	}
-	return u.String() + "?" + q.Encode()
+	return fileURI(abs, q)
 }
 
 // checkFile checks the database file; it makes a new empty one (mode
@@ -160,25 +172,27 @@ func checkFile(abs string, create bool) error {
 	if errors.Is(err, fs.ErrNotExist) && create {
 		f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
-			return storeErrOrNil(seam.ErrIO, abs, f.Close())
+			err = f.Close()
+		}
+		if err == nil {
+			return nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return storeErr(seam.ErrIO, abs, err)
+			return openError(abs, err)
 		}
 		fi, err = os.Lstat(abs) // another process made it first
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return &seam.Error{Kind: seam.ErrNotFound, Op: "open store", Pos: pathPos(abs),
-			Err: fmt.Errorf("no SQLite session store at %s", abs)}
+		return storeErr(seam.ErrNotFound, abs, "no SQLite session store at "+abs, "")
 	case err != nil:
-		return storeErr(seam.ErrIO, abs, err)
+		return openError(abs, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return storeErr(seam.ErrInvalid, abs, fmt.Errorf("%s is a symbolic link; name the database file itself (dsh refuses links too)", abs))
+		return storeErr(seam.ErrInvalid, abs, abs+" is a symbolic link (dsh refuses links too)", "name the database file itself")
 	case !fi.Mode().IsRegular():
-		return storeErr(seam.ErrInvalid, abs, fmt.Errorf("%s is not a regular file", abs))
+		return storeErr(seam.ErrInvalid, abs, abs+" is not a regular file, so not a SQLite session store", "")
 	}
-	return storeErrOrNil(seam.ErrInvalid, abs, checkMode(abs, fi))
+	return checkMode(abs, fi)
 }
 
 // init checks, or for a new empty database creates, the schema.
@@ -194,8 +208,11 @@ func (s *Store) init(create bool) error {
 		return s.sqlErr("open store", "", err)
 	}
 	if mode != "wal" {
-		// dsh's stores are WAL already; a read-only file stays as it is.
-		if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil && create {
+		// dsh's stores are WAL already. Another one becomes WAL before
+		// dshctl's first write to it, not when it is only read.
+		if !create {
+			s.walPending.Store(true)
+		} else if err := toWAL(ctx, conn); err != nil {
 			return s.sqlErr("open store", "", err)
 		}
 	}
@@ -212,11 +229,11 @@ func (s *Store) init(create bool) error {
 		}
 	}
 	if appID != ApplicationID {
-		why := fmt.Errorf("%s is not a dsh session store: its application_id is %#x, not %#x (DSHP)", s.path, uint32(appID), ApplicationID)
+		msg := fmt.Sprintf("%s is not a dsh session store: its application_id is %#x, not %#x (DSHP)", s.path, uint32(appID), ApplicationID)
 		if appID == 0 && version == 0 && empty {
-			why = fmt.Errorf("%s is an empty SQLite database, not a dsh session store", s.path)
+			msg = s.path + " is an empty SQLite database, not a dsh session store"
 		}
-		return storeErr(seam.ErrInvalid, s.path, why)
+		return storeErr(seam.ErrInvalid, s.path, msg, "")
 	}
 	if version != Schema14 && version != Schema17 {
 		newer := ""
@@ -224,14 +241,49 @@ func (s *Store) init(create bool) error {
 			newer = ", written by a newer dsh"
 		}
 		return storeErr(seam.ErrUnsupportedFormat, s.path,
-			fmt.Errorf("schema version %d%s: dshctl reads schemas 14 and 17 (dsh has no migration): %s", version, newer, s.path))
+			fmt.Sprintf("%s has schema version %d%s; dshctl reads schemas 14 and 17 (dsh has no migration)", s.path, version, newer), "")
 	}
 	s.schema = int(version)
 	if problems, err := schemaProblems(ctx, conn, s.schema); err != nil {
 		return s.sqlErr("open store", "", err)
 	} else if len(problems) > 0 {
-		return storeErr(seam.ErrCorrupt, s.path, fmt.Errorf("schema %d: %s", s.schema, problems[0]))
+		return storeErr(seam.ErrCorrupt, s.path, fmt.Sprintf("%s does not have dsh's schema %d: %s", s.path, s.schema, problems[0]), verifyHint(s.path))
 	}
+	return nil
+}
+
+// toWAL puts the database in WAL mode.
+func toWAL(ctx context.Context, conn *sql.Conn) error {
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		return err
+	}
+	if mode != "wal" {
+		return fmt.Errorf("the database stays in journal mode %s, not WAL", mode)
+	}
+	return nil
+}
+
+// ensureWAL puts a database that is not in WAL mode yet in it, before a
+// write.
+func (s *Store) ensureWAL(ctx context.Context) error {
+	if !s.walPending.Load() {
+		return nil
+	}
+	s.walMu.Lock()
+	defer s.walMu.Unlock()
+	if !s.walPending.Load() {
+		return nil
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := toWAL(ctx, conn); err != nil {
+		return err
+	}
+	s.walPending.Store(false)
 	return nil
 }
 
@@ -281,6 +333,9 @@ func (s *Store) check(ctx context.Context, op string) error {
 	if s.closed {
 		return &seam.Error{Kind: seam.ErrHandleClosed, Op: op, Pos: seam.NoPos, Err: errors.New("store is closed")}
 	}
+	if s.damaged != nil && op != "verify" {
+		return s.damaged
+	}
 	return nil
 }
 
@@ -310,6 +365,7 @@ func (s *Store) closeDB() error {
 	}
 	s.stmts = map[string]*sql.Stmt{}
 	s.stmtMu.Unlock()
+	s.closeDirect()
 	return s.db.Close()
 }
 
@@ -359,15 +415,52 @@ func pathPos(path string) seam.Pos {
 	return seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}
 }
 
-func storeErr(kind error, path string, err error) *seam.Error {
-	return &seam.Error{Kind: kind, Op: "open store", Pos: pathPos(path), Err: err}
+// OpenError is why Open refused a database: a message that names the file
+// once, and, when there is one, how to fix it (Hint). It matches its seam
+// kind with errors.Is and unwraps to a *seam.Error.
+type OpenError struct {
+	Kind error // a seam sentinel
+	Path string
+	Msg  string
+	// Fix says what to do about it; "" when nothing is to be done.
+	Fix string
 }
 
-func storeErrOrNil(kind error, path string, err error) error {
-	if err == nil {
-		return nil
+func (e *OpenError) Error() string { return e.Msg }
+
+// Hint returns Fix, for the command line's hint line.
+func (e *OpenError) Hint() string { return e.Fix }
+
+func (e *OpenError) Unwrap() error {
+	return &seam.Error{Kind: e.Kind, Op: "open store", Pos: pathPos(e.Path), Err: errors.New(e.Msg)}
+}
+
+// storeErr is an OpenError of the database at path; msg names it.
+func storeErr(kind error, path, msg, fix string) error {
+	return &OpenError{Kind: kind, Path: path, Msg: msg, Fix: fix}
+}
+
+// openError words an error of opening the database at path that is not an
+// OpenError yet: damage found by SQLite, an I/O failure.
+func openError(path string, err error) error {
+	var oe *OpenError
+	switch {
+	case errors.As(err, &oe):
+		return err
+	case isCorrupt(err):
+		return storeErr(seam.ErrCorrupt, path, fmt.Sprintf("%s is damaged: %s", path, driverText(err)), verifyHint(path))
 	}
-	return storeErr(kind, path, err)
+	kind := seam.ErrIO
+	var se *seam.Error
+	if errors.As(err, &se) {
+		kind = se.Kind
+	}
+	return storeErr(kind, path, fmt.Sprintf("open %s: %s", path, driverText(err)), "")
+}
+
+// verifyHint is the hint for a database that is damaged or not quite dsh's.
+func verifyHint(path string) string {
+	return "dshctl verify --store sqlite:" + path + " lists what is wrong with it"
 }
 
 // sqlErr turns a database error into a *seam.Error: a database too busy
@@ -394,6 +487,7 @@ func (s *Store) sqlErr(op, id string, err error) error {
 			err = fmt.Errorf("the database is locked by another connection (waited %v): %w", s.opts.BusyTimeout, err)
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 			kind = seam.ErrCorrupt
+			err = fmt.Errorf("the database file is damaged: %w", err)
 		case sqlite3.SQLITE_INTERRUPT:
 			kind = seam.ErrIO
 		}

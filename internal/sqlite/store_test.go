@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -228,13 +229,13 @@ func TestWriterBehindHandle(t *testing.T) {
 	}
 }
 
-// TestTornRowRepair checks that the append that removes a torn final row
-// saves it first, and reports the repair.
+// TestTornRowRepair checks that the append that removes a torn final
+// packed row saves it first, and reports the repair.
 func TestTornRowRepair(t *testing.T) {
 	backups := t.TempDir()
 	s := newStore(t, Schema17, Options{BackupDir: backups})
 	stored(t, s, "a/b", 3)
-	insertRaw(t, s, "a/b", []row{{seq: 3, time: 9, typ: "turn/start", data: []byte{0x28, 0xb5, 0x2f, 0xfd, 1}}})
+	insertRaw(t, s, "a/b", []row{{seq: 3, time: 9, typ: seam.TextChunks, data: []byte{0x28, 0xb5, 0x2f, 0xfd, 1}, ignorable: 0}})
 	snap, err := s.Stat(ctx, "a/b")
 	if err != nil || snap.EventCount != 3 || snap.Location.TornBytes == 0 {
 		t.Fatalf("Stat: %+v %v", snap, err)
@@ -264,8 +265,9 @@ func TestTornRowRepair(t *testing.T) {
 	}
 }
 
-// TestCorruptRowBeforeTail checks that a row that does not decode is a
-// torn tail only at the end: anywhere else reads fail with ErrCorrupt.
+// TestCorruptRowBeforeTail checks that a row that does not decode before
+// the end fails reads with ErrCorrupt (point 19 of the contract checks a
+// damaged final row).
 func TestCorruptRowBeforeTail(t *testing.T) {
 	s := newStore(t, Schema14, Options{})
 	stored(t, s, "a", 2)
@@ -485,5 +487,47 @@ func insertSessions(t *testing.T, s *Store, sessions map[string][]seam.Event) {
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScanTransient checks that a transient scan serves the events a
+// copying scan serves, forward and reverse, packed rows and compressed
+// payloads included, each valid while the consumer holds it.
+func TestScanTransient(t *testing.T) {
+	for _, schema := range []int{Schema14, Schema17} {
+		s := newStore(t, schema, Options{})
+		h, err := s.Create(ctx, seam.Header{Version: 0, ID: "t", CreatedAt: 1785331618000, Cwd: "/w"}, seam.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch := append(chunkEvents(0, 2000, func(i int) string { return strings.Repeat(fmt.Sprint(i), i%50) }),
+			seam.Event{Type: "session/title", Seq: 2000, Time: 1, Data: []byte(`{"title":"` + strings.Repeat("long ", 2000) + `"}`)})
+		if err := h.Append(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		h.Close()
+		r, err := s.Open(ctx, "t", seam.Read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, reverse := range []bool{false, true} {
+			var want, got []string
+			for e, err := range r.Scan(ctx, seam.ScanOptions{Reverse: reverse}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, string(e.AppendJSON(nil)))
+			}
+			for e, err := range r.Scan(ctx, seam.ScanOptions{Reverse: reverse, Transient: true}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, string(e.AppendJSON(nil)))
+			}
+			if len(got) != 2001 || !slices.Equal(got, want) {
+				t.Fatalf("schema %d, reverse %v: %d transient events differ from %d copied ones", schema, reverse, len(got), len(want))
+			}
+		}
+		r.Close()
 	}
 }

@@ -151,7 +151,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 		return s.rowErr("open", h.id, -1, err)
 	}
 	h.inherited = inheritedOf(&r, &h.hdr)
-	end, err := s.forward(ctx, tx, h, 0, 0, false, func(*seam.Event) bool { return true })
+	end, err := s.forward(ctx, tx, h, 0, 0, false, true, func(*seam.Event) bool { return true })
 	if err != nil {
 		return s.sqlErr("open", h.id, err)
 	}
@@ -225,6 +225,9 @@ func (h *handle) Flush(ctx context.Context) error {
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE, which waits up to
 // the busy timeout for another connection's write lock) and commits.
 func (s *Store) inTx(ctx context.Context, op, id string, fn func(tx *sql.Tx) error) error {
+	if err := s.ensureWAL(ctx); err != nil {
+		return s.sqlErr(op, id, err)
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.sqlErr(op, id, err)
@@ -329,59 +332,70 @@ func nullString(s string) any {
 // appendRows stores rows holding n events after the stored tail.
 func (h *handle) appendRows(ctx context.Context, rows []row, n int64) error {
 	s, w := h.s, h.w
-	lost := func(format string, args ...any) error {
-		return &seam.Error{Kind: seam.ErrOwnershipLost, Op: "append", ID: h.id, Pos: pathPos(s.path), Err: fmt.Errorf(format, args...)}
-	}
 	var backup string
 	if w.torn != nil {
 		var err error
-		if backup, err = s.backup(h.id, w.torn); err != nil {
+		if backup, err = s.backup("append", h.id, w.torn); err != nil {
 			return err
 		}
 	}
 	err := s.inTx(ctx, "append", h.id, func(tx *sql.Tx) error {
-		r, found, err := s.loadSession(ctx, tx, h.id)
-		if err != nil {
+		if err := h.checkStored(ctx, tx, "append"); err != nil {
 			return err
-		}
-		if !found {
-			return lost("the session was deleted")
-		}
-		if r.incarnation != w.incarnation || r.revision != w.revision {
-			return lost("another writer changed the session (revision %s, this handle stored %s:%d)", r.revisionToken(), w.incarnation, w.revision)
-		}
-		if w.torn != nil {
-			res, err := tx.ExecContext(ctx, "DELETE FROM events WHERE session_id = ? AND seq = ?", h.id, w.torn.Seq)
-			if err != nil {
-				return err
-			}
-			if k, err := res.RowsAffected(); err != nil || k != 1 {
-				return lost("the torn row at seq %d is gone", w.torn.Seq)
-			}
-		}
-		var last sql.NullInt64
-		if err := tx.QueryRowContext(ctx, "SELECT max(seq) FROM events WHERE session_id = ?", h.id).Scan(&last); err != nil {
-			return err
-		}
-		if stored := nullInt(last); stored != w.lastFirst {
-			return lost("the stored tail is the row at seq %d, not %d", stored, w.lastFirst)
 		}
 		if err := s.insertRows(ctx, tx, h.id, rows); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE sessions SET revision = revision + 1 WHERE id = ?", h.id)
+		_, err := tx.ExecContext(ctx, "UPDATE sessions SET revision = revision + 1 WHERE id = ?", h.id)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	if w.torn != nil {
-		w.repairs = append(w.repairs, seam.Repair{Path: s.path, Offset: -1, Bytes: w.torn.size(), Kind: seam.RepairTorn, Backup: backup})
+		w.repairs = append(w.repairs, w.torn.repair(s.path, backup))
 		w.torn = nil
 	}
 	w.next += n
 	w.revision++
 	w.lastFirst = rows[len(rows)-1].seq
+	return nil
+}
+
+// checkStored checks, in the write transaction tx, that the session is as
+// this handle stored or found it (revision, stored tail), and deletes the
+// torn final row it found.
+func (h *handle) checkStored(ctx context.Context, tx *sql.Tx, op string) error {
+	s, w := h.s, h.w
+	lost := func(format string, args ...any) error {
+		return &seam.Error{Kind: seam.ErrOwnershipLost, Op: op, ID: h.id, Pos: pathPos(s.path), Err: fmt.Errorf(format, args...)}
+	}
+	r, found, err := s.loadSession(ctx, tx, h.id)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return lost("the session was deleted")
+	}
+	if r.incarnation != w.incarnation || r.revision != w.revision {
+		return lost("another writer changed the session (revision %s, this handle stored %s:%d)", r.revisionToken(), w.incarnation, w.revision)
+	}
+	if w.torn != nil {
+		res, err := tx.ExecContext(ctx, "DELETE FROM events WHERE session_id = ? AND seq = ?", h.id, w.torn.Seq)
+		if err != nil {
+			return err
+		}
+		if k, err := res.RowsAffected(); err != nil || k != 1 {
+			return lost("the torn row at seq %d is gone", w.torn.Seq)
+		}
+	}
+	var last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT max(seq) FROM events WHERE session_id = ?", h.id).Scan(&last); err != nil {
+		return err
+	}
+	if stored := nullInt(last); stored != w.lastFirst {
+		return lost("the stored tail is the row at seq %d, not %d", stored, w.lastFirst)
+	}
 	return nil
 }
 
@@ -423,10 +437,10 @@ type backedUpRow struct {
 }
 
 // backup saves row r of session id to <BackupDir>/<safe id>/<time>-seq<N>.json
-// and fsyncs it and its directory.
-func (s *Store) backup(id string, r *RawRow) (string, error) {
+// and fsyncs it and its directory, for op.
+func (s *Store) backup(op, id string, r *RawRow) (string, error) {
 	fail := func(err error) error {
-		return &seam.Error{Kind: seam.ErrIO, Op: "append", ID: id, Pos: seam.Pos{Path: s.path, Offset: -1, Frame: -1, Line: -1, Seq: r.Seq},
+		return &seam.Error{Kind: seam.ErrIO, Op: op, ID: id, Pos: seam.Pos{Path: s.path, Offset: -1, Frame: -1, Line: -1, Seq: r.Seq},
 			Err: fmt.Errorf("saving the torn row before removing it: %w", err)}
 	}
 	if s.opts.BackupDir == "" {

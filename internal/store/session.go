@@ -87,9 +87,12 @@ type Sessions struct {
 func OpenSessions(ctx context.Context, r Request, args []string, o Options) (*Sessions, error) {
 	ss := &Sessions{}
 	if len(args) == 0 {
-		var err error
-		ss.Whole, err = r.Open(o)
-		return ss, err
+		svc, err := r.Open(o)
+		if err != nil { // svc may be a typed nil
+			return ss, err
+		}
+		ss.Whole = svc
+		return ss, nil
 	}
 	byRoot := map[string]seam.Service{}
 	for _, arg := range args {

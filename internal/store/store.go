@@ -71,6 +71,9 @@ type Options struct {
 	// chosen: that it was inferred from a dsh home, or that another store
 	// sits beside it. Request.Open sets it from Request.Note.
 	Note func(msg string)
+	// Verify opens the store for verify: a SQLite database too damaged
+	// to open otherwise is opened so that verify reports the damage.
+	Verify bool
 }
 
 // Errors of finding and opening a store, matched with errors.Is; the
@@ -389,6 +392,7 @@ func openSQLite(spec Spec, loc Location, o Options) (seam.Service, error) {
 		Schema:            o.SQLiteSchema,
 		AllowUnknownTypes: o.AllowUnknownTypes,
 		BackupDir:         o.BackupDir,
+		OpenDamaged:       o.Verify,
 	})
 }
 

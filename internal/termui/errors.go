@@ -85,8 +85,12 @@ func Report(w io.Writer, err error, helpCmd string) int {
 	}
 	fmt.Fprintf(w, "dshctl: %s\n", OneLineError(err))
 	var h HintError
-	if errors.As(err, &h) && h.Hint != "" {
+	var hinted interface{ Hint() string } // an error that knows its fix
+	switch {
+	case errors.As(err, &h) && h.Hint != "":
 		fmt.Fprintf(w, "hint: %s\n", h.Hint)
+	case errors.As(err, &hinted) && hinted.Hint() != "":
+		fmt.Fprintf(w, "hint: %s\n", hinted.Hint())
 	}
 	var u UsageError
 	if errors.As(err, &u) {

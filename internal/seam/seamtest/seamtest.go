@@ -73,6 +73,15 @@ type NoIgnorableFlag interface {
 	NoIgnorableFlag()
 }
 
+// NoTornTail is implemented by a Backend whose format cannot hold a torn
+// tail (SQLite schema 14: an append is one transaction and no row is
+// packed); its TearTail leaves a damaged final record instead. Point 19
+// then checks that reads, Stat, List and a write open report that record
+// as ErrCorrupt and that nothing is removed; point 21 skips its torn cases.
+type NoTornTail interface {
+	NoTornTail()
+}
+
 // Run runs the contract suite against b, one subtest per version and per
 // point of seam.md.
 func Run(t *testing.T, b Backend, opts ...Option) {

@@ -1,0 +1,178 @@
+package inspect
+
+import (
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// shrinkTexts returns the JSON object data with the long "text" and
+// "content" strings in it cut to their first n runes and one more, so that
+// decoding it costs what a short payload does. A renderer that looks at no
+// more than the first n runes of those texts, and at whether more follow
+// and whether they are blank (strings.TrimSpace), sees the same: a string
+// is cut only when the runes kept hold one that is not white space.
+// Everything else is copied as it is, so the payload decodes into the same
+// structure and fails to decode where the original does. data must be
+// valid JSON (a reader validated it); the result is nil when nothing was
+// cut.
+func shrinkTexts(data []byte, n int) []byte {
+	s := shrinker{in: data, keep: n + 1, cutAt: 12 * (n + 1)}
+	if s.value(skipWS(data, 0)) < 0 || !s.cut {
+		return nil
+	}
+	return append(s.out, data[s.from:]...)
+}
+
+type shrinker struct {
+	in    []byte
+	out   []byte
+	from  int // in[from:] is not yet copied to out
+	keep  int // runes to keep
+	cutAt int // strings longer than this many bytes are cut
+	cut   bool
+}
+
+// value walks the JSON value at in[i:] and returns its end, or -1 when
+// the input is not valid JSON after all.
+func (s *shrinker) value(i int) int {
+	in := s.in
+	if i >= len(in) {
+		return -1
+	}
+	switch in[i] {
+	case '{':
+		for i = skipWS(in, i+1); i < len(in) && in[i] != '}'; {
+			kEnd := seam.ValueEnd(in, i)
+			if kEnd < 0 || in[i] != '"' {
+				return -1
+			}
+			k := in[i+1 : kEnd-1] // an escaped key is never cut
+			if i = skipWS(in, kEnd); i >= len(in) || in[i] != ':' {
+				return -1
+			}
+			i = skipWS(in, i+1)
+			if i < len(in) && in[i] == '"' && (string(k) == "text" || string(k) == "content") {
+				i = s.str(i)
+			} else {
+				i = s.value(i)
+			}
+			if i < 0 {
+				return -1
+			}
+			if i = skipWS(in, i); i < len(in) && in[i] == ',' {
+				i = skipWS(in, i+1)
+			}
+		}
+	case '[':
+		for i = skipWS(in, i+1); i < len(in) && in[i] != ']'; {
+			if i = s.value(i); i < 0 {
+				return -1
+			}
+			if i = skipWS(in, i); i < len(in) && in[i] == ',' {
+				i = skipWS(in, i+1)
+			}
+		}
+	default:
+		return seam.ValueEnd(in, i)
+	}
+	if i >= len(in) {
+		return -1
+	}
+	return i + 1
+}
+
+// str cuts the string at in[i:] if it is long and returns its end.
+func (s *shrinker) str(i int) int {
+	end := seam.ValueEnd(s.in, i)
+	if end < 0 || end-i <= s.cutAt || !seam.ValidJSON(s.in[i:end]) {
+		return end // short, or not a string the original decodes
+	}
+	head, blank := unquotePrefix(s.in[i+1:end-1], s.keep)
+	if blank {
+		return end // only white space so far: whether it is blank needs it all
+	}
+	s.out = append(s.out, s.in[s.from:i]...)
+	s.out = seam.AppendString(s.out, string(head))
+	s.from, s.cut = end, true
+	return end
+}
+
+// unquotePrefix decodes the first n runes of the body of a valid JSON string
+// (between its quotes) as encoding/json decodes it: escapes, surrogate
+// pairs, and U+FFFD for each invalid UTF-8 byte or lone surrogate. blank
+// reports that every rune decoded is white space (unicode.IsSpace).
+func unquotePrefix(body []byte, n int) (out []byte, blank bool) {
+	blank = true
+	for i := 0; i < len(body) && n > 0; n-- {
+		var r rune
+		if c := body[i]; c != '\\' {
+			size := 1
+			if r = rune(c); c >= utf8.RuneSelf {
+				r, size = utf8.DecodeRune(body[i:])
+			}
+			i += size
+		} else {
+			if i+1 >= len(body) || body[i+1] == 'u' && i+6 > len(body) {
+				break // not a valid string after all
+			}
+			switch body[i+1] {
+			case 'u':
+				r = hex4(body[i+2 : i+6])
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2 := rune(-1)
+					if i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
+						r2 = hex4(body[i+2 : i+6])
+					}
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						r = d
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+			case 'b':
+				r, i = '\b', i+2
+			case 'f':
+				r, i = '\f', i+2
+			case 'n':
+				r, i = '\n', i+2
+			case 'r':
+				r, i = '\r', i+2
+			case 't':
+				r, i = '\t', i+2
+			default: // '"', '\\', '/'
+				r, i = rune(body[i+1]), i+2
+			}
+		}
+		blank = blank && unicode.IsSpace(r)
+		out = utf8.AppendRune(out, r)
+	}
+	return out, blank
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		default:
+			c = c - 'A' + 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}

@@ -1,0 +1,126 @@
+package jsonl
+
+import (
+	"bytes"
+	"context"
+	"io"
+
+	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// tailStart returns where a write open starts reading a log of size bytes
+// so that it reads only the tail it needs (store.md 4, 5): the start of
+// the last frame (zstd) or line (plain) that begins with a valid row and
+// is at or before the last turn/end record, with the seq that row starts.
+//
+// Everything before a turn/end is committed: the first bad record starts
+// an uncommitted tail only when no turn/end follows it, and otherwise the
+// log is corrupt, which a full read (verify, cat) reports and an append
+// cannot repair. So the next seq, the committed boundary, a torn or
+// uncommitted tail and the open turn are all decided by the records from
+// there on, which the forward read from the returned checkpoint validates
+// exactly as a read from the header would. Its line and frame numbers
+// are relative (position.relative). A log without a turn/end that such a
+// row precedes is read from its first body record, as before.
+func (h *handle) tailStart(ctx context.Context, size int64) (checkpoint, error) {
+	if h.log.enc == Zstd {
+		return h.zstdTailStart(ctx, size)
+	}
+	return h.plainTailStart(ctx, size)
+}
+
+func (h *handle) plainTailStart(ctx context.Context, size int64) (checkpoint, error) {
+	l, v := h.log, h.hdr.Version
+	b := newBackLines(l.f, h.body.fileOff, size, tailBlock, 0)
+	seen := false
+	for first := true; ; first = false {
+		if err := ctx.Err(); err != nil {
+			return checkpoint{}, err
+		}
+		line, off, err := b.prev()
+		if err == io.EOF {
+			return checkpoint{at: h.body}, nil
+		}
+		if err != nil {
+			return checkpoint{}, l.ioError(err, off)
+		}
+		if first && line[len(line)-1] != '\n' {
+			continue // the torn tail
+		}
+		if seen = seen || isTurnEnd(line); !seen {
+			continue
+		}
+		if rec, err := seam.DecodeRecord(line[:len(line)-1], v); err == nil {
+			return checkpoint{at: position{fileOff: off, textOff: off, relative: true}, next: rec.FirstSeq()}, nil
+		}
+	}
+}
+
+func (h *handle) zstdTailStart(ctx context.Context, size int64) (checkpoint, error) {
+	l, v := h.log, h.hdr.Version
+	d, err := l.decs.get()
+	if err != nil {
+		return checkpoint{}, err
+	}
+	defer l.decs.put(d)
+	c := newBlockCache(l.f, 0)
+	defer c.release()
+	var content []byte
+	rv, err := zstdframe.NewReverse(c, size, zstdframe.LastOptions{Decoder: d, KeepContent: reverseFrameLimit, Content: &content})
+	if err != nil {
+		return checkpoint{}, err
+	}
+	defer rv.Close()
+	seen := false
+	for end := size; end > h.body.fileOff; {
+		if err := ctx.Err(); err != nil {
+			return checkpoint{}, err
+		}
+		last, err := rv.LastFrame(end)
+		if err != nil {
+			return checkpoint{}, l.frameError(err, -1, 0)
+		}
+		if end < size && last.Torn.Size != 0 {
+			return checkpoint{}, l.errorf(seam.ErrCorrupt, l.pos(last.Torn.Offset, -1, -1, -1), "invalid frame at byte %d", last.Torn.Offset)
+		}
+		f := last.Frame
+		if f.Offset < h.body.fileOff || content == nil {
+			// The header frame, or a frame too large to hold: the forward
+			// read from the start streams it and says what it holds.
+			break
+		}
+		if seen = seen || holdsTurnEnd(content); seen {
+			line := content
+			if i := bytes.IndexByte(content, '\n'); i >= 0 {
+				line = content[:i]
+			}
+			if rec, err := seam.DecodeRecord(line, v); err == nil {
+				return checkpoint{at: position{fileOff: f.Offset, relative: true}, next: rec.FirstSeq()}, nil
+			}
+		}
+		end = f.Offset
+	}
+	return checkpoint{at: h.body}, nil
+}
+
+// holdsTurnEnd reports whether the decoded text of a frame holds a
+// turn/end record (isTurnEnd).
+func holdsTurnEnd(text []byte) bool {
+	for from := 0; ; {
+		i := bytes.Index(text[from:], turnEndType)
+		if i < 0 {
+			return false
+		}
+		i += from
+		start := bytes.LastIndexByte(text[:i], '\n') + 1
+		end := len(text)
+		if j := bytes.IndexByte(text[i:], '\n'); j >= 0 {
+			end = i + j
+		}
+		if isTurnEnd(text[start:end]) {
+			return true
+		}
+		from = end
+	}
+}

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# bench.sh: every dshctl command measured against what it must read and
+# against the tool a user would use instead, side by side in one run
+# (issue 15). It prints one Markdown table: the median wall time, CPU time
+# (user + system) and peak RSS of each side over RUNS interleaved runs, and
+# the ratios: on a shared machine the CPU ratio is the steadier one.
+#
+# The stores are built once, from the real events of testdata/demo/sessions
+# (dsh 0.1.0 logs; they compress about 3:1, as real logs do), by
+# scripts/benchstore, into the cache folder (ignored by git):
+#   zstd/ and none/  sessions big (100 MB decoded), huge (1 GiB), mid (1 MiB)
+#                    and small (8 KB), as zstd and plain logs
+#   many-10000/, many-1000/  10,000 and 1,000 sessions (zstd)
+#
+# Usage: scripts/bench.sh            (RUNS=5, DSHCTL_BENCH_CACHE=.bench-cache)
+# Needs: go, zstd, jq, zip and GNU time (/usr/bin/time):
+#   apt-get install -y zstd jq zip time
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${RUNS:-5}
+cache=${DSHCTL_BENCH_CACHE:-$PWD/.bench-cache}
+
+missing=()
+for tool in go zstd jq zip /usr/bin/time; do
+	command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if ((${#missing[@]})); then
+	echo "bench.sh: missing ${missing[*]}; install with: apt-get install -y zstd jq zip time (and Go 1.26)" >&2
+	exit 1
+fi
+
+go build -o bin/dshctl ./cmd/dshctl
+bin=$PWD/bin/dshctl
+mkdir -p "$cache"
+for enc in zstd none; do
+	[[ -d $cache/$enc ]] || { echo "building the $enc store in $cache (once)" >&2
+		go run ./scripts/benchstore -out "$cache/$enc" -enc "$enc" \
+			-session big:100M -session huge:1G -session mid:1M -session small:8K; }
+done
+for n in 1000 10000; do
+	[[ -d $cache/many-$n ]] || { echo "building a store of $n sessions in $cache (once)" >&2
+		go run ./scripts/benchstore -out "$cache/many-$n" -enc zstd -sessions "$n"; }
+done
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Appends change a log: they go to copies, made fresh for each run.
+for enc in zstd none; do
+	for id in big small; do
+		dir=$(dirname "$(ls "$cache/$enc"/*/"$id"/session.jsonl*)")
+		mkdir -p "$work/append-$enc/$(basename "$(dirname "$dir")")"
+		cp -r "$dir" "$work/append-$enc/$(basename "$(dirname "$dir")")/"
+	done
+done
+echo '{"type":"session/title","data":{"title":"benchmark append"}}' >"$work/event.jsonl"
+
+log() { # log ENC ID: the log file of a session
+	ls "$cache/$1"/*/"$2"/session.jsonl*
+}
+bytes() { stat -c %s "$1"; }
+
+# timed FILE CMD: runs CMD (a shell command line) once under GNU time and
+# appends "wall cpu rss_kib" to FILE.
+timed() {
+	local out=$1 cmd=$2 tf="$work/time"
+	if ! /usr/bin/time -o "$tf" -f '%e %U %S %M' bash -c "exec >/dev/null; $cmd"; then
+		echo "bench.sh: failed: $cmd" >&2
+		exit 1
+	fi
+	awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$tf" >>"$out"
+}
+
+# median FILE COLUMN
+median() {
+	awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ v[NR] = $1 } END { m = int((NR + 1) / 2); if (NR % 2) print v[m]; else print (v[m] + v[m + 1]) / 2 }'
+}
+
+rows=()
+# pair WHAT GOAL CMD REF_WHAT REF_CMD: RUNS interleaved runs of both sides.
+pair() {
+	local what=$1 goal=$2 cmd=$3 refwhat=$4 ref=$5 a="$work/a" b="$work/b"
+	: >"$a"
+	: >"$b"
+	timed "$a" "$cmd" # warm the page cache and the build
+	timed "$b" "$ref"
+	: >"$a"
+	: >"$b"
+	for ((r = 0; r < runs; r++)); do
+		timed "$a" "$cmd"
+		timed "$b" "$ref"
+	done
+	local ta tb ca cb ra rb ratio cratio
+	ta=$(median "$a" 1) tb=$(median "$b" 1)
+	ca=$(median "$a" 2) cb=$(median "$b" 2)
+	ra=$(median "$a" 3) rb=$(median "$b" 3)
+	ratio=$(awk -v a="$ta" -v b="$tb" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "-" }')
+	cratio=$(awk -v a="$ca" -v b="$cb" 'BEGIN { if (b > 0) printf "%.2f×", a / b; else print "-" }')
+	rows+=("| $what | $ta | $ca | $(mib "$ra") | $refwhat | $tb | $cb | $(mib "$rb") | **$ratio** | $cratio | $goal |")
+	echo "  $what: $ta s against $tb s ($ratio; CPU $ca s against $cb s, $cratio)" >&2
+}
+
+mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
+
+# single WHAT GOAL CMD EVENTS: RUNS runs of a command without a reference;
+# with EVENTS, the rate is given too.
+single() {
+	local what=$1 goal=$2 cmd=$3 events=$4 a="$work/a"
+	: >"$a"
+	timed "$a" "$cmd"
+	: >"$a"
+	for ((r = 0; r < runs; r++)); do
+		timed "$a" "$cmd"
+	done
+	local ta ca ra rate=""
+	ta=$(median "$a" 1) ca=$(median "$a" 2) ra=$(median "$a" 3)
+	[[ -z $events ]] || rate=$(awk -v n="$events" -v t="$ta" -v c="$ca" 'BEGIN { if (t > 0 && c > 0) printf "%.0f events/s, %.0f per CPU-s", n / t, n / c }')
+	rows+=("| $what | $ta | $ca | $(mib "$ra") | $rate | | | | | | $goal |")
+	echo "  $what: $ta s $rate" >&2
+}
+
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+z=zstd
+bigz=$(log zstd big) bign=$(log none big)
+echo "measuring, $runs runs of each side (load average $load0)" >&2
+
+ap() { # ap ENC ID: append one event to the work copy of ENC's session ID
+	echo "'$bin' --store '$work/append-$1' append --assign-seq $2 '$work/event.jsonl'"
+}
+for enc in zstd none; do
+	pair "\`append\` one event, big ($enc)" "≤ 2×" "$(ap "$enc" big)" "\`append\` one event, small ($enc)" "$(ap "$enc" small)"
+done
+pair "\`stat --exact\` big ($z)" "≤ 1.1×" "'$bin' --store '$cache/zstd' stat --exact big" \
+	"\`cat\` big ($z)" "'$bin' --store '$cache/zstd' cat big"
+pair "\`stat --exact\` big (none)" "≤ 1.1×" "'$bin' --store '$cache/none' stat --exact big" \
+	"\`cat\` big (none)" "'$bin' --store '$cache/none' cat big"
+pair "\`cat\` big ($z)" "≤ 2×" "'$bin' --store '$cache/zstd' cat big" \
+	"\`zstd -dc\` big" "zstd -dc '$bigz'"
+pair "\`cat -o text\` big ($z)" "≤ 1.5×" "'$bin' --store '$cache/zstd' cat -o text big" \
+	"\`cat\` big ($z)" "'$bin' --store '$cache/zstd' cat big"
+pair "\`cat --raw\` big ($z)" "" "'$bin' --store '$cache/zstd' cat --raw big" \
+	"\`zstd -dc\` big" "zstd -dc '$bigz'"
+pair "\`cat\` big ($z)" "" "'$bin' --store '$cache/zstd' cat big" \
+	"\`zstd -dc \| jq -c .\` big" "zstd -dc '$bigz' | jq -c ."
+pair "\`stat\` huge, 1 GiB ($z)" "≈ 1×" "'$bin' --store '$cache/zstd' stat huge" \
+	"\`stat\` mid, 1 MiB ($z)" "'$bin' --store '$cache/zstd' stat mid"
+pair "\`stat\` huge, 1 GiB (none)" "≈ 1×" "'$bin' --store '$cache/none' stat huge" \
+	"\`stat\` mid, 1 MiB (none)" "'$bin' --store '$cache/none' stat mid"
+many=$cache/many-10000
+pair "\`list --all\` 10,000 sessions" "" "'$bin' --store '$many' list --all -o jsonl" \
+	"\`find\` + \`head\` + \`tail\` 4 KiB of each log" \
+	"find '$many' -name '*.zstd' -print0 | xargs -0 head -q -c 4096; find '$many' -name '*.zstd' -print0 | xargs -0 tail -q -c 4096"
+pair "\`list --all\` 10,000 sessions" "" "'$bin' --store '$many' list --all -o jsonl" \
+	"\`list --all\` 1,000 sessions" "'$bin' --store '$cache/many-1000' list --all -o jsonl"
+rss10k=$(median "$work/a" 3) rss1k=$(median "$work/b" 3)
+perSession=$(awk -v a="$rss10k" -v b="$rss1k" 'BEGIN { printf "%.2f", (a - b) / 9000 }')
+rows+=("| \`list\` memory per session: (peak RSS at 10,000 − at 1,000) / 9,000 | $perSession KiB | | | | | | | | | ≤ 1.5 KiB |")
+
+# has CMD: this build of dshctl has the command CMD.
+has() { "$bin" --help | awk '/^Available Commands/ { on = 1; next } on && NF == 0 { exit } on { print $1 }' | grep -qx "$1"; }
+if has replay; then
+	events=$(cat testdata/traces/*.jsonl | grep -c .)
+	single "\`replay\` testdata/traces ($events records)" "" "'$bin' replay testdata/traces" "$events"
+	# A recorded session of 200 turns, as reconcile's test writes it.
+	if go test -count=1 -run '^TestWriteRecordedSession$' ./internal/reconcile -args -recorded-session "$work/recorded.jsonl" >/dev/null 2>&1; then
+		events=$(($(wc -l <"$work/recorded.jsonl") - 1))
+		single "\`replay\` a recorded session ($events records)" "≥ 1 M events/s" "'$bin' replay '$work/recorded.jsonl'" "$events"
+	fi
+	single "\`replay --generate 10000\`" "≤ 3 s" "'$bin' replay --generate 10000 --seed 1" ""
+fi
+if has verify; then
+	pair "\`verify\` big ($z)" "" "'$bin' --store '$cache/zstd' verify big" "\`zstd -t\` big" "zstd -qt '$bigz'"
+fi
+if has export; then
+	pair "\`export -O -\` big ($z)" "" "'$bin' --store '$cache/zstd' export -O - big" \
+		"\`cat \| zip -6\` big ($z)" "'$bin' --store '$cache/zstd' cat big | zip -q -6 - -"
+fi
+
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+evz=$("$bin" --store "$cache/zstd" stat -o json big | jq .eventCount)
+echo "## Latest round"
+echo
+echo "$(date -u +%Y-%m-%d), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH), zstd $(zstd --version | grep -o "v[0-9.]*"), $(jq --version); load average $load0 at the start, $load1 at the end."
+echo "Command: \`scripts/bench.sh\` (RUNS=$runs interleaved runs of each side, medians)."
+echo "big: $(($(zstd -dc "$bigz" | wc -c) / 1000000)) MB decoded, $(($(bytes "$bigz") / 1000000)) MB zstd, $evz events; huge: $(($(bytes "$(log none huge)") >> 20)) MiB decoded, $(($(bytes "$(log zstd huge)") >> 20)) MiB zstd; mid: $(($(bytes "$(log none mid)") >> 10)) KiB; small: $(($(bytes "$(log none small)") >> 10)) KiB."
+echo
+echo "| command | wall s | CPU s | peak RSS MiB | against | wall s | CPU s | peak RSS MiB | wall ratio | CPU ratio | goal |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
