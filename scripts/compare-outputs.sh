@@ -180,6 +180,68 @@ while IFS= read -r id; do
 	compare sqlite --store "sqlite:$db" export -O - "$id"
 done <"$work/sessions"
 
+# People's output (a terminal of fixed width), help, completion, errors
+# and version, on the demo store and the zstd fixture.
+zstd="$fixtures/dsh-0.1.0/jsonl-zstd"
+for st in "$zstd" "$repo/testdata/demo/sessions"; do
+	for cols in 60 80 120; do
+		DSHCTL_TEST_TTY=stdout COLUMNS=$cols compare tty --store "$st" list --all
+	done
+	DSHCTL_TEST_TTY=stdout COLUMNS=100 compare tty --store "$st" list --sort created --limit 3
+	compare tty --store "$st" list
+	compare tty --store "$st" list --project /home/dev/projects/demo-app -o json
+	DSHCTL_TEST_TTY=stdout compare tty --store "$st" verify
+	"$old" --store "$st" list --all -o jsonl 2>/dev/null | jq -r .id >"$work/sessions" || true
+	while IFS= read -r id; do
+		DSHCTL_TEST_TTY=stdout COLUMNS=100 compare tty --store "$st" stat "$id"
+		compare tty --store "$st" stat "$id"
+		DSHCTL_TEST_TTY=stdout COLUMNS=100 PAGER= compare tty --store "$st" cat -o text "$id"
+		compare tty --store "$st" cat --type 'tool/*' --from 3 "$id"
+		compare tty --store "$st" cat --turn 1 --header -o json "$id"
+		DSHCTL_TEST_TTY=stdout,stderr compare_in tty "" --store "$st" export "$id"
+	done <"$work/sessions"
+done
+for args in "" "list" "stat" "cat" "append" "verify" "export" "replay" "version" "completion"; do
+	# shellcheck disable=SC2086 # no arguments, or a command name
+	compare help $args --help
+done
+compare version version -o json
+for sh in bash zsh fish powershell; do
+	compare completion completion $sh
+done
+compare completion --store "$zstd" __complete stat session-
+compare completion --store "$zstd" __complete export session-4f1c ''
+compare completion --store "$zstd" __complete append session-4f1c ''
+compare completion --store "$zstd" __complete list --sort ''
+compare completion --store "$zstd" __complete cat -o ''
+compare completion --store "$zstd" __complete replay --policy ''
+compare completion --store "$zstd" __complete cat ./
+# Errors and usage errors, whatever the command.
+for args in "stat nosuch" "cat nosuch" "verify nosuch" "export nosuch" "append nosuch /dev/null" \
+	"lsit" "stat" "cat --frames x" "cat --raw --turn 1 x" "verify --salvage" "export" "export --all x" \
+	"replay" "replay /nonexist" "replay --generate -1" "append --cwd /x s" "list --limit x" "list -o text" \
+	"stat --version x" "export -O - a b" "cat --to 1 --from 2 x" "replay --convert d --policy legacy x"; do
+	# shellcheck disable=SC2086 # a command line
+	compare errors --store "$zstd" $args
+done
+# append, on a copy of a store: events, closers, creation, repairs, refusals.
+ev="$work/events.jsonl"
+printf '%s\n' '{"type":"session/title","data":{"title":"Fix CI"}}' '{"type":"session/title","data":{"title":"Fix CI 2"}}' >"$ev"
+for src in "$zstd" "$fixtures/dsh-0.1.0/jsonl-none" "$fixtures/dsh-0.1.0/damaged/zstd-torn-final-frame-checksum" \
+	"$fixtures/dsh-0.1.0/damaged/none-corrupt-line-after-last-turn-end" "$fixtures/dsh-0.1.0/damaged/none-torn-final-line"; do
+	"$old" --store "$src" list --all -o jsonl 2>/dev/null | jq -r .id >"$work/sessions" || true
+	while IFS= read -r id; do
+		compare_in append "$src" --store store append --assign-seq "$id" "$ev"
+		compare_in append "$src" --store store append --assign-seq -o json "$id" "$ev"
+		compare_in append "$src" --store store append --close-interrupted "$id"
+		compare_in append "$src" --store store append "$id" "$ev"
+	done <"$work/sessions"
+	compare_in append "$src" --store store append --create --cwd /tmp/p --assign-seq new-one "$ev"
+	compare_in append "$src" --store store append --create --format-version 0 --compression none --assign-seq new-two "$ev"
+done
+compare_in append "" --store store append --create --cwd /tmp/p --assign-seq new-one "$ev"
+compare_in append "" --store sqlite:db.sqlite append --create --cwd /tmp/p --sqlite-schema 14 --assign-seq new-one "$ev"
+
 # replay, from the repository (sources are printed as given).
 cd "$repo"
 for suite in testdata/traces testdata/captures "testdata/traces testdata/captures"; do

@@ -29,31 +29,14 @@ type appendOptions struct {
 	headerFlags []string
 }
 
-var appendFormats = []string{formatTable, formatJSON, formatJSONL}
+var appendFormats = []string{termui.FormatTable, termui.FormatJSON, termui.FormatJSONL}
 
 func newAppendCmd(e *env, g *globals) *cobra.Command {
 	var o appendOptions
 	cmd := &cobra.Command{
 		Use:   "append SESSION [FILE|-]",
 		Short: "Append events to a session as one durable batch",
-		Long: `Append events (JSONL, one per line) to a session as one durable batch.
-
-Every line is validated first: if any is invalid nothing is written and the
-message names the line. The session's write lock is taken at once; if another
-process holds it the command fails immediately. A torn or uncommitted tail is
-removed before the batch is written: its bytes are saved to a backup file, and
-each removal is reported on stderr (and under "repairs" with -o json).
-
-Events are read from FILE, or from standard input when FILE is - or absent.
-With --close-interrupted and no FILE, standard input is read only when it is
-not a terminal: piped events are appended, never dropped.
-
---close-interrupted makes the log end in a closed turn, as dsh's resume
-does: after the events given (if any), it appends the closers of the turn
-that the log and those events leave open: an error tool/result for each call
-without a result, step/end for an open step, then turn/end {interrupted}.
-Events that answer a pending call are taken into account; to start a new turn
-after a crash, close the old one first (append --close-interrupted alone).`,
+		Long:  help("append"),
 		Example: `  dshctl append session-4f1c events.jsonl
   printf '%s\n' '{"type":"session/title","data":{"title":"Fix CI"}}' | dshctl append --assign-seq session-4f1c
   dshctl append --close-interrupted session-7a2b
@@ -62,7 +45,7 @@ after a crash, close the old one first (append --close-interrupted alone).`,
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: completeSessions(e, g, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(formatTable, appendFormats...)
+			format, err := g.outputFormat(termui.FormatTable, appendFormats...)
 			if err != nil {
 				return err
 			}

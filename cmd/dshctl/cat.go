@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/export"
@@ -27,24 +25,7 @@ func newCatCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cat SESSION",
 		Short: "Print a session's log",
-		Long: `Print a session's log in seq order, streamed with bounded memory.
-
-By default the output is canonical JSONL, header first: packed chunk rows and
-sourceEventSeqs ranges expanded, one event per line (what export writes).
-The filters (--from, --to, --type, --turn) print only matching events, and
-then no header line unless --header asks for it; -o json always has the
-header. --turn names a turn the log has, else it is an error that says which
-turns there are.
-
---raw prints the records exactly as stored, up to the last one dsh serves.
-Records after it (an uncommitted tail: the bad record after the last turn/end
-and what follows, which dsh never serves and the next append removes) are
-printed only with --include-tail, and said on stderr either way. A torn tail
-(an incomplete last line or frame) is never printed.
-
--o text prints a readable transcript. On a terminal it is wrapped to the
-terminal's width (or --width) and goes through a pager: $DSHCTL_PAGER, else
-$PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
+		Long:  help("cat"),
 		Example: `  dshctl cat session-4f1c
   dshctl cat -o text --turn 2 session-4f1c
   dshctl cat --type 'tool/*' --from 100 session-4f1c
@@ -55,7 +36,7 @@ $PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeSessions(e, g, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(formatJSONL, catFormats...)
+			format, err := g.outputFormat(termui.FormatJSONL, catFormats...)
 			if err != nil {
 				return err
 			}
@@ -67,7 +48,7 @@ $PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
 				return err
 			}
 			defer s.Close()
-			return e.paged(format == formatText && !o.Follow, o.noPager, func(w *bufio.Writer) error {
+			return e.out(format).Page(format == termui.FormatText && !o.Follow && !o.noPager, e.lookupEnv, func(w *bufio.Writer) error {
 				return runCat(cmd.Context(), e, s, cmd, format, &o, w)
 			})
 		},
@@ -99,11 +80,11 @@ func (o *catOptions) check(cmd *cobra.Command, format string) error {
 		return termui.Usagef("--frames needs --raw")
 	case o.tail && !o.raw:
 		return termui.Usagef("--include-tail needs --raw")
-	case o.raw && (filtered || o.header || o.Closers || o.Follow || format != formatJSONL):
+	case o.raw && (filtered || o.header || o.Closers || o.Follow || format != termui.FormatJSONL):
 		return termui.Usagef("--raw prints the stored records whole: it takes no filter, --header, --closers, --follow or -o")
 	case o.Follow && o.Closers:
 		return termui.Usagef("--closers and --follow do not go together: a followed log may still be resumed")
-	case o.Follow && format == formatJSON:
+	case o.Follow && format == termui.FormatJSON:
 		return termui.Usagef("--follow streams: use -o jsonl or -o text")
 	case f.From < 0:
 		return termui.Usagef("--from must not be negative")
@@ -119,8 +100,8 @@ func (o *catOptions) check(cmd *cobra.Command, format string) error {
 	return nil
 }
 
-// runCat prints the log (inspect.Stream) in the format asked, or its
-// stored records (export.WriteRaw).
+// runCat prints the log (sessionview.PrintLog) in the format asked, or its
+// stored records (sessionview.PrintRaw).
 func runCat(ctx context.Context, e *env, s *store.Session, cmd *cobra.Command, format string, o *catOptions, w *bufio.Writer) error {
 	h, err := s.Service.Open(ctx, s.ID, seam.Read)
 	if err != nil {
@@ -128,35 +109,7 @@ func runCat(ctx context.Context, e *env, s *store.Session, cmd *cobra.Command, f
 	}
 	defer h.Close()
 	if o.raw {
-		return catRaw(ctx, e, h, o, w)
+		return sessionview.PrintRaw(ctx, e.out(format), w, h, export.RawOptions{Groups: o.frames, Tail: o.tail})
 	}
-	sink := sessionview.LogSink(e.out(format), w, o.header, o.width, cmd.Flags().Changed("width"))
-	res, err := inspect.Stream(ctx, h, o.StreamOptions, sink)
-	if res.Closers > 0 && format != formatJSON {
-		fmt.Fprintf(e.stderr, "dshctl: %s for the interrupted turn printed, not stored\n", termui.Count(res.Closers, "synthetic closer"))
-	}
-	var ut *inspect.UnknownTypesError
-	if errors.As(err, &ut) {
-		return ut.Refusal("cat") // after every event was printed
-	}
-	return sessionview.Explain(err)
-}
-
-// catRaw prints the records as stored, and says on stderr what lies past
-// the records dsh serves.
-func catRaw(ctx context.Context, e *env, h seam.Handle, o *catOptions, w *bufio.Writer) error {
-	res, err := export.WriteRaw(ctx, w, h, export.RawOptions{Groups: o.frames, Tail: o.tail})
-	if errors.Is(err, export.ErrNoRaw) {
-		return errors.New("this store has no physical records to print: --raw needs a JSONL store")
-	}
-	if ferr := w.Flush(); ferr != nil && err == nil {
-		err = ferr
-	}
-	if note := sessionview.RawTailNote(res, o.tail, err != nil); note != "" {
-		fmt.Fprintln(e.stderr, "dshctl: "+note)
-	}
-	if snap, serr := h.Snapshot(ctx); serr == nil && snap.Location.TornBytes > 0 {
-		fmt.Fprintf(e.stderr, "dshctl: not printed: a %d-byte torn tail (an incomplete append, never read)\n", snap.Location.TornBytes)
-	}
-	return sessionview.Explain(err)
+	return sessionview.PrintLog(ctx, e.out(format), w, h, o.StreamOptions, o.header, o.width, cmd.Flags().Changed("width"))
 }

@@ -93,21 +93,9 @@ func registerCompletions(root *cobra.Command) {
 
 func newCompletionCmd(root *cobra.Command) *cobra.Command {
 	return &cobra.Command{
-		Use:   "completion bash|zsh|fish|powershell",
-		Short: "Print a shell completion script",
-		Long: `Print the completion script of a shell. It completes commands, flags, the values
-of -o, --sort, --type, --policy and --compression, and session ids (or their
-unique prefixes) from the store the command line names.
-
-Load it in the current shell, or install it for every new one:
-
-  bash:        source <(dshctl completion bash)
-               dshctl completion bash > ~/.local/share/bash-completion/completions/dshctl
-  zsh:         dshctl completion zsh > "${fpath[1]}/_dshctl"   (compinit must be on)
-  fish:        dshctl completion fish > ~/.config/fish/completions/dshctl.fish
-  powershell:  dshctl completion powershell | Out-String | Invoke-Expression
-
-bash needs the bash-completion package.`,
+		Use:       "completion bash|zsh|fish|powershell",
+		Short:     "Print a shell completion script",
+		Long:      help("completion"),
 		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
 		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/sessionview"
@@ -29,29 +28,7 @@ func newExportCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [SESSION...]",
 		Short: "Write a session and its subagents to a ZIP",
-		Long: `Write a ZIP of a session: its log as canonical JSONL (session.jsonl for a
-format v0 log, session.v<N>.jsonl for later formats), then the log of every
-session descending from it (sessions whose parentSession is this one, and
-theirs, recursively: subagents and forks) as subagents/<id>/session….jsonl,
-unless --no-subagents.
-
-The ZIP is made from the events the store serves, not from its files, so
-every backend gives the same bytes, and the same session always gives the same
-bytes: fixed entry order, each entry dated at its session's creation, DEFLATE
-level 6. The log is streamed: memory stays small however large it is. Entry
-names are relative and safe whatever the ids hold: every character of an id
-outside A-Za-z0-9_- becomes _.
-
-The ZIP goes to dsh-session-<id>.zip in the current folder (with the same
-rule for the id), to -O FILE, into -O FOLDER/, or to standard output with
--O -. An existing file is kept unless --force. The ZIP is written to a
-temporary file and renamed when complete, so a failed export, or one stopped
-by Ctrl-C, leaves nothing behind. New files are readable by their owner only
-(0600), like dsh's logs; --force keeps the mode of a file it replaces.
-
-With several sessions, or --all, each session gets its own ZIP in the folder
--O names (default: the current folder), several at a time. A session that
-fails is reported and the others are still exported.`,
+		Long:  help("export"),
 		Example: `  dshctl export session-4f1c                     # ./dsh-session-session-4f1c2a9e-….zip
   dshctl export -O bug-1234.zip session-4f1c
   dshctl export --no-subagents session-4f1c
@@ -60,7 +37,7 @@ fails is reported and the others are still exported.`,
   dshctl export -O out/ session-4f1c session-7a2b`,
 		ValidArgsFunction: completeSessions(e, g, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(formatTable, listFormats...)
+			format, err := g.outputFormat(termui.FormatTable, listFormats...)
 			if err != nil {
 				return err
 			}
@@ -134,12 +111,12 @@ func exportOne(ctx context.Context, e *env, g *globals, format string, o *export
 		}
 		bar.Finish()
 		sessionview.WarnUnsupported(e.stderr, entries)
-		return explainExport(err)
+		return sessionview.ExplainExport(err)
 	}
 	r, err := export.ToFile(ctx, s.Service, s.ID, o.out, o.force, opts)
 	bar.Finish()
 	if err != nil {
-		return explainExport(err)
+		return sessionview.ExplainExport(err)
 	}
 	sessionview.WarnUnsupported(e.stderr, r.Entries)
 	return sessionview.PrintExports(e.out(format), []export.Result{r})
@@ -165,7 +142,7 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 	}
 	if o.all {
 		if sources, err = export.StoreSources(ctx, ss.Whole); err != nil {
-			return explainExport(err)
+			return sessionview.ExplainExport(err)
 		}
 		if len(sources) == 0 {
 			fmt.Fprintln(e.stderr, "no sessions to export")
@@ -175,7 +152,7 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	bar := newProgress(e, format, "exporting sessions", len(sources))
+	bar := e.out(format).NewProgress("exporting sessions", len(sources))
 	results := export.ToDir(ctx, sources, dir, export.DirOptions{
 		Options: export.Options{NoSubagents: o.noSubagents},
 		Force:   o.force,
@@ -183,40 +160,5 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 		Done:    func(export.Result) { bar.Add(1) },
 	})
 	bar.Finish()
-	var ok []export.Result
-	for _, r := range results {
-		switch {
-		case r.Err == nil:
-			sessionview.WarnUnsupported(e.stderr, r.Entries)
-			ok = append(ok, r)
-		case ctx.Err() == nil || !errors.Is(r.Err, context.Canceled): // an interruption is said once, below
-			fmt.Fprintf(e.stderr, "dshctl: export %q: %s\n", r.ID, termui.OneLineError(sessionview.Explain(r.Err)))
-		}
-	}
-	if err := sessionview.PrintExports(e.out(format), ok); err != nil {
-		return err
-	}
-	failed := fmt.Sprintf("%d of %s not exported", len(results)-len(ok), termui.Count(len(results), "session"))
-	switch {
-	case ctx.Err() != nil:
-		return errors.New("export interrupted: " + failed)
-	case len(ok) == len(results):
-		return nil
-	case slices.ContainsFunc(results, func(r export.Result) bool { return errors.Is(r.Err, export.ErrExists) }):
-		return termui.WithHint(errors.New(failed), "use --force to replace existing files")
-	}
-	return errors.New(failed)
-}
-
-// explainExport words an export's failure for the command line.
-func explainExport(err error) error {
-	switch {
-	case errors.Is(err, context.Canceled):
-		return errors.New("export interrupted")
-	case errors.Is(err, export.ErrExists):
-		return termui.WithHint(err, "use --force to replace it, or -O to write elsewhere")
-	case errors.As(err, new(*export.SubagentError)):
-		return termui.WithHint(err, "--no-subagents exports the session without its subagents")
-	}
-	return sessionview.Explain(err)
+	return sessionview.ReportExports(ctx, e.out(format), results)
 }

@@ -24,22 +24,7 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the sessions of the store, newest activity first",
-		Long: `List the sessions of the store, newest activity first.
-
-Only each log's header and tail are read. A session is hidden as blank only
-when it is proven to hold no turn; "updated" is the later of its creation and
-its last human prompt, never the file's mtime. A session dsh cannot read is
-listed with state "error" and the reason (on stderr, and under "error" in
-JSON); the command still exits 0 unless --strict is given.
-
-States: blank (no turn yet), open (the last turn has no turn/end), done,
-error.
-
-On a terminal, a table fitted to its width. Piped, one line per session of
-tab-separated fields, no header: id, project, createdAt, updatedAt (RFC 3339,
-UTC, milliseconds), eventCount, sizeBytes, state, origin, parentSession,
-generation, encoding; an unknown or absent value is empty. -o json and
--o jsonl give every field, the same as stat's.`,
+		Long:  help("list"),
 		Example: `  dshctl list
   dshctl list --all --sort size --limit 20
   dshctl list --project ~/src/app -o json
@@ -47,7 +32,7 @@ generation, encoding; an unknown or absent value is empty. -o json and
   dshctl list -o json | jq -r 'sort_by(.updatedAt)[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := g.outputFormat(formatTable, listFormats...)
+			format, err := g.outputFormat(termui.FormatTable, listFormats...)
 			if err != nil {
 				return err
 			}

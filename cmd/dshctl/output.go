@@ -1,8 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"io"
+	"embed"
 	"slices"
 	"strings"
 
@@ -10,18 +9,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Output formats.
-const (
-	formatTable = termui.FormatTable
-	formatJSON  = termui.FormatJSON
-	formatJSONL = termui.FormatJSONL
-	formatText  = termui.FormatText
-)
-
 // Formats of the commands, for -o and its completion (setFormats).
 var (
-	listFormats = []string{formatTable, formatJSON, formatJSONL}
-	catFormats  = []string{formatJSONL, formatJSON, formatText}
+	listFormats = []string{termui.FormatTable, termui.FormatJSON, termui.FormatJSONL}
+	catFormats  = []string{termui.FormatJSONL, termui.FormatJSON, termui.FormatText}
 )
 
 // outputFormat returns the -o value, defaulting to def, or a usage error
@@ -41,41 +32,16 @@ func (g *globals) outputFormat(def string, allowed ...string) (string, error) {
 // that print them (termui.Out).
 func (e *env) out(format string) termui.Out {
 	return termui.Out{Stdout: e.stdout, Stderr: e.stderr, TTY: e.stdoutTTY, ErrTTY: e.stderrTTY,
-		Width: termui.Columns(e.width, e.getenv), Colour: e.colour(), Now: e.now, Format: format}
+		Width: termui.Columns(e.width, e.getenv), Colour: termui.Colour(e.stdoutTTY, e.getenv), Now: e.now, Format: format}
 }
 
-// newProgress is a progress bar on e's stderr, never in JSON mode.
-func newProgress(e *env, format, what string, total int) *termui.Progress {
-	return e.out(format).NewProgress(what, total)
-}
-
-// colour reports whether output to a terminal may use colour.
-func (e *env) colour() bool { return termui.Colour(e.stdoutTTY, e.getenv) }
-
-// paged runs print on stdout through a buffer and, when page is set, for
-// people (stdout a terminal) and not off, through the pager (see
-// termui.StartPager). A reader who quits the pager early is no error.
-func (e *env) paged(page, off bool, print func(w *bufio.Writer) error) error {
-	out, wait := io.Writer(e.stdout), func() error { return nil }
-	if page && !off && e.stdoutTTY {
-		lookup := e.lookup
-		if lookup == nil {
-			lookup = func(k string) (string, bool) { v := e.getenv(k); return v, v != "" }
-		}
-		out, wait = termui.StartPager(termui.PagerCommand(lookup), e.stdout, e.stderr)
+// lookupEnv is e.lookup, or getenv's answer (unset when empty) without it.
+func (e *env) lookupEnv(k string) (string, bool) {
+	if e.lookup != nil {
+		return e.lookup(k)
 	}
-	w := bufio.NewWriterSize(out, 64<<10)
-	err := print(w)
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	if werr := wait(); err == nil {
-		err = werr
-	}
-	if termui.QuitEarly(out, err) {
-		return nil
-	}
-	return err
+	v := e.getenv(k)
+	return v, v != ""
 }
 
 // changedFlags are the flags among names given on cmd's command line.
@@ -87,4 +53,20 @@ func changedFlags(cmd *cobra.Command, names ...string) []string {
 		}
 	}
 	return set
+}
+
+// helpTexts are the commands' long help texts, help/<command>.txt: prose
+// reads and diffs better as text than as Go strings.
+//
+//go:embed help/*.txt
+var helpTexts embed.FS
+
+// help is the long help text of the command name (its file without the
+// final newline).
+func help(name string) string {
+	b, err := helpTexts.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic("no help text for " + name) // a build mistake, caught by every test
+	}
+	return strings.TrimSuffix(string(b), "\n")
 }

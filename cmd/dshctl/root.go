@@ -77,17 +77,9 @@ func run(args []string, e *env) int {
 func newRootCmd(e *env, g *globals) *cobra.Command {
 	var version bool
 	root := &cobra.Command{
-		Use:   "dshctl",
-		Short: "Inspect and repair DeepSeek Harness (dsh) session logs",
-		Long: `dshctl inspects and repairs the session logs of the DeepSeek Harness (dsh).
-
-The store is $DSH_HOME/sessions (or ~/.dsh/sessions) unless --store or
-DSHCTL_STORE names another. A session is named by its id, a unique id prefix,
-or the path of its folder or log file.
-
-On a terminal, lists are tables and times are relative; piped, every command
-prints tab-separated machine values (full ids, RFC 3339 times, bytes as
-integers), one line per row. -o json and -o jsonl give every field.`,
+		Use:               "dshctl",
+		Short:             "Inspect and repair DeepSeek Harness (dsh) session logs",
+		Long:              help("dshctl"),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		DisableAutoGenTag: true,

@@ -220,15 +220,24 @@ func (p Printer) Result(r reconcile.Result, listed bool) error {
 }
 
 // Summary prints the end of the run: rep (FormatJSON), its summary (text)
-// or nothing (FormatJSONL).
+// or nothing (FormatJSONL). Its error is the run's outcome: a
+// termui.FindingsError when a trace failed.
 func (p Printer) Summary(rep *Report) error {
+	var err error
 	switch p.Out.Format {
 	case termui.FormatJSON:
-		return p.Out.WriteJSON(p.Out.Stdout, rep)
+		err = p.Out.WriteJSON(p.Out.Stdout, rep)
 	case termui.FormatJSONL:
-		return nil
+	default:
+		err = rep.WriteText(p.Out.Stdout)
 	}
-	return rep.WriteText(p.Out.Stdout)
+	switch {
+	case err != nil:
+		return fmt.Errorf("replay: write report: %w", err)
+	case rep.Failed > 0:
+		return termui.Findings(fmt.Sprintf("%d of %d traces failed", rep.Failed, rep.Traces))
+	}
+	return nil
 }
 
 // WriteText writes the report's summary for people: the generated traces

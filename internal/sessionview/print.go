@@ -2,12 +2,16 @@ package sessionview
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 )
@@ -111,4 +115,83 @@ func PrintAppend(o termui.Out, r *store.AppendResult) error {
 	}
 	_, err := fmt.Fprintln(o.Stdout, AppendSummary(r))
 	return err
+}
+
+// ReportExports tells what a batch export did (results, one per session):
+// a warning per log dsh would refuse, a line per session that failed on
+// stderr, then the ZIPs written (PrintExports). Its error says how many
+// were not exported; an interruption (ctx done) is said once.
+func ReportExports(ctx context.Context, o termui.Out, results []export.Result) error {
+	var ok []export.Result
+	for _, r := range results {
+		switch {
+		case r.Err == nil:
+			WarnUnsupported(o.Stderr, r.Entries)
+			ok = append(ok, r)
+		case ctx.Err() == nil || !errors.Is(r.Err, context.Canceled):
+			fmt.Fprintf(o.Stderr, "dshctl: export %q: %s\n", r.ID, termui.OneLineError(Explain(r.Err)))
+		}
+	}
+	if err := PrintExports(o, ok); err != nil {
+		return err
+	}
+	failed := fmt.Sprintf("%d of %s not exported", len(results)-len(ok), termui.Count(len(results), "session"))
+	switch {
+	case ctx.Err() != nil:
+		return errors.New("export interrupted: " + failed)
+	case len(ok) == len(results):
+		return nil
+	case slices.ContainsFunc(results, func(r export.Result) bool { return errors.Is(r.Err, export.ErrExists) }):
+		return termui.WithHint(errors.New(failed), "use --force to replace existing files")
+	}
+	return errors.New(failed)
+}
+
+// ExplainExport words the failure of a single export.
+func ExplainExport(err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return errors.New("export interrupted")
+	case errors.Is(err, export.ErrExists):
+		return termui.WithHint(err, "use --force to replace it, or -O to write elsewhere")
+	case errors.As(err, new(*export.SubagentError)):
+		return termui.WithHint(err, "--no-subagents exports the session without its subagents")
+	}
+	return Explain(err)
+}
+
+// PrintLog streams the log h reads (inspect.Stream) to w as cat does in
+// o.Format (see LogSink), and says on stderr how many synthetic closers
+// it added. A log holding event types dsh refuses is printed whole, then
+// refused.
+func PrintLog(ctx context.Context, o termui.Out, w io.Writer, h seam.Handle, so inspect.StreamOptions, header bool, width int, widthSet bool) error {
+	res, err := inspect.Stream(ctx, h, so, LogSink(o, w, header, width, widthSet))
+	if res.Closers > 0 && o.Format != termui.FormatJSON {
+		fmt.Fprintf(o.Stderr, "dshctl: %s for the interrupted turn printed, not stored\n", termui.Count(res.Closers, "synthetic closer"))
+	}
+	var ut *inspect.UnknownTypesError
+	if errors.As(err, &ut) {
+		return ut.Refusal("cat") // after every event was printed
+	}
+	return Explain(err)
+}
+
+// PrintRaw prints the records h reads as stored (export.WriteRaw) to w,
+// and says on stderr what lies past the records dsh serves (RawTailNote)
+// and any torn tail, which is never printed.
+func PrintRaw(ctx context.Context, o termui.Out, w *bufio.Writer, h seam.Handle, ro export.RawOptions) error {
+	res, err := export.WriteRaw(ctx, w, h, ro)
+	if errors.Is(err, export.ErrNoRaw) {
+		return errors.New("this store has no physical records to print: --raw needs a JSONL store")
+	}
+	if ferr := w.Flush(); ferr != nil && err == nil {
+		err = ferr
+	}
+	if note := RawTailNote(res, ro.Tail, err != nil); note != "" {
+		fmt.Fprintln(o.Stderr, "dshctl: "+note)
+	}
+	if snap, serr := h.Snapshot(ctx); serr == nil && snap.Location.TornBytes > 0 {
+		fmt.Fprintf(o.Stderr, "dshctl: not printed: a %d-byte torn tail (an incomplete append, never read)\n", snap.Location.TornBytes)
+	}
+	return Explain(err)
 }

@@ -2,8 +2,10 @@ package sessionview
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -194,8 +196,8 @@ func TestVerifyPrinter(t *testing.T) {
 	if err := p.Report(r); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Summary(inspect.ModeStrict, sum); err != nil {
-		t.Fatal(err)
+	if err := p.Summary(inspect.ModeStrict, sum); !errors.As(err, new(termui.FindingsError)) {
+		t.Fatalf("outcome %v, want findings", err)
 	}
 	if stdout.String() != "s\terror\tbad-record\t\t7\t2\t\t\tbad\n" || !strings.HasPrefix(stderr.String(), "dshctl: 1 session") {
 		t.Errorf("plain %q, stderr %q", stdout, stderr)
@@ -227,5 +229,50 @@ func TestPrintStat(t *testing.T) {
 	o, stdout, _ = out(termui.FormatTable, false)
 	if err := PrintStat(o, r); err != nil || !strings.HasPrefix(stdout.String(), "id:\ts\n") {
 		t.Errorf("fields %q: %v", stdout, err)
+	}
+}
+
+// TestReportExports: the ZIPs written go to stdout, each failure to stderr,
+// and the error counts the failures (with --force's hint when a file
+// exists); an interruption is said once.
+func TestReportExports(t *testing.T) {
+	ok := export.Result{ID: "a", Path: "/o/a.zip", Bytes: 10, Entries: []export.Entry{{ID: "a", Events: 3}}}
+	exists := export.Result{ID: "b", Err: fmt.Errorf("b.zip: %w", export.ErrExists)}
+	o, stdout, stderr := out(termui.FormatTable, false)
+	err := ReportExports(context.Background(), o, []export.Result{ok, exists})
+	var h termui.HintError
+	if err == nil || err.Error() != "1 of 2 sessions not exported" || !errors.As(err, &h) || !strings.Contains(h.Hint, "--force") {
+		t.Errorf("error %v", err)
+	}
+	if stdout.String() != "a\t/o/a.zip\t3\t0\t10\n" || !strings.HasPrefix(stderr.String(), `dshctl: export "b": b.zip: `) {
+		t.Errorf("stdout %q, stderr %q", stdout, stderr)
+	}
+	if err := ReportExports(context.Background(), o, []export.Result{ok}); err != nil {
+		t.Errorf("all exported: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	o, _, stderr = out(termui.FormatTable, false)
+	err = ReportExports(ctx, o, []export.Result{ok, {ID: "c", Err: context.Canceled}})
+	if err == nil || err.Error() != "export interrupted: 1 of 2 sessions not exported" || stderr.Len() != 0 {
+		t.Errorf("interrupted: %v, stderr %q", err, stderr)
+	}
+}
+
+// TestExplainExport: a single export's failures with the way out.
+func TestExplainExport(t *testing.T) {
+	for _, c := range []struct {
+		err       error
+		msg, hint string
+	}{
+		{fmt.Errorf("x: %w", context.Canceled), "export interrupted", ""},
+		{fmt.Errorf("f.zip: %w", export.ErrExists), "f.zip: " + export.ErrExists.Error(), "use --force to replace it, or -O to write elsewhere"},
+	} {
+		err := ExplainExport(c.err)
+		var h termui.HintError
+		errors.As(err, &h)
+		if err.Error() != c.msg || h.Hint != c.hint {
+			t.Errorf("%v: %q hint %q", c.err, err, h.Hint)
+		}
 	}
 }

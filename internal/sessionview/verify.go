@@ -153,7 +153,9 @@ func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
 // Flush writes the reports printed so far.
 func (p *VerifyPrinter) Flush() error { return p.w.Flush() }
 
-// Summary prints the end of a run in mode that counted s, and flushes.
+// Summary prints the end of a run in mode that counted s, and flushes. Its
+// error is the run's outcome: sessions that could not be checked, or a
+// termui.FindingsError when a finding is an error in mode.
 func (p *VerifyPrinter) Summary(mode inspect.Mode, s inspect.Summary) error {
 	var err error
 	switch {
@@ -166,10 +168,18 @@ func (p *VerifyPrinter) Summary(mode inspect.Mode, s inspect.Summary) error {
 	default:
 		_, err = fmt.Fprintln(p.w, s.String())
 	}
-	if err != nil {
-		return err
+	if err == nil {
+		err = p.w.Flush()
 	}
-	return p.w.Flush()
+	switch {
+	case err != nil:
+		return err
+	case s.Failed > 0:
+		return fmt.Errorf("%s could not be checked or repaired (see above)", termui.Count(s.Failed, "session"))
+	case s.Errors > 0:
+		return termui.Findings(s.String())
+	}
+	return nil
 }
 
 // NewVerifyJSON is the JSON of r.
