@@ -121,7 +121,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 	}
 	s, err := store.OpenTarget(ctx, g.request(e), arg, o.create, so)
 	if errors.Is(err, seam.ErrNotFound) {
-		return nil, termui.WithHint(err, "add --create to create the session (SESSION is then its exact id), or run 'dshctl list --all'")
+		return nil, termui.WithHint(sessionview.Explain(err), "add --create to create the session (SESSION is then its exact id), or run 'dshctl list --all'")
 	}
 	if err != nil {
 		return nil, sessionview.Explain(err)

@@ -39,7 +39,7 @@ func (g *globals) openSessions(ctx context.Context, e *env, args []string, o sto
 // which there are.
 func notFound(err error) error {
 	if errors.Is(err, seam.ErrNotFound) {
-		return termui.WithHint(err, "run 'dshctl list --all' to see the sessions of the store")
+		return termui.WithHint(sessionview.Explain(err), "run 'dshctl list --all' to see the sessions of the store")
 	}
 	return sessionview.Explain(err)
 }

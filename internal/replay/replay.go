@@ -31,8 +31,12 @@ func Files(paths []string) ([]reconcile.File, error) {
 	}
 	for _, a := range paths {
 		fi, err := os.Stat(a)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, termui.WithHint(fmt.Errorf("replay: %s: no such trace, capture or folder", a),
+				"name trace or capture files, or a folder that holds them")
+		}
 		if err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
+			return nil, fmt.Errorf("replay: %s: %w", a, unwrapPath(err))
 		}
 		if !fi.IsDir() {
 			add(a)
@@ -40,7 +44,7 @@ func Files(paths []string) ([]reconcile.File, error) {
 		}
 		entries, err := os.ReadDir(a)
 		if err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
+			return nil, fmt.Errorf("replay: %s: %w", a, unwrapPath(err))
 		}
 		n := len(files)
 		for _, d := range entries {
@@ -55,6 +59,16 @@ func Files(paths []string) ([]reconcile.File, error) {
 		}
 	}
 	return files, nil
+}
+
+// unwrapPath is the cause of a *fs.PathError, whose op and path the
+// message names already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // PolicyNames are the keep policies users choose between (the historical

@@ -70,7 +70,8 @@ func TestFiles(t *testing.T) {
 	if _, err := Files([]string{empty}); !errors.As(err, &hint) || err.Error() != "replay: no *.jsonl traces or *.har captures in "+empty {
 		t.Fatalf("empty folder: %v", err)
 	}
-	if _, err := Files([]string{filepath.Join(dir, "missing.jsonl")}); !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "replay: ") {
+	missing := filepath.Join(dir, "missing.jsonl")
+	if _, err := Files([]string{missing}); !errors.As(err, &hint) || err.Error() != "replay: "+missing+": no such trace, capture or folder" {
 		t.Fatalf("missing file: %v", err)
 	}
 }

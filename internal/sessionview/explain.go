@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 )
@@ -22,6 +23,7 @@ func Explain(err error) error {
 		in  *store.InputError
 		fe  *inspect.FilterError
 		ut  *inspect.UnknownTypesError
+		nf  *seam.Error
 	)
 	switch {
 	case err == nil:
@@ -29,6 +31,10 @@ func Explain(err error) error {
 	case errors.Is(err, store.ErrNoHome):
 		return termui.WithHint(errors.New("cannot locate the dsh store: HOME and DSH_HOME are unset; set DSH_HOME or pass --store"),
 			"choose a store with --store DIR or DSHCTL_STORE")
+	case errors.As(err, &nf) && nf.Kind == seam.ErrNotFound && nf.ID != "" && nf.Err == nil:
+		// Whichever operation looked, the user named a session that is
+		// not there (seam.md's wording).
+		return fmt.Errorf("session %q %w", nf.ID, seam.ErrNotFound)
 	case errors.Is(err, store.ErrEmptyArg):
 		return termui.Usagef("empty session argument")
 	case errors.Is(err, store.ErrNoBackupDir):

@@ -32,6 +32,7 @@ func TestExplain(t *testing.T) {
 		{err: fmt.Errorf("open: %w", store.ErrNoHome), msg: "cannot locate the dsh store: HOME and DSH_HOME are unset; set DSH_HOME or pass --store",
 			hint: "choose a store with --store DIR or DSHCTL_STORE"},
 		{err: store.ErrEmptyArg, msg: "empty session argument", usage: true},
+		{err: fmt.Errorf("resolve: %w", seam.NotFound("stat", "nosuch")), msg: `session "nosuch" not found`},
 		{err: &store.Error{Kind: store.ErrNotExist, Spec: store.Spec{Path: "/x", From: store.FromEnv}, Path: "/x"},
 			msg: "store /x (from DSHCTL_STORE) does not exist", hint: "choose a store with --store DIR or DSHCTL_STORE, or set DSH_HOME"},
 		{err: &store.Error{Kind: store.ErrProjectFolder, Spec: flag, Path: "/x", Store: "/s"},
