@@ -149,7 +149,7 @@ for store in "${stores[@]}"; do
 		compare_in "$name" "" --store "$store" export -o json "$id"
 	done <"$work/sessions"
 	if [ "${#ids[@]}" -gt 1 ]; then
-		compare_in "$name" "" --store "$store" export -O out "${ids[@]}"
+		compare_in "$name" "" --store "$store" export -O out/ "${ids[@]}"
 	fi
 	# Repairs, on a copy of the store.
 	case $name in

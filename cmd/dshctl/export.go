@@ -75,10 +75,16 @@ func (o *exportOptions) check(g *globals, args []string) error {
 	case o.out == "-" && g.output != "":
 		return termui.Usagef("with -O - the ZIP is the output: -o has nothing to print")
 	}
-	if dir := cmp.Or(o.out, "."); many {
-		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-			return termui.Usagef("-O %s is a file: with several sessions, -O names a folder", dir)
-		}
+	if !many || o.out == "" {
+		return nil
+	}
+	fi, err := os.Stat(o.out)
+	switch {
+	case err == nil && !fi.IsDir():
+		return termui.Usagef("-O %s is a file: with several sessions, -O names a folder", o.out)
+	case err != nil && !os.IsPathSeparator(o.out[len(o.out)-1]):
+		// f.zip would become a folder: make the user say it is one.
+		return termui.Usagef("-O %s: with several sessions, -O names a folder: one that exists, or ending in / (%s/)", o.out, o.out)
 	}
 	return nil
 }
@@ -127,10 +133,14 @@ func exportOne(ctx context.Context, e *env, g *globals, format string, o *export
 // reported and the others go on.
 func exportMany(ctx context.Context, e *env, g *globals, format string, o *exportOptions, args []string) error {
 	dir := cmp.Or(o.out, ".")
-	ss, err := g.openSessions(ctx, e, args, exportStore) // --all: no arguments, the whole store
+	// A session that cannot be found is reported with the others that fail.
+	var unopened []export.Result
+	ss, err := store.OpenEachSession(ctx, g.request(e), args, exportStore, func(arg string, err error) {
+		unopened = append(unopened, export.Result{ID: arg, Err: err})
+	}) // --all: no arguments, the whole store
 	defer ss.Close()
 	if err != nil {
-		return err
+		return sessionview.Explain(err)
 	}
 	var sources []export.Source
 	seen := map[string]bool{}
@@ -160,5 +170,5 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 		Done:    func(export.Result) { bar.Add(1) },
 	})
 	bar.Finish()
-	return sessionview.ReportExports(ctx, e.out(format), results)
+	return sessionview.ReportExports(ctx, e.out(format), append(results, unopened...))
 }

@@ -85,6 +85,17 @@ type Sessions struct {
 // args is empty, the store r asks for (Whole). On an error it returns the
 // sessions opened so far with it, for the caller to close.
 func OpenSessions(ctx context.Context, r Request, args []string, o Options) (*Sessions, error) {
+	return openSessions(ctx, r, args, o, nil)
+}
+
+// OpenEachSession is OpenSessions for a batch that goes on when a session
+// cannot be opened: it gives each such argument to failed and leaves it
+// out. It fails only when ctx is done.
+func OpenEachSession(ctx context.Context, r Request, args []string, o Options, failed func(arg string, err error)) (*Sessions, error) {
+	return openSessions(ctx, r, args, o, failed)
+}
+
+func openSessions(ctx context.Context, r Request, args []string, o Options, failed func(arg string, err error)) (*Sessions, error) {
 	ss := &Sessions{}
 	if len(args) == 0 {
 		svc, err := r.Open(o)
@@ -96,7 +107,14 @@ func OpenSessions(ctx context.Context, r Request, args []string, o Options) (*Se
 	}
 	byRoot := map[string]seam.Service{}
 	for _, arg := range args {
+		if err := ctx.Err(); err != nil {
+			return ss, err
+		}
 		s, err := OpenSession(ctx, r, arg, o)
+		if err != nil && failed != nil {
+			failed(arg, err)
+			continue
+		}
 		if err != nil {
 			return ss, err
 		}
