@@ -66,7 +66,7 @@ type Result struct {
 // cancelling ctx stops them all.
 func ToDir(ctx context.Context, sessions []Source, dir string, opts DirOptions) []Result {
 	results := make([]Result, len(sessions))
-	names := newNamer()
+	names := newFileNamer()
 	for i, s := range sessions {
 		results[i] = Result{ID: s.ID, Path: filepath.Join(dir, "dsh-session-"+names.name(s.ID)+".zip")}
 	}
