@@ -68,8 +68,8 @@ compare() {
 	oc=0 nc=0
 	: >"$work/old.tree"
 	: >"$work/new.tree"
-	"$old" "$@" >"$work/old.out" 2>"$work/old.err" || oc=$?
-	"$new" "$@" >"$work/new.out" 2>"$work/new.err" || nc=$?
+	"$old" "$@" </dev/null >"$work/old.out" 2>"$work/old.err" || oc=$?
+	"$new" "$@" </dev/null >"$work/new.out" 2>"$work/new.err" || nc=$?
 	differ "$name" "$@"
 }
 
@@ -98,7 +98,7 @@ compare_in() {
 		mkdir -p "$work/t"
 		[ -z "$src" ] || cp -a "$src" "$work/t/store"
 		code=0
-		(cd "$work/t" && "$bin" "$@") >"$work/$side.out" 2>"$work/$side.err" || code=$?
+		(cd "$work/t" && "$bin" "$@") </dev/null >"$work/$side.out" 2>"$work/$side.err" || code=$?
 		for f in out err; do
 			sed -E 's/[0-9]{8}T[0-9]{6}(\.[0-9]+)?Z/<time>/g' "$work/$side.$f" >"$work/$side.$f.m"
 			mv "$work/$side.$f.m" "$work/$side.$f"

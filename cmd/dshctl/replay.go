@@ -15,6 +15,7 @@ import (
 func newReplayCmd(e *env, g *globals) *cobra.Command {
 	var o replay.Options
 	var policy, shard, convert string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "replay [TRACE|CAPTURE|DIR...]",
 		Short: "Replay web-client traces and browser captures through the reconcile state machine and check its invariants",
@@ -29,6 +30,9 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if force && convert == "" {
+				return termui.Usagef("--force goes with --convert")
+			}
 			if convert != "" {
 				if other := changedFlags(cmd, "policy", "junit", "generate", "seed", "save", "shard"); len(other) > 0 {
 					return termui.Usagef("--convert writes traces and replays nothing: it does not go with %s", other[0])
@@ -36,7 +40,7 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 				if len(args) == 0 {
 					return termui.Usagef("--convert needs a capture or a folder of captures")
 				}
-				return replay.Convert(convert, args, func(c replay.Converted) { fmt.Fprintln(e.stdout, c) })
+				return replay.Convert(convert, args, force, func(c replay.Converted) { fmt.Fprintln(e.stdout, c) })
 			}
 			switch {
 			case len(args) == 0 && o.Generate == 0:
@@ -65,6 +69,7 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 	fl.StringVar(&o.Save, "save", "", "write shrunk failing generated traces to `DIR`")
 	fl.StringVar(&shard, "shard", "", "run only part `K/N` of the traces and of the generated ones")
 	fl.StringVar(&convert, "convert", "", "write the tabs of the captures as JSONL traces into `DIR`, and replay nothing")
+	fl.BoolVar(&force, "force", false, "with --convert: replace existing trace files")
 	return cmd
 }
 

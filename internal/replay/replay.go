@@ -287,13 +287,18 @@ func (c Converted) String() string {
 // captures of folders, whose JSONL traces are passed over) as a JSONL trace
 // into dir, one file per tab named after the capture and the tab, and
 // tells wrote about each. A trace file named on its own, or no capture at
-// all, is a termui.UsageError.
-func Convert(dir string, paths []string, wrote func(Converted)) error {
+// all, is a termui.UsageError. An existing file is replaced only with
+// force; otherwise nothing is written.
+func Convert(dir string, paths []string, force bool, wrote func(Converted)) error {
 	files, err := Files(paths)
 	if err != nil {
 		return err
 	}
-	n := 0
+	type out struct {
+		path, capture string
+		trace         *reconcile.Trace
+	}
+	var outs []out
 	for _, f := range files {
 		rc, err := f.Open()
 		if err != nil {
@@ -309,20 +314,29 @@ func Convert(dir string, paths []string, wrote func(Converted)) error {
 		case !capture:
 			continue // a folder's trace: JSONL already
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("replay: --convert: %w", err)
-		}
 		for _, t := range traces {
-			path := filepath.Join(dir, reconcile.ConvertedName(f.Path, t.Tab))
-			if err := writeFileAtomic(path, t.Encode); err != nil {
-				return fmt.Errorf("replay: --convert: %w", err)
-			}
-			n++
-			wrote(Converted{Path: path, Tab: t.Tab, Capture: f.Path, Records: len(t.Records)})
+			outs = append(outs, out{filepath.Join(dir, reconcile.ConvertedName(f.Path, t.Tab)), f.Path, t})
 		}
 	}
-	if n == 0 {
+	if len(outs) == 0 {
 		return termui.Usagef("--convert: no capture among %s", strings.Join(paths, ", "))
+	}
+	// Nothing is written when a trace would replace a file (a committed
+	// regression trace, say) unless force.
+	for _, o := range outs {
+		if _, err := os.Lstat(o.path); err == nil && !force {
+			return termui.WithHint(fmt.Errorf("replay: --convert: %s: %w", o.path, fs.ErrExist),
+				"use --force to replace it, or convert into another folder")
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("replay: --convert: %w", err)
+	}
+	for _, o := range outs {
+		if err := writeFileAtomic(o.path, o.trace.Encode); err != nil {
+			return fmt.Errorf("replay: --convert: %w", err)
+		}
+		wrote(Converted{Path: o.path, Tab: o.trace.Tab, Capture: o.capture, Records: len(o.trace.Records)})
 	}
 	return nil
 }

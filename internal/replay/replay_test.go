@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -214,7 +215,7 @@ func TestConvert(t *testing.T) {
 	writeFile(t, filepath.Join(src, "already.jsonl"), "{\"k\":\"meta\",\"version\":1}\n")
 	out := filepath.Join(dir, "out", "new")
 	var wrote []Converted
-	if err := Convert(out, []string{src}, func(c Converted) { wrote = append(wrote, c) }); err != nil {
+	if err := Convert(out, []string{src}, false, func(c Converted) { wrote = append(wrote, c) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(wrote) == 0 {
@@ -238,14 +239,35 @@ func TestConvert(t *testing.T) {
 		}
 	}
 
+	// Converting again replaces nothing without force, and writes nothing.
+	first, err := os.ReadFile(wrote[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(wrote[0].Path, []byte("kept\n"), 0o644)
+	var hint termui.HintError
+	err = Convert(out, []string{src}, false, func(Converted) { t.Error("wrote over a trace") })
+	if !errors.Is(err, fs.ErrExist) || !errors.As(err, &hint) || !strings.Contains(hint.Hint, "--force") {
+		t.Fatalf("existing trace: %v", err)
+	}
+	if b, _ := os.ReadFile(wrote[0].Path); string(b) != "kept\n" {
+		t.Fatalf("existing trace replaced: %q", b)
+	}
+	if err := Convert(out, []string{src}, true, func(Converted) {}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(wrote[0].Path); !bytes.Equal(b, first) {
+		t.Fatalf("--force did not replace the trace")
+	}
+
 	var arg termui.UsageError
-	err = Convert(out, []string{filepath.Join(src, "already.jsonl")}, func(Converted) { t.Error("wrote a trace") })
+	err = Convert(out, []string{filepath.Join(src, "already.jsonl")}, false, func(Converted) { t.Error("wrote a trace") })
 	if !errors.As(err, &arg) || !strings.Contains(err.Error(), "is a JSONL trace already") {
 		t.Fatalf("a trace named: %v", err)
 	}
 	only := filepath.Join(dir, "traces")
 	writeFile(t, filepath.Join(only, "t.jsonl"), "{\"k\":\"meta\",\"version\":1}\n")
-	if err := Convert(out, []string{only}, func(Converted) {}); !errors.As(err, &arg) || err.Error() != "--convert: no capture among "+only {
+	if err := Convert(out, []string{only}, false, func(Converted) {}); !errors.As(err, &arg) || err.Error() != "--convert: no capture among "+only {
 		t.Fatalf("no capture: %v", err)
 	}
 }
