@@ -58,18 +58,39 @@ func completeSessions(e *env, g *globals, many bool) cobra.CompletionFunc {
 	}
 }
 
+// completeSessionThenFile completes append's SESSION, then its FILE as a
+// file name.
+func completeSessionThenFile(e *env, g *globals) cobra.CompletionFunc {
+	session := completeSessions(e, g, false)
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		switch len(args) {
+		case 0:
+			return session(cmd, args, toComplete)
+		case 1:
+			return nil, cobra.ShellCompDirectiveDefault
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
 // registerCompletions completes the values of the flags that take one of a
 // fixed set, by flag name, on every command that has them: -o (the
 // command's own formats, see setFormats), --sort, --type, --policy,
-// --compression, --mode.
+// --compression, --mode, --sqlite-schema, --format-version, --origin; and
+// the flags that name a folder complete folder names.
 func registerCompletions(root *cobra.Command) {
 	fixed := map[string][]string{
-		"sort":        inspect.SortKeys,
-		"type":        inspect.TypePatterns(),
-		"policy":      replay.PolicyNames(),
-		"compression": {"zstd", "none"},
-		"mode":        {inspect.ModeTolerateTail.String(), inspect.ModeStrict.String(), inspect.ModePointInTime.String()},
+		"sort":           inspect.SortKeys,
+		"type":           inspect.TypePatterns(),
+		"policy":         replay.PolicyNames(),
+		"compression":    {"zstd", "none"},
+		"mode":           {inspect.ModeTolerateTail.String(), inspect.ModeStrict.String(), inspect.ModePointInTime.String()},
+		"sqlite-schema":  {"17", "14"},
+		"format-version": {"4", "3", "2", "1", "0"},
+		"origin":         {"subagent"},
 	}
+	// Flags naming a folder complete folder names.
+	dirs := []string{"save", "convert", "backup-dir", "cwd", "project"}
 	root.RegisterFlagCompletionFunc("output", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		formats := cmd.Annotations[formatsAnnotation]
 		if formats == "" {
@@ -82,6 +103,11 @@ func registerCompletions(root *cobra.Command) {
 		for name, values := range fixed {
 			if c.LocalNonPersistentFlags().Lookup(name) != nil {
 				c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+			}
+		}
+		for _, name := range dirs {
+			if c.LocalNonPersistentFlags().Lookup(name) != nil {
+				c.MarkFlagDirname(name)
 			}
 		}
 		for _, sub := range c.Commands() {
