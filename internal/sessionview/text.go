@@ -20,7 +20,7 @@ var Columns = []string{"ID", "PROJECT", "CREATED", "UPDATED", "EVENTS", "SIZE", 
 
 // AddRows adds a row per session to t, a table of Columns: for people the
 // short unique ids and human values, fitted by cutting the project and the
-// parent; for scripts the full id, project, created, updated (RFC 3339),
+// parent, then leaving out the format, the parent and the creation time; for scripts the full id, project, created, updated (RFC 3339),
 // event count, size in bytes, state, origin, parent id, generation and
 // encoding, empty when unknown or absent. It returns the name each session
 // is shown by.
@@ -36,6 +36,7 @@ func AddRows(t *termui.Table, items []*inspect.Session, now time.Time) []string 
 		return ids
 	}
 	t.GiveWay(1, 7)
+	t.Drop(8, 7, 2) // FORMAT, PARENT, CREATED: the table is sorted by activity
 	short := store.ShortIDs(ids, 12)
 	for i, it := range items {
 		t.Row(cells(it, short[i], now)...)
