@@ -16,7 +16,13 @@
 # left behind and the backups must agree (the time in backup names is
 # masked). replay runs testdata/traces and testdata/captures as text,
 # -o json and -o jsonl, with --policy legacy, --shard and --junit; --convert
-# of the captures; --generate with -o json and with --save. Build the old
+# of the captures; --generate with -o json and with --save. Also: terminal
+# output (DSHCTL_TEST_TTY, COLUMNS) of list, stat, cat -o text, verify and
+# export; every command's --help; completion scripts and __complete; error
+# and usage-error messages; append (events, -o json, --close-interrupted,
+# --create in JSONL and SQLite stores, repairs of damaged copies; where the
+# write records the time it ran, logs are compared as cat prints them, times
+# masked). Build the old
 # binary from the commit to compare against, e.g.
 #
 #   git worktree add /tmp/old a64090f && (cd /tmp/old && go build -o /tmp/dshctl-old ./cmd/dshctl)
@@ -104,6 +110,37 @@ compare_in() {
 			mv "$work/$side.$f.m" "$work/$side.$f"
 		done
 		tree "$work/t" >"$work/$side.tree"
+		if [ "$side" = old ]; then oc=$code; else nc=$code; fi
+	done
+	differ "$name" "$@"
+}
+
+# compare_masked NAME SRC ARGS...: compare_in for a write that records the
+# time it ran (a new session's createdAt, closers' times): the files left are
+# compared by name, type and mode, and the logs by what each binary's cat
+# prints of them, times masked.
+compare_masked() {
+	local name=$1 src=$2
+	shift 2
+	oc=0 nc=0
+	local side bin code id st
+	for side in old new; do
+		bin=$old
+		[ "$side" = new ] && bin=$new
+		rm -rf "$work/t"
+		mkdir -p "$work/t"
+		[ -z "$src" ] || cp -a "$src" "$work/t/store"
+		code=0
+		(cd "$work/t" && "$bin" "$@") </dev/null >"$work/$side.out" 2>"$work/$side.err" || code=$?
+		st=store
+		[ -e "$work/t/db.sqlite" ] && st=sqlite:db.sqlite
+		{
+			(cd "$work/t" && find . -mindepth 1 -printf '%P %y %m\n' | sort)
+			(cd "$work/t" && "$bin" --store "$st" list --all -o jsonl 2>/dev/null | jq -r .id) | while IFS= read -r id; do
+				(cd "$work/t" && "$bin" --store "$st" cat "$id" 2>&1)
+			done
+		} | sed -E 's/"(time|createdAt)":[0-9]+/"\1":<t>/g' >"$work/$side.tree"
+		sed -i -E 's/"(time|createdAt|createdAtMs)":[0-9]+/"\1":<t>/g; s/"createdAt":"[^"]*"/"createdAt":<t>/g' "$work/$side.out"
 		if [ "$side" = old ]; then oc=$code; else nc=$code; fi
 	done
 	differ "$name" "$@"
@@ -226,21 +263,22 @@ for args in "stat nosuch" "cat nosuch" "verify nosuch" "export nosuch" "append n
 done
 # append, on a copy of a store: events, closers, creation, repairs, refusals.
 ev="$work/events.jsonl"
-printf '%s\n' '{"type":"session/title","data":{"title":"Fix CI"}}' '{"type":"session/title","data":{"title":"Fix CI 2"}}' >"$ev"
+printf '%s\n' '{"type":"session/title","time":1785400000000,"data":{"title":"Fix CI"}}' \
+	'{"type":"session/title","time":1785400000001,"data":{"title":"Fix CI 2"}}' >"$ev"
 for src in "$zstd" "$fixtures/dsh-0.1.0/jsonl-none" "$fixtures/dsh-0.1.0/damaged/zstd-torn-final-frame-checksum" \
 	"$fixtures/dsh-0.1.0/damaged/none-corrupt-line-after-last-turn-end" "$fixtures/dsh-0.1.0/damaged/none-torn-final-line"; do
 	"$old" --store "$src" list --all -o jsonl 2>/dev/null | jq -r .id >"$work/sessions" || true
 	while IFS= read -r id; do
 		compare_in append "$src" --store store append --assign-seq "$id" "$ev"
 		compare_in append "$src" --store store append --assign-seq -o json "$id" "$ev"
-		compare_in append "$src" --store store append --close-interrupted "$id"
+		compare_masked append "$src" --store store append --close-interrupted "$id"
 		compare_in append "$src" --store store append "$id" "$ev"
 	done <"$work/sessions"
-	compare_in append "$src" --store store append --create --cwd /tmp/p --assign-seq new-one "$ev"
-	compare_in append "$src" --store store append --create --format-version 0 --compression none --assign-seq new-two "$ev"
+	compare_masked append "$src" --store store append --create --cwd /tmp/p --assign-seq new-one "$ev"
+	compare_masked append "$src" --store store append --create --format-version 0 --compression none --assign-seq new-two "$ev"
 done
-compare_in append "" --store store append --create --cwd /tmp/p --assign-seq new-one "$ev"
-compare_in append "" --store sqlite:db.sqlite append --create --cwd /tmp/p --sqlite-schema 14 --assign-seq new-one "$ev"
+compare_masked append "" --store store append --create --cwd /tmp/p --assign-seq new-one "$ev"
+compare_masked append "" --store sqlite:db.sqlite append --create --cwd /tmp/p --sqlite-schema 14 --assign-seq new-one "$ev"
 
 # replay, from the repository (sources are printed as given).
 cd "$repo"
