@@ -8,6 +8,7 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -107,16 +108,81 @@ type Options struct {
 	Progress func(total int) func()
 }
 
-// Report is what a run found, in the shape `replay -o json` prints.
+// Report is what a run found; `replay -o json` prints it (MarshalJSON).
 type Report struct {
-	Policy       string             `json:"policy"`
-	Shard        string             `json:"shard,omitempty"`
-	Traces       int                `json:"traces"`
-	Passed       int                `json:"passed"`
-	Failed       int                `json:"failed"`
-	Inconclusive int                `json:"inconclusive"`
-	Generated    *Generated         `json:"generated,omitempty"`
-	Results      []reconcile.Result `json:"results"`
+	Policy       string
+	Shard        string
+	Traces       int
+	Passed       int
+	Failed       int
+	Inconclusive int
+	Generated    *Generated
+	Results      []reconcile.Result
+}
+
+// MarshalJSON writes the report with every field present (null when
+// unknown, [] when empty, as every command's JSON), each result as
+// ResultJSON.
+func (rep *Report) MarshalJSON() ([]byte, error) {
+	v := struct {
+		Policy       string       `json:"policy"`
+		Shard        *string      `json:"shard"`
+		Traces       int          `json:"traces"`
+		Passed       int          `json:"passed"`
+		Failed       int          `json:"failed"`
+		Inconclusive int          `json:"inconclusive"`
+		Generated    *Generated   `json:"generated"`
+		Results      []ResultJSON `json:"results"`
+	}{rep.Policy, nonEmpty(rep.Shard), rep.Traces, rep.Passed, rep.Failed, rep.Inconclusive, rep.Generated,
+		make([]ResultJSON, len(rep.Results))}
+	for i, r := range rep.Results {
+		v.Results[i] = NewResultJSON(r)
+	}
+	return json.Marshal(v)
+}
+
+// ResultJSON is a replay result as JSON: every field present, null when
+// unknown (a trace without a tab, say), [] when empty.
+type ResultJSON struct {
+	Name       string            `json:"name"`
+	Source     *string           `json:"source"`
+	Tab        *string           `json:"tab"`
+	Policy     string            `json:"policy"`
+	Verdict    reconcile.Verdict `json:"verdict"`
+	Expect     *string           `json:"expect"`
+	Events     int               `json:"events"`
+	Reconciles int               `json:"reconciles"`
+	Violations []violationJSON   `json:"violations"`
+	Warnings   []string          `json:"warnings"`
+	Notes      []string          `json:"notes"`
+}
+
+// violationJSON is a violation with its line null when unknown.
+type violationJSON struct {
+	reconcile.Violation
+	Line *int `json:"line"`
+}
+
+// NewResultJSON is r as JSON.
+func NewResultJSON(r reconcile.Result) ResultJSON {
+	v := ResultJSON{Name: r.Name, Source: nonEmpty(r.Source), Tab: nonEmpty(r.Tab), Policy: r.Policy, Verdict: r.Verdict,
+		Expect: nonEmpty(r.Expect), Events: r.Events, Reconciles: r.Reconciles, Violations: []violationJSON{},
+		Warnings: append([]string{}, r.Warnings...), Notes: append([]string{}, r.Notes...)}
+	for _, x := range r.Violations {
+		vj := violationJSON{Violation: x}
+		if x.Line > 0 {
+			vj.Line = &x.Line
+		}
+		v.Violations = append(v.Violations, vj)
+	}
+	return v
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // Generated counts the generated traces of a run.
@@ -125,7 +191,7 @@ type Generated struct {
 	Of     int      `json:"of"`    // the traces of Options.Generate
 	Seed   uint64   `json:"seed"`
 	Failed int      `json:"failed"`
-	Saved  []string `json:"saved,omitempty"`
+	Saved  []string `json:"saved"`
 }
 
 // Run loads files as one suite (reconcile.LoadSuite), replays the traces
@@ -198,7 +264,7 @@ func (r *run) add(res reconcile.Result, listed bool) error {
 
 func (r *run) generate(ctx context.Context) error {
 	o := r.o
-	gen := &Generated{Count: o.Shard.Count(o.Generate), Of: o.Generate, Seed: o.Seed}
+	gen := &Generated{Count: o.Shard.Count(o.Generate), Of: o.Generate, Seed: o.Seed, Saved: []string{}}
 	r.rep.Generated = gen
 	return reconcile.RunGenerated(ctx, reconcile.GenOptions{Seed: o.Seed, Count: o.Generate, Shard: o.Shard, Policy: o.Policy},
 		func(g reconcile.Generated) error {
@@ -226,7 +292,7 @@ type Printer struct{ Out termui.Out }
 func (p Printer) Result(r reconcile.Result, listed bool) error {
 	switch {
 	case p.Out.Format == termui.FormatJSONL:
-		return p.Out.WriteJSON(p.Out.Stdout, r)
+		return p.Out.WriteJSON(p.Out.Stdout, NewResultJSON(r))
 	case listed && p.Out.Format != termui.FormatJSON:
 		return reconcile.WriteText(p.Out.Stdout, r)
 	}

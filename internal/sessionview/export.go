@@ -10,20 +10,29 @@ import (
 
 // ExportJSON is what export says about one ZIP, and its JSON shape.
 type ExportJSON struct {
-	ID        string         `json:"id"`
-	Path      string         `json:"path"`
-	SizeBytes int64          `json:"sizeBytes"`
-	Events    int64          `json:"events"`
-	Entries   []export.Entry `json:"entries"`
+	ID        string      `json:"id"`
+	Path      string      `json:"path"`
+	SizeBytes int64       `json:"sizeBytes"`
+	Events    int64       `json:"eventCount"`
+	Entries   []entryJSON `json:"entries"`
+}
+
+// entryJSON is a log in the ZIP (export.Entry).
+type entryJSON struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Version    int    `json:"version"`
+	EventCount int64  `json:"eventCount"`
 }
 
 // NewExports are the ZIPs of results, as export prints them.
 func NewExports(results []export.Result) []ExportJSON {
 	items := make([]ExportJSON, len(results))
 	for i, r := range results {
-		items[i] = ExportJSON{ID: r.ID, Path: r.Path, SizeBytes: r.Bytes, Entries: r.Entries}
-		for _, en := range r.Entries {
+		items[i] = ExportJSON{ID: r.ID, Path: r.Path, SizeBytes: r.Bytes, Entries: make([]entryJSON, len(r.Entries))}
+		for j, en := range r.Entries {
 			items[i].Events += en.Events
+			items[i].Entries[j] = entryJSON{ID: en.ID, Name: en.Name, Version: en.Version, EventCount: en.Events}
 		}
 	}
 	return items

@@ -125,7 +125,7 @@ type StatJSON struct {
 
 // exactJSON is what stat --exact adds; null without it.
 type exactJSON struct {
-	Events int64            `json:"events"`
+	Events int64            `json:"eventCount"`
 	ByType map[string]int64 `json:"byType"`
 	Turns  int64            `json:"turns"`
 	// TurnEnds counts turn/end events by reason kind.

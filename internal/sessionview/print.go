@@ -108,10 +108,17 @@ func PrintStat(o termui.Out, r *inspect.StatReport) error {
 	return StatFields(r, o.Now(), Reason).Print(o.Stdout, o.TTY)
 }
 
+// AppendJSON is what append did, as JSON: store.AppendResult, its repairs
+// as RepairJSON.
+type AppendJSON struct {
+	*store.AppendResult
+	Repairs []RepairJSON `json:"repairs"`
+}
+
 // PrintAppend prints what append did: its JSON, or AppendSummary.
 func PrintAppend(o termui.Out, r *store.AppendResult) error {
 	if o.IsJSON() {
-		return o.WriteJSON(o.Stdout, r)
+		return o.WriteJSON(o.Stdout, AppendJSON{r, NewRepairsJSON(r.Repairs)})
 	}
 	_, err := fmt.Fprintln(o.Stdout, AppendSummary(r))
 	return err

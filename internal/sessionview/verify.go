@@ -29,9 +29,9 @@ type (
 		Stray    bool               `json:"stray"`
 		Location verifyLocationJSON `json:"location"`
 		Status   string             `json:"status"`
-		Events   int64              `json:"events"`
+		Events   int64              `json:"eventCount"`
 		LastSeq  *int64             `json:"lastSeq"`
-		Bytes    int64              `json:"bytes"`
+		Bytes    int64              `json:"sizeBytes"`
 		Frames   int64              `json:"frames"`
 		Lines    int64              `json:"lines"`
 		Findings []findingJSON      `json:"findings"`
@@ -56,20 +56,20 @@ type (
 	positionJSON struct {
 		Path   *string `json:"path"`
 		Frame  *int    `json:"frame"`
-		Offset *int64  `json:"offset"`
+		Offset *int64  `json:"offsetBytes"`
 		Line   *int    `json:"line"`
 		Seq    *int64  `json:"seq"`
 	}
 	prefixJSON struct {
-		Events int64  `json:"events"`
-		Bytes  *int64 `json:"bytes"`
+		Events int64  `json:"eventCount"`
+		Bytes  *int64 `json:"sizeBytes"`
 		After  *int64 `json:"afterBytes"`
 		Hidden int    `json:"hiddenFindings"`
 	}
 	repairJSON struct {
 		DryRun       bool          `json:"dryRun"`
 		Skipped      *string       `json:"skipped"`
-		Removed      []seam.Repair `json:"removed"`
+		Removed      []RepairJSON  `json:"removed"`
 		Rewrite      int           `json:"rewrittenRecords"`
 		Salvaged     int64         `json:"salvaged"`
 		SalvagedFrom *int64        `json:"salvagedFrom"`
@@ -79,8 +79,8 @@ type (
 	stateJSON struct {
 		Frames  int64  `json:"frames"`
 		Lines   int64  `json:"lines"`
-		Bytes   int64  `json:"bytes"`
-		Events  int64  `json:"events"`
+		Bytes   int64  `json:"sizeBytes"`
+		Events  int64  `json:"eventCount"`
 		LastSeq *int64 `json:"lastSeq"`
 	}
 )
@@ -182,6 +182,29 @@ func (p *VerifyPrinter) Summary(mode inspect.Mode, s inspect.Summary) error {
 	return nil
 }
 
+// RepairJSON is a repair (seam.Repair) as JSON, in the names every
+// command uses: where the bytes started (null for a row of a database,
+// which has its seq instead), how many, and what was written back.
+type RepairJSON struct {
+	Path           string `json:"path"`
+	OffsetBytes    *int64 `json:"offsetBytes"`
+	SizeBytes      int64  `json:"sizeBytes"`
+	Kind           string `json:"kind"`
+	Backup         string `json:"backup"`
+	RewrittenBytes int64  `json:"rewrittenBytes"`
+	Seq            *int64 `json:"seq"`
+}
+
+// NewRepairsJSON are repairs as JSON, [] for none.
+func NewRepairsJSON(repairs []seam.Repair) []RepairJSON {
+	out := make([]RepairJSON, len(repairs))
+	for i, r := range repairs {
+		out[i] = RepairJSON{Path: r.Path, OffsetBytes: seqPtr(r.Offset), SizeBytes: r.Bytes, Kind: r.Kind, Backup: r.Backup,
+			RewrittenBytes: r.Rewritten, Seq: r.Seq}
+	}
+	return out
+}
+
 // NewVerifyJSON is the JSON of r.
 func NewVerifyJSON(r *inspect.SessionReport) VerifyJSON {
 	loc := r.Location
@@ -200,7 +223,7 @@ func NewVerifyJSON(r *inspect.SessionReport) VerifyJSON {
 		v.Prefix = &prefixJSON{Events: pr.Events, Bytes: seqPtr(pr.Bytes), After: seqPtr(pr.After), Hidden: pr.Hidden}
 	}
 	if rp := r.Repair; rp != nil {
-		v.Repair = &repairJSON{DryRun: rp.DryRun, Skipped: nonEmpty(rp.Skipped), Removed: append([]seam.Repair{}, rp.Removed...), Rewrite: rp.Rewrite,
+		v.Repair = &repairJSON{DryRun: rp.DryRun, Skipped: nonEmpty(rp.Skipped), Removed: NewRepairsJSON(rp.Removed), Rewrite: rp.Rewrite,
 			Salvaged: rp.Salvaged, Before: toStateJSON(rp.Before), After: toStateJSON(rp.After)}
 		if rp.Salvaged > 0 {
 			v.Repair.SalvagedFrom = &rp.SalvagedFrom
