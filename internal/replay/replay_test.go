@@ -292,7 +292,7 @@ func TestPrinter(t *testing.T) {
 	pass := reconcile.Result{Name: "p", Policy: "membership", Verdict: reconcile.Pass}
 	rep := &Report{Policy: "membership", Traces: 2, Passed: 2, Results: []reconcile.Result{}}
 	for format, want := range map[string]string{
-		termui.FormatText:  "PASS p (policy membership, 0 events, 0 reconciles)\n2 traces: 2 passed, 0 failed, 0 inconclusive (policy membership)\n",
+		termui.FormatText: "PASS p (policy membership, 0 events, 0 reconciles)\n2 traces: 2 passed, 0 failed, 0 inconclusive (policy membership)\n",
 		// Every field is present: null when unknown, [] when empty.
 		termui.FormatJSONL: `{"name":"p","source":null,"tab":null,"policy":"membership","verdict":"pass","expect":null,"events":0,"reconciles":0,"violations":[],"warnings":[],"notes":[]}` + "\n",
 		termui.FormatJSON:  "{\n  \"policy\": \"membership\",\n  \"shard\": null,\n  \"traces\": 2,\n  \"passed\": 2,\n  \"failed\": 0,\n  \"inconclusive\": 0,\n  \"generated\": null,\n  \"results\": []\n}\n",

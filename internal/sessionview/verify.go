@@ -67,14 +67,14 @@ type (
 		Hidden int    `json:"hiddenFindings"`
 	}
 	repairJSON struct {
-		DryRun       bool          `json:"dryRun"`
-		Skipped      *string       `json:"skipped"`
-		Removed      []RepairJSON  `json:"removed"`
-		Rewrite      int           `json:"rewrittenRecords"`
-		Salvaged     int64         `json:"salvaged"`
-		SalvagedFrom *int64        `json:"salvagedFrom"`
-		Before       *stateJSON    `json:"before"`
-		After        *stateJSON    `json:"after"`
+		DryRun       bool         `json:"dryRun"`
+		Skipped      *string      `json:"skipped"`
+		Removed      []RepairJSON `json:"removed"`
+		Rewrite      int          `json:"rewrittenRecords"`
+		Salvaged     int64        `json:"salvaged"`
+		SalvagedFrom *int64       `json:"salvagedFrom"`
+		Before       *stateJSON   `json:"before"`
+		After        *stateJSON   `json:"after"`
 	}
 	stateJSON struct {
 		Frames  int64  `json:"frames"`
