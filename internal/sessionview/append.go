@@ -2,6 +2,7 @@ package sessionview
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
@@ -37,6 +38,18 @@ func AppendSummary(r *store.AppendResult) string {
 		msg += " to " + r.ID
 	}
 	return msg
+}
+
+// AppendRow is what append did, for scripts: the session id, the events
+// appended, the seq of the first and the next seq, how many of them close
+// an interrupted turn, and "created" when the session was made (else "").
+func AppendRow(r *store.AppendResult) []string {
+	created := ""
+	if r.Created {
+		created = "created"
+	}
+	return []string{r.ID, strconv.Itoa(r.Appended), strconv.FormatInt(r.FirstSeq, 10), strconv.FormatInt(r.NextSeq, 10),
+		strconv.Itoa(r.Closers), created}
 }
 
 // RepairNote says what a write removed before appending, and where the

@@ -115,12 +115,23 @@ type AppendJSON struct {
 	Repairs []RepairJSON `json:"repairs"`
 }
 
-// PrintAppend prints what append did: its JSON, or AppendSummary.
+// PrintAppend prints what append did: its JSON; for people AppendSummary;
+// for scripts a row of tab-separated fields (AppendRow), the summary on
+// stderr, as verify does.
 func PrintAppend(o termui.Out, r *store.AppendResult) error {
-	if o.IsJSON() {
+	switch {
+	case o.IsJSON():
 		return o.WriteJSON(o.Stdout, AppendJSON{r, NewRepairsJSON(r.Repairs)})
+	case o.TTY:
+		_, err := fmt.Fprintln(o.Stdout, AppendSummary(r))
+		return err
 	}
-	_, err := fmt.Fprintln(o.Stdout, AppendSummary(r))
+	t := o.NewTable(o.Stdout)
+	t.Row(AppendRow(r)...)
+	if err := t.Render(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(o.Stderr, "dshctl: "+AppendSummary(r))
 	return err
 }
 

@@ -110,10 +110,19 @@ func TestPrintAppend(t *testing.T) {
 		{store.AppendResult{ID: "s", Appended: 3, Closers: 2, FirstSeq: 4, NextSeq: 7, Created: true}, "created s; 3 events, seq 4–6 (the last 2 close the interrupted turn)"},
 		{store.AppendResult{ID: "s", Appended: 2, Closers: 1, FirstSeq: 0, NextSeq: 2}, "appended 2 events, seq 0–1 (the last closes the interrupted turn) to s"},
 	} {
-		o, stdout, _ := out(termui.FormatTable, false)
+		o, stdout, _ := out(termui.FormatTable, true)
 		if err := PrintAppend(o, &c.r); err != nil || stdout.String() != c.want+"\n" {
 			t.Errorf("%+v: %q, want %q", c.r, stdout, c.want)
 		}
+		// Piped: a row for scripts, the summary on stderr.
+		o, stdout, stderr := out(termui.FormatTable, false)
+		if err := PrintAppend(o, &c.r); err != nil || stdout.String() != strings.Join(AppendRow(&c.r), "\t")+"\n" ||
+			stderr.String() != "dshctl: "+c.want+"\n" {
+			t.Errorf("%+v piped: %q, stderr %q", c.r, stdout, stderr)
+		}
+	}
+	if row := strings.Join(AppendRow(&store.AppendResult{ID: "s", Appended: 3, Closers: 2, FirstSeq: 4, NextSeq: 7, Created: true}), ","); row != "s,3,4,7,2,created" {
+		t.Errorf("row %q", row)
 	}
 	o, stdout, _ := out(termui.FormatJSONL, false)
 	PrintAppend(o, &store.AppendResult{ID: "s", Repairs: []seam.Repair{}})
