@@ -43,7 +43,7 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
   dshctl append --close-interrupted --assign-seq session-7a2b late-result.jsonl
   dshctl append --create --cwd "$PWD" --assign-seq my-session events.jsonl`,
 		Args:              cobra.RangeArgs(1, 2),
-		ValidArgsFunction: completeSessionThenFile(e, g),
+		ValidArgsFunction: completeSessions(e, g, sessionThenFile),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := g.outputFormat(termui.FormatTable, appendFormats...)
 			if err != nil {
@@ -96,7 +96,7 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 	f.StringVar(&o.compression, "compression", "", "with --create: zstd or none; other than the store's only in a new or empty store")
 	f.IntVar(&o.sqliteSchema, "sqlite-schema", 0, "with --create in a new SQLite store (--store sqlite:PATH): schema 17 (default) or 14")
 	f.StringVar(&o.header.ParentSession, "parent", "", "with --create: the parent session id")
-	cmd.RegisterFlagCompletionFunc("parent", completeSessions(e, g, true))
+	cmd.RegisterFlagCompletionFunc("parent", completeSessions(e, g, manySessions))
 	f.StringVar(&o.header.Origin, "origin", "", "with --create: \"subagent\" for a subagent session")
 	f.StringVar(&o.header.AgentPreset, "preset", "", "with --create: the agent preset")
 	return cmd

@@ -34,7 +34,7 @@ func newCatCmd(e *env, g *globals) *cobra.Command {
   dshctl cat --closers session-7a2b     # add what dsh's resume would append
   dshctl cat -f session-4f1c            # keep printing new events`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeSessions(e, g, false),
+		ValidArgsFunction: completeSessions(e, g, oneSession),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := g.outputFormat(termui.FormatJSONL, catFormats...)
 			if err != nil {

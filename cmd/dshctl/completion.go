@@ -28,13 +28,26 @@ func setFormats(cmd *cobra.Command, formats ...string) {
 // maxCompletions bounds the session ids offered: a shell shows no more.
 const maxCompletions = 1000
 
-// completeSessions completes a session argument (the first only, unless
-// many): the ids of the store that start with what was typed (a unique
-// prefix completes to its id), each with its project as the description;
-// a word that looks like a path completes as a file name instead.
-func completeSessions(e *env, g *globals, many bool) cobra.CompletionFunc {
+// sessionArgs says what follows a command's session argument.
+type sessionArgs int
+
+const (
+	oneSession      sessionArgs = iota // nothing
+	manySessions                       // more sessions
+	sessionThenFile                    // a file (append's FILE)
+)
+
+// completeSessions completes the session arguments of a command that takes
+// kind of them: the ids of the
+// store that start with what was typed (a unique prefix completes to its
+// id), each with its project as the description; a word that looks like a
+// path completes as a file name instead.
+func completeSessions(e *env, g *globals, kind sessionArgs) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 && !many {
+		switch {
+		case len(args) == 1 && kind == sessionThenFile:
+			return nil, cobra.ShellCompDirectiveDefault
+		case len(args) > 0 && kind != manySessions:
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		if strings.ContainsRune(toComplete, os.PathSeparator) || strings.HasPrefix(toComplete, ".") || strings.HasPrefix(toComplete, "~") {
@@ -55,21 +68,6 @@ func completeSessions(e *env, g *globals, many bool) cobra.CompletionFunc {
 		}
 		slices.Sort(out)
 		return slices.Compact(out), cobra.ShellCompDirectiveNoFileComp
-	}
-}
-
-// completeSessionThenFile completes append's SESSION, then its FILE as a
-// file name.
-func completeSessionThenFile(e *env, g *globals) cobra.CompletionFunc {
-	session := completeSessions(e, g, false)
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		switch len(args) {
-		case 0:
-			return session(cmd, args, toComplete)
-		case 1:
-			return nil, cobra.ShellCompDirectiveDefault
-		}
-		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

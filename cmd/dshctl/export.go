@@ -1,11 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/dshctl/dshctl/internal/export"
@@ -35,7 +34,7 @@ func newExportCmd(e *env, g *globals) *cobra.Command {
   dshctl export -O - session-4f1c | ssh host 'cat > session.zip'
   dshctl export --all -O backup/                 # one ZIP per session of the store
   dshctl export -O out/ session-4f1c session-7a2b`,
-		ValidArgsFunction: completeSessions(e, g, true),
+		ValidArgsFunction: completeSessions(e, g, manySessions),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := g.outputFormat(termui.FormatTable, listFormats...)
 			if err != nil {
@@ -107,17 +106,10 @@ func exportOne(ctx context.Context, e *env, g *globals, format string, o *export
 		opts.Progress = bar.Track
 	}
 	if o.out == "-" {
-		if e.stdoutTTY && !o.force {
-			return termui.WithHint(errors.New("refusing to write a ZIP to a terminal"), "redirect standard output, or use -O FILE")
-		}
-		w := bufio.NewWriterSize(e.stdout, 256<<10)
-		entries, err := export.Session(ctx, s.Service, s.ID, w, opts)
-		if err == nil {
-			err = w.Flush()
-		}
-		bar.Finish()
-		sessionview.WarnUnsupported(e.stderr, entries)
-		return sessionview.ExplainExport(err)
+		return sessionview.WriteZIP(e.out(format), o.force, func(w io.Writer) ([]export.Entry, error) {
+			defer bar.Finish()
+			return export.Session(ctx, s.Service, s.ID, w, opts)
+		})
 	}
 	r, err := export.ToFile(ctx, s.Service, s.ID, o.out, o.force, opts)
 	bar.Finish()
@@ -142,13 +134,9 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 	if err != nil {
 		return sessionview.Explain(err)
 	}
-	var sources []export.Source
-	seen := map[string]bool{}
+	var sources []export.Source // each named once (store.OpenSessions)
 	for _, s := range ss.Sessions {
-		if !seen[s.ID] {
-			seen[s.ID] = true
-			sources = append(sources, export.Source{Service: s.Service, ID: s.ID})
-		}
+		sources = append(sources, export.Source{Service: s.Service, ID: s.ID})
 	}
 	if o.all {
 		if sources, err = export.StoreSources(ctx, ss.Whole); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -10,15 +11,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/buildinfo"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-)
-
-// Exit statuses, as cli.md defines them (see termui.Report).
-const (
-	exitOK    = termui.ExitOK
-	exitError = termui.ExitError
 )
 
 // env is what a command may use of the outside world; tests replace it.
@@ -122,8 +118,9 @@ func newRootCmd(e *env, g *globals) *cobra.Command {
 		return err
 	}
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
-		if version {
-			return printVersion(e.stdout)
+		if version { // what `dshctl version` prints
+			_, err := fmt.Fprintln(e.stdout, buildinfo.Read())
+			return err
 		}
 		return cmd.Help()
 	}

@@ -17,7 +17,7 @@ func newStatCmd(e *env, g *globals) *cobra.Command {
 		Example: `  dshctl stat session-4f1c
   dshctl stat -o json ~/.dsh/sessions/--home-me-proj--/session-4f1c…/`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeSessions(e, g, false),
+		ValidArgsFunction: completeSessions(e, g, oneSession),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := g.outputFormat(termui.FormatTable, listFormats...)
 			if err != nil {

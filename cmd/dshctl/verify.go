@@ -22,7 +22,7 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
   dshctl verify --mode strict -o json
   dshctl verify --repair --dry-run session-4f1c
   dshctl verify --repair --salvage session-4f1c`,
-		ValidArgsFunction: completeSessions(e, g, true),
+		ValidArgsFunction: completeSessions(e, g, manySessions),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := g.outputFormat(termui.FormatTable, listFormats...)
 			if err != nil {

@@ -2,10 +2,8 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/dshctl/dshctl/internal/buildinfo"
-
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
@@ -35,10 +33,4 @@ func newVersionCmd(e *env, g *globals) *cobra.Command {
 	}
 	setFormats(cmd, versionFormats...)
 	return cmd
-}
-
-// printVersion is what --version prints.
-func printVersion(w io.Writer) error {
-	_, err := fmt.Fprintln(w, buildinfo.Read())
-	return err
 }

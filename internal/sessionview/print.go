@@ -165,6 +165,22 @@ func ReportExports(ctx context.Context, o termui.Out, results []export.Result) e
 	return errors.New(failed)
 }
 
+// WriteZIP writes the ZIP write makes to stdout (export -O -), refusing a
+// terminal unless force; it warns of the logs dsh would refuse and words
+// a failure (ExplainExport).
+func WriteZIP(o termui.Out, force bool, write func(w io.Writer) ([]export.Entry, error)) error {
+	if o.TTY && !force {
+		return termui.WithHint(errors.New("refusing to write a ZIP to a terminal"), "redirect standard output, or use -O FILE")
+	}
+	w := bufio.NewWriterSize(o.Stdout, 256<<10)
+	entries, err := write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	WarnUnsupported(o.Stderr, entries)
+	return ExplainExport(err)
+}
+
 // ExplainExport words the failure of a single export.
 func ExplainExport(err error) error {
 	switch {

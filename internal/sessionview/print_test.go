@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -283,5 +284,30 @@ func TestExplainExport(t *testing.T) {
 		if err.Error() != c.msg || h.Hint != c.hint {
 			t.Errorf("%v: %q hint %q", c.err, err, h.Hint)
 		}
+	}
+}
+
+// TestWriteZIP: export -O - writes the ZIP through, refuses a terminal
+// without force, and words a failure.
+func TestWriteZIP(t *testing.T) {
+	zip := func(w io.Writer) ([]export.Entry, error) {
+		_, err := io.WriteString(w, "PK")
+		return []export.Entry{{ID: "s"}}, err
+	}
+	o, stdout, _ := out(termui.FormatTable, false)
+	if err := WriteZIP(o, false, zip); err != nil || stdout.String() != "PK" {
+		t.Errorf("piped: %v, %q", err, stdout)
+	}
+	o, stdout, _ = out(termui.FormatTable, true)
+	var h termui.HintError
+	if err := WriteZIP(o, false, zip); !errors.As(err, &h) || stdout.Len() != 0 {
+		t.Errorf("terminal: %v, %q", err, stdout)
+	}
+	if err := WriteZIP(o, true, zip); err != nil || stdout.String() != "PK" {
+		t.Errorf("terminal with force: %v, %q", err, stdout)
+	}
+	o, _, _ = out(termui.FormatTable, false)
+	if err := WriteZIP(o, false, func(io.Writer) ([]export.Entry, error) { return nil, context.Canceled }); err == nil || err.Error() != "export interrupted" {
+		t.Errorf("interrupted: %v", err)
 	}
 }
