@@ -88,14 +88,10 @@ func (o *exportOptions) check(g *globals, args []string) error {
 	return nil
 }
 
-// exportStore is how export opens stores: it shows a plugin's events, as
-// cat does.
-var exportStore = store.Options{AllowUnknownTypes: true}
-
 // exportOne writes one session's ZIP (export.ToFile), or streams it to
 // standard output (export.Session), with a bar of the events written.
 func exportOne(ctx context.Context, e *env, g *globals, format string, o *exportOptions, arg string) error {
-	s, err := g.openSession(ctx, e, arg, exportStore)
+	s, err := g.openSession(ctx, e, arg, store.Options{AllowUnknownTypes: true}) // a plugin's events too, as cat
 	if err != nil {
 		return err
 	}
@@ -127,7 +123,7 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 	dir := cmp.Or(o.out, ".")
 	// A session that cannot be found is reported with the others that fail.
 	var unopened []export.Result
-	ss, err := store.OpenEachSession(ctx, g.request(e), args, exportStore, func(arg string, err error) {
+	ss, err := store.OpenEachSession(ctx, g.request(e), args, store.Options{AllowUnknownTypes: true}, func(arg string, err error) {
 		unopened = append(unopened, export.Result{ID: arg, Err: err})
 	}) // --all: no arguments, the whole store
 	defer ss.Close()
@@ -145,6 +141,11 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 		if len(sources) == 0 {
 			fmt.Fprintln(e.stderr, "no sessions to export")
 			return nil
+		}
+	}
+	for _, src := range sources { // before the folder is made
+		if _, err := export.CheckPath(dir, src.Service); err != nil {
+			return sessionview.ExplainExport(err)
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -249,14 +249,28 @@ func dshctlStatus() {
 //
 //	zstdify session.v3.jsonl session.v3.jsonl.zstd
 func cmdZstdify(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: zstdify PLAIN ZSTD")
+	if neg || len(args) != 2 && len(args) != 3 {
+		ts.Fatalf("usage: zstdify PLAIN ZSTD [LINE-WITHOUT-CHECKSUM]")
+	}
+	nocheck := -1
+	if len(args) == 3 {
+		n, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		nocheck = n
 	}
 	var out []byte
-	for _, line := range bytes.SplitAfter([]byte(ts.ReadFile(args[0])), []byte("\n")) {
-		if len(line) > 0 {
-			out = zstdframe.AppendFrame(out, line)
+	for i, line := range bytes.SplitAfter([]byte(ts.ReadFile(args[0])), []byte("\n")) {
+		if len(line) == 0 {
+			continue
 		}
+		frame := zstdframe.AppendFrame(nil, line)
+		if i+1 == nocheck {
+			// Drop the content checksum: clear its flag in the frame
+			// header descriptor and cut its four bytes.
+			frame[4] &^= 0x04
+			frame = frame[:len(frame)-4]
+		}
+		out = append(out, frame...)
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), out, 0o644))
 }

@@ -79,7 +79,7 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 		bar.Finish()
 		sum.Add(s)
 		if err != nil {
-			return err
+			return sessionview.ExplainVerify(err)
 		}
 	}
 	return p.Summary(o.Mode, sum)

@@ -27,12 +27,17 @@ const fileMode = 0o600
 // file out names (see OutputPath) through WriteFile, and says what it
 // wrote; the Result's Err is not set, the error is returned.
 func ToFile(ctx context.Context, svc seam.Service, id, out string, force bool, opts Options) (Result, error) {
+	if out != "" { // before OutputPath makes a folder
+		if _, err := CheckPath(out, svc); err != nil {
+			return Result{}, err
+		}
+	}
 	path, err := OutputPath(out, id)
 	if err != nil {
 		return Result{}, err
 	}
 	r := Result{ID: id, Path: path}
-	r.Bytes, err = WriteFile(ctx, path, force, func(w io.Writer) error {
+	r.Bytes, err = WriteFile(ctx, path, force, svc, func(w io.Writer) error {
 		var err error
 		r.Entries, err = Session(ctx, svc, id, w, opts)
 		return err
@@ -68,10 +73,15 @@ func OutputPath(out, id string) (string, error) {
 // one that appears while the export runs; with force it is replaced
 // (renamed over: a symlink is replaced, never followed) and a regular
 // file's mode is kept. A new file has mode 0600. A directory is never
-// replaced.
-func WriteFile(ctx context.Context, path string, force bool, write func(io.Writer) error) (size int64, err error) {
+// replaced, nor, with or without force, a file of the store from or
+// anything inside its folder (see CheckPath; from may be nil).
+func WriteFile(ctx context.Context, path string, force bool, from seam.Service, write func(io.Writer) error) (size int64, err error) {
+	real, err := CheckPath(path, from)
+	if err != nil {
+		return 0, err
+	}
 	mode := fs.FileMode(fileMode)
-	if fi, err := os.Lstat(path); err == nil {
+	if fi, err := os.Lstat(real); err == nil {
 		switch {
 		case fi.IsDir():
 			return 0, fmt.Errorf("%s is a directory", path)
@@ -83,7 +93,8 @@ func WriteFile(ctx context.Context, path string, force bool, write func(io.Write
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return 0, err
 	}
-	dir := filepath.Dir(path)
+	// The check and the write go to the same place: the resolved path.
+	dir := filepath.Dir(real)
 	tmp, err := os.CreateTemp(dir, ".dsh-export-*.tmp")
 	if err != nil {
 		return 0, fmt.Errorf("create %s: %w", path, unwrapPath(err))
@@ -116,7 +127,7 @@ func WriteFile(ctx context.Context, path string, force bool, write func(io.Write
 	if err = tmp.Close(); err != nil {
 		return 0, fmt.Errorf("write %s: %w", path, unwrapPath(err))
 	}
-	if err = publish(tmp.Name(), path, force); err != nil {
+	if err = publish(tmp.Name(), real, path, force); err != nil {
 		return 0, err
 	}
 	syncDir(dir)
@@ -126,11 +137,12 @@ func WriteFile(ctx context.Context, path string, force bool, write func(io.Write
 // publish gives the finished temporary file tmp the name path. Without
 // force a hard link publishes it, which fails when path exists, so a file
 // that appeared meanwhile is never replaced; where the file system has no
-// hard links it falls back to a check and a rename.
-func publish(tmp, path string, force bool) error {
+// hard links it falls back to a check and a rename. name is path as the
+// user gave it, for messages.
+func publish(tmp, path, name string, force bool) error {
 	if force {
 		if err := os.Rename(tmp, path); err != nil {
-			return fmt.Errorf("replace %s: %w", path, unwrapPath(err))
+			return fmt.Errorf("replace %s: %w", name, unwrapPath(err))
 		}
 		return nil
 	}
@@ -140,13 +152,13 @@ func publish(tmp, path string, force bool) error {
 		return nil
 	}
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s: %w", path, ErrExists)
+		return fmt.Errorf("%s: %w", name, ErrExists)
 	}
 	if _, serr := os.Lstat(path); serr == nil {
-		return fmt.Errorf("%s: %w", path, ErrExists)
+		return fmt.Errorf("%s: %w", name, ErrExists)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("create %s: %w", path, unwrapPath(err))
+		return fmt.Errorf("create %s: %w", name, unwrapPath(err))
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.zip")
 
-	n, err := WriteFile(ctx, path, false, writeText("first"))
+	n, err := WriteFile(ctx, path, false, nil, writeText("first"))
 	if err != nil || n != 5 || readString(t, path) != "first" {
 		t.Fatalf("new file: %d, %v", n, err)
 	}
@@ -54,7 +54,7 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("new file has mode %v, want %v", fi.Mode().Perm(), os.FileMode(fileMode))
 	}
 
-	_, err = WriteFile(ctx, path, false, writeText("second"))
+	_, err = WriteFile(ctx, path, false, nil, writeText("second"))
 	if !errors.Is(err, ErrExists) || readString(t, path) != "first" {
 		t.Fatalf("existing file without force: %v", err)
 	}
@@ -62,7 +62,7 @@ func TestWriteFile(t *testing.T) {
 	if err := os.Chmod(path, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := WriteFile(ctx, path, true, writeText("third")); err != nil || readString(t, path) != "third" {
+	if _, err := WriteFile(ctx, path, true, nil, writeText("third")); err != nil || readString(t, path) != "third" {
 		t.Fatalf("force: %v", err)
 	}
 	if fi, _ := os.Stat(path); runtime.GOOS != "windows" && fi.Mode().Perm() != 0o640 {
@@ -73,16 +73,16 @@ func TestWriteFile(t *testing.T) {
 		io.WriteString(w, "half a zip")
 		return errDisk
 	}
-	if _, err := WriteFile(ctx, filepath.Join(dir, "failed.zip"), false, failing); !errors.Is(err, errDisk) {
+	if _, err := WriteFile(ctx, filepath.Join(dir, "failed.zip"), false, nil, failing); !errors.Is(err, errDisk) {
 		t.Fatalf("failed write: %v", err)
 	}
-	if _, err := WriteFile(ctx, path, true, failing); !errors.Is(err, errDisk) || readString(t, path) != "third" {
+	if _, err := WriteFile(ctx, path, true, nil, failing); !errors.Is(err, errDisk) || readString(t, path) != "third" {
 		t.Fatalf("failed forced write: %v", err)
 	}
 
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := WriteFile(cctx, filepath.Join(dir, "cancelled.zip"), false, writeText("x")); !errors.Is(err, context.Canceled) {
+	if _, err := WriteFile(cctx, filepath.Join(dir, "cancelled.zip"), false, nil, writeText("x")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled write: %v", err)
 	}
 
@@ -90,10 +90,10 @@ func TestWriteFile(t *testing.T) {
 		t.Fatalf("the folder holds %q, want only out.zip", got)
 	}
 
-	if _, err := WriteFile(ctx, dir, true, writeText("x")); err == nil {
+	if _, err := WriteFile(ctx, dir, true, nil, writeText("x")); err == nil {
 		t.Fatal("a directory was replaced")
 	}
-	if _, err := WriteFile(ctx, filepath.Join(dir, "nosuch", "x.zip"), false, writeText("x")); err == nil {
+	if _, err := WriteFile(ctx, filepath.Join(dir, "nosuch", "x.zip"), false, nil, writeText("x")); err == nil {
 		t.Fatal("no error for a missing folder")
 	}
 }
@@ -102,7 +102,7 @@ func TestWriteFile(t *testing.T) {
 // replaced without force.
 func TestWriteFileAppeared(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out.zip")
-	_, err := WriteFile(context.Background(), path, false, func(w io.Writer) error {
+	_, err := WriteFile(context.Background(), path, false, nil, func(w io.Writer) error {
 		return os.WriteFile(path, []byte("theirs"), 0o644)
 	})
 	if !errors.Is(err, ErrExists) || readString(t, path) != "theirs" {
@@ -125,10 +125,10 @@ func TestWriteFileSymlink(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Skip("no symlinks here:", err)
 	}
-	if _, err := WriteFile(context.Background(), link, false, writeText("zip")); !errors.Is(err, ErrExists) {
+	if _, err := WriteFile(context.Background(), link, false, nil, writeText("zip")); !errors.Is(err, ErrExists) {
 		t.Fatalf("symlink without force: %v", err)
 	}
-	if _, err := WriteFile(context.Background(), link, true, writeText("zip")); err != nil {
+	if _, err := WriteFile(context.Background(), link, true, nil, writeText("zip")); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Lstat(link); !fi.Mode().IsRegular() || readString(t, link) != "zip" || readString(t, target) != "keep" {

@@ -121,11 +121,18 @@ type SessionReport struct {
 	Repair   *RepairReport
 	// Err is an operational failure: the check (or repair) could not run.
 	Err error
+	// NotRepaired says Err is the failure of a repair: the session was
+	// checked (Findings hold what was found), but its tail is still there.
+	NotRepaired bool
 }
 
 // Summary counts the sessions of a verify run by status.
 type Summary struct {
-	Sessions, Clean, Warnings, Errors, Failed int
+	Sessions, Clean, Warnings, Errors int
+	// Failed counts the sessions that could not be checked or repaired;
+	// NotRepaired those of them that were checked, but whose repair
+	// failed.
+	Failed, NotRepaired int
 }
 
 // DefaultJobs caps the sessions checked at once by default: each check
@@ -136,7 +143,7 @@ const DefaultJobs = 8
 // Options configure Verify.
 type Options struct {
 	Mode Mode
-	// Repair removes torn and uncommitted tails (see RepairSession);
+	// Repair removes torn and uncommitted tails (see repairSession);
 	// Salvage also re-appends the complete records of a torn final frame;
 	// DryRun only plans.
 	Repair, Salvage, DryRun bool
@@ -243,6 +250,9 @@ func (s *Summary) add(r *SessionReport) {
 		s.Errors++
 	default:
 		s.Failed++
+		if r.NotRepaired {
+			s.NotRepaired++
+		}
 	}
 }
 
@@ -320,7 +330,7 @@ func status(fs []Finding) Status {
 }
 
 // CheckSession verifies one session and, with o.Repair, repairs its tail
-// (see RepairSession).
+// (see repairSession).
 func CheckSession(ctx context.Context, svc seam.Service, id string, o Options) *SessionReport {
 	res, sum, err := checkLog(ctx, svc, id)
 	if err != nil {
@@ -335,13 +345,15 @@ func CheckSession(ctx context.Context, svc seam.Service, id string, o Options) *
 				Message: "another process holds the session's write lock: the tail or open turn may be an append in progress; verify again once it is done"}})
 		}
 	}
-	switch {
+	switch why := untouchable(&res); {
 	case !o.Repair:
-	case damaged(&res):
-		r.Repair = &RepairReport{DryRun: o.DryRun, Skipped: "damaged committed data is never changed"}
+	case why != "":
+		r.Repair = &RepairReport{DryRun: o.DryRun, Skipped: why}
 	case res.Torn == nil && res.Uncommitted == nil:
 	case o.DryRun:
-		r.Repair = plan(&res, sum, o.Salvage)
+		p, from := trimPlan(&res, sum, o.Salvage)
+		before := state(&res, sum)
+		r.Repair = &RepairReport{DryRun: true, Removed: p.Tails, Rewrite: p.Rewrite, Salvaged: p.Salvage, SalvagedFrom: from, Before: &before}
 	default:
 		return repairSession(ctx, svc, id, o, r)
 	}
@@ -429,27 +441,40 @@ func state(res *CheckResult, sum seam.LogSummary) LogState {
 	return LogState{Frames: sum.Frames, Lines: sum.Lines, Bytes: sum.Size, Events: res.Events, LastSeq: res.NextSeq - 1}
 }
 
-// damaged reports whether a check found damaged committed data (or
-// anything else that makes dsh refuse the session).
-func damaged(res *CheckResult) bool {
+// untouchable says why a repair must not change the log res describes, or
+// "" when it may: damaged committed data, or a format dshctl does not
+// know (written by a newer dsh), which is not damage.
+func untouchable(res *CheckResult) string {
+	newer := false
 	for _, f := range res.findings {
-		if f.Class == seam.ClassDamage {
-			return true
+		switch {
+		case f.Class != seam.ClassDamage:
+		case f.Code == "header-unsupported" || f.Code == "unsupported":
+			newer = true
+		default:
+			return "damaged committed data is never changed"
 		}
 	}
-	return false
+	if newer {
+		return "the log is in a format dshctl does not know (written by a newer dsh), so it is not changed"
+	}
+	return ""
 }
 
-// plan is what a repair of res would remove, for a dry run.
-func plan(res *CheckResult, sum seam.LogSummary, salvage bool) *RepairReport {
-	rp := &RepairReport{DryRun: true, SalvagedFrom: -1}
+// trimPlan is what a repair of res removes: the tails (an uncommitted one
+// up to the torn one or the end, then the torn one), the committed records
+// it writes back, and with salvage the events of a torn final unit it
+// re-appends, from the seq it returns (-1 when none).
+func trimPlan(res *CheckResult, sum seam.LogSummary, salvage bool) (seam.TrimPlan, int64) {
+	var p seam.TrimPlan
+	from := int64(-1)
 	end := sum.Size
 	if t := res.Torn; t != nil {
 		end = t.Pos.Offset
 	}
 	if u := res.Uncommitted; u != nil {
-		rp.Removed = append(rp.Removed, seam.Repair{Path: sum.Location.Path, Offset: u.Offset, Bytes: end - u.Offset, Kind: seam.RepairUncommitted})
-		rp.Rewrite = u.Rewrite
+		p.Tails = append(p.Tails, seam.Repair{Path: sum.Location.Path, Offset: u.Offset, Bytes: end - u.Offset, Kind: seam.RepairUncommitted})
+		p.Rewrite = u.Rewrite
 	}
 	if t := res.Torn; t != nil {
 		rm := seam.Repair{Path: sum.Location.Path, Offset: t.Pos.Offset, Bytes: t.Size, Kind: seam.RepairTorn}
@@ -457,36 +482,36 @@ func plan(res *CheckResult, sum seam.LogSummary, salvage bool) *RepairReport {
 			seq := t.Pos.Seq // a row of a database
 			rm.Seq = &seq
 		}
-		rp.Removed = append(rp.Removed, rm)
+		p.Tails = append(p.Tails, rm)
 		if salvage && res.Uncommitted == nil && t.Salvage > 0 {
-			rp.Salvaged, rp.SalvagedFrom = t.Salvage, t.SalvageFrom
+			p.Salvage, from = t.Salvage, t.SalvageFrom
 		}
 	}
-	before := state(res, sum)
-	rp.Before = &before
-	return rp
+	return p, from
 }
 
-// RepairSession removes the torn or uncommitted tail of session id, as
-// verify --repair does: it opens the session for writing, which takes its
-// write lock (and fails at once when another process holds it), checks the
-// log again under the lock, and only when that check finds a tail and no
-// damaged committed data has the handle trim it (seam.TailTrimmer: the
-// removed bytes are saved to a backup first and fsynced; with o.Salvage the
-// complete records of a torn final frame are re-appended). Then it checks
-// the log once more. Damaged committed data is never changed.
-func RepairSession(ctx context.Context, svc seam.Service, id string, o Options) *SessionReport {
-	return repairSession(ctx, svc, id, o, nil)
-}
+// ErrInterruptedAfterRepair is the error of a report whose repair was
+// done when the run was cancelled, before the check of its result.
+var ErrInterruptedAfterRepair = errors.New("interrupted after the repair, before it was checked: run verify again to see the result")
 
-// repairSession is RepairSession; found, if set, is the report of the
-// check made before, without the lock, which a failure keeps.
+// repairSession removes the torn or uncommitted tail of session id, as
+// verify --repair does. It opens the session for writing, which takes its
+// write lock (and fails at once when another process holds it), and checks
+// the log again under the lock. Only when that check finds a tail and no
+// damaged committed data does the handle trim it (seam.TailTrimmer), and
+// it trims exactly what that check found: the handle refuses
+// (seam.ErrTailMismatch) when its own reading of the log differs. The
+// removed bytes are saved to a backup first and fsynced; with o.Salvage
+// the complete records of a torn final frame are re-appended. Then the log
+// is checked once more. Damaged committed data is never changed. found is
+// the report of the check made before, without the lock, which a failure
+// to take the lock keeps.
 func repairSession(ctx context.Context, svc seam.Service, id string, o Options, found *SessionReport) *SessionReport {
 	failed := func(r *SessionReport, err error) *SessionReport {
 		if r == nil {
 			r = &SessionReport{ID: id, State: LogState{LastSeq: -1}}
 		}
-		r.Err, r.Status = err, StatusFailed
+		r.Err, r.Status, r.NotRepaired = err, StatusFailed, true
 		return r
 	}
 	h, err := svc.Open(ctx, id, seam.Write)
@@ -496,45 +521,50 @@ func repairSession(ctx context.Context, svc seam.Service, id string, o Options, 
 	defer h.Close()
 	tt, ok := h.(seam.TailTrimmer)
 	if !ok {
-		return failed(nil, fmt.Errorf("repair %q: this store cannot remove a tail", id))
+		return failed(found, fmt.Errorf("repair %q: this store cannot remove a tail", id))
 	}
 	res, sum, err := checkLog(ctx, svc, id)
 	if err != nil {
-		return failed(nil, err)
+		return failed(found, err)
 	}
 	r := judge(id, &res, sum, o.Mode, true)
-	switch {
-	case damaged(&res):
-		r.Repair = &RepairReport{Skipped: "damaged committed data is never changed"}
+	if why := untouchable(&res); why != "" {
+		r.Repair = &RepairReport{Skipped: why}
 		return r
-	case res.Torn == nil && res.Uncommitted == nil:
+	}
+	if res.Torn == nil && res.Uncommitted == nil {
 		r.Repair = &RepairReport{Skipped: "nothing to repair (the log changed before the lock was taken)"}
 		return r
 	}
-	rp := plan(&res, sum, o.Salvage)
-	rp.DryRun, rp.Removed, rp.Salvaged, rp.SalvagedFrom = false, nil, 0, -1
-	tr, err := tt.TrimTail(ctx, o.Salvage)
-	rp.Removed = tr.Repairs
-	r.Repair = rp
+	plan, _ := trimPlan(&res, sum, o.Salvage)
+	before := state(&res, sum)
+	tr, err := tt.TrimTail(ctx, plan)
+	r.Repair = &RepairReport{Removed: tr.Repairs, Rewrite: plan.Rewrite, Salvaged: tr.Salvaged, SalvagedFrom: tr.SalvagedFrom, Before: &before}
+	if tr.Salvaged == 0 {
+		r.Repair.SalvagedFrom = -1
+	}
 	if err != nil {
+		if len(tr.Repairs) == 0 {
+			r.Repair.Rewrite = 0 // nothing was done
+		}
 		return failed(r, err)
 	}
-	rp.Salvaged, rp.SalvagedFrom = tr.Salvaged, tr.SalvagedFrom
-	if tr.Salvaged == 0 {
-		rp.SalvagedFrom = -1
-	}
-	after, asum, err := checkLog(ctx, svc, id)
-	if err != nil {
-		return failed(r, fmt.Errorf("check after the repair: %w", err))
-	}
-	ar := judge(id, &after, asum, o.Mode, true)
-	as := ar.State
-	rp.After = &as
 	for i := range r.Findings {
 		if r.Findings[i].Class == seam.ClassTail {
 			r.Findings[i].Repaired = true
 		}
 	}
+	after, asum, err := checkLog(ctx, svc, id)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		r.Err, r.Status = ErrInterruptedAfterRepair, StatusFailed
+		return r
+	case err != nil:
+		return failed(r, fmt.Errorf("check after the repair: %w", err))
+	}
+	ar := judge(id, &after, asum, o.Mode, true)
+	as := ar.State
+	r.Repair.After = &as
 	// What the check after the repair finds that the one before did not
 	// (there should be nothing) is listed too.
 	for _, f := range ar.Findings {

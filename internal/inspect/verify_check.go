@@ -220,12 +220,14 @@ func (c *LogCheck) add(class seam.FindingClass, code string, p seam.Pos, format 
 	return len(c.found) - 1
 }
 
-// Finding implements seam.LogVisitor. A problem in the body means records
-// may be lost there: the next record sets the seq, and the bracketing
-// checks resume at the next turn.
+// Finding implements seam.LogVisitor. Damage in the body (a frame that
+// fails its check) means records may be lost there: the next record sets
+// the seq, and the bracketing checks resume at the next turn. An
+// irregularity (a frame without a checksum) loses nothing, so the records
+// around it are still held to every rule.
 func (c *LogCheck) Finding(f seam.Finding) {
 	c.order++
-	if c.inBody && f.Class != seam.ClassNote {
+	if c.inBody && f.Class == seam.ClassDamage {
 		c.st.resync, c.st.brk.off = true, true
 	}
 	if len(c.phys) >= maxFindings {
@@ -345,9 +347,15 @@ func (c *LogCheck) unknown(e *seam.Event, p seam.Pos) {
 	c.unkns[e.Type] = &unknownType{idx: idx, count: 1, first: e.Seq}
 }
 
-// BadRecord implements seam.LogVisitor.
+// BadRecord implements seam.LogVisitor. A record the backend did not
+// check (seam.ErrNotChecked) is not known to be sound, so it is held to
+// the commit rule as a bad record: a turn/end after it makes it an error.
 func (c *LogCheck) BadRecord(p seam.Pos, cause error, turnEnd bool) {
 	c.path = p.Path
+	if errors.Is(cause, seam.ErrNotChecked) {
+		c.bad(p, "record-too-large", strings.TrimSuffix(causeText(cause), ": "+seam.ErrNotChecked.Error())+", so it was not checked", turnEnd)
+		return
+	}
 	c.bad(p, recordCode(cause), causeText(cause), turnEnd)
 }
 
@@ -387,7 +395,12 @@ func (c *LogCheck) bad(p seam.Pos, code, msg string, turnEnd bool) {
 // at p follows its bad records.
 func (c *LogCheck) commit(p seam.Pos) {
 	for _, i := range c.st.spec.bad {
-		if f := &c.found[i]; !strings.Contains(f.Message, committedNote) {
+		f := &c.found[i]
+		switch {
+		case strings.Contains(f.Message, committedNote):
+		case f.Code == "record-too-large":
+			f.Message += fmt.Sprintf("; %s (line %d), so this record was committed: verify cannot tell whether dsh accepts the log", committedNote, p.Line)
+		default:
 			f.Message += fmt.Sprintf("; %s (line %d), so this record was committed: damaged committed data, which dsh refuses", committedNote, p.Line)
 		}
 	}
@@ -440,7 +453,11 @@ func (c *LogCheck) Result() CheckResult {
 		c.st = sp.at
 		c.found = c.found[:sp.at.nfound]
 		unc = &UncommittedTail{Pos: sp.pos, Offset: sp.bytes, Rewrite: sp.rewrite, Records: sp.records}
-		msg := fmt.Sprintf("uncommitted tail from here on: no turn/end follows, so dsh never committed it; its first record does not continue the log: %s", sp.cause)
+		how := "does not continue the log"
+		if sp.code == "record-too-large" {
+			how = "is not known to continue the log"
+		}
+		msg := fmt.Sprintf("uncommitted tail from here on: no turn/end follows, so dsh never committed it; its first record %s: %s", how, sp.cause)
 		if sp.records > 1 {
 			msg += fmt.Sprintf(" (%s in it)", count64(sp.records, "invalid record"))
 		}

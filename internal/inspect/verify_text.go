@@ -3,6 +3,8 @@ package inspect
 import (
 	"fmt"
 	"strings"
+
+	"github.com/dshctl/dshctl/internal/seam"
 )
 
 // TextOptions shape the human form of verify's reports.
@@ -73,8 +75,14 @@ func (rp *RepairReport) lines(backupDir string) []string {
 	var out []string
 	for _, rm := range rp.Removed {
 		s := fmt.Sprintf("%s %d bytes at byte %d (%s tail)", did("repaired: removed", "would remove"), rm.Bytes, rm.Offset, rm.Kind)
-		if rm.Seq != nil { // a row of a database
+		switch {
+		case rm.Seq != nil: // a row of a database
 			s = fmt.Sprintf("%s the row at seq %d, %d bytes (%s tail)", did("repaired: removed", "would remove"), *rm.Seq, rm.Bytes, rm.Kind)
+		case rm.Kind == seam.RepairUncommitted && rp.Rewrite > 0:
+			// The cut starts at the frame that holds the first uncommitted
+			// record: not all of its bytes are removed.
+			s = fmt.Sprintf("%s %d bytes at byte %d (uncommitted tail, from the start of its frame; the %s before it in that frame %s back as a frame of their own)",
+				did("repaired: cut", "would cut"), rm.Bytes, rm.Offset, count64(int64(rp.Rewrite), "committed record"), did("were written", "would be written"))
 		}
 		switch {
 		case rm.Backup != "":
@@ -83,10 +91,6 @@ func (rp *RepairReport) lines(backupDir string) []string {
 			s += ", saving them first under " + backupDir
 		}
 		out = append(out, s)
-	}
-	if rp.Rewrite > 0 {
-		out = append(out, fmt.Sprintf("%s the %s before the cut in its frame back as a frame of their own",
-			did("wrote", "would write"), count64(int64(rp.Rewrite), "committed record")))
 	}
 	if rp.Salvaged > 0 {
 		out = append(out, fmt.Sprintf("%s %s of the torn frame (seq %d–%d) as a new frame", did("re-appended", "would re-append"),
@@ -116,8 +120,11 @@ func (s LogState) String() string {
 func (s Summary) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, %d clean, %d with warnings, %d with errors", count64(int64(s.Sessions), "session"), s.Clean, s.Warnings, s.Errors)
-	if s.Failed > 0 {
-		fmt.Fprintf(&b, ", %d not checked", s.Failed)
+	if n := s.Failed - s.NotRepaired; n > 0 {
+		fmt.Fprintf(&b, ", %d not checked", n)
+	}
+	if s.NotRepaired > 0 {
+		fmt.Fprintf(&b, ", %d not repaired", s.NotRepaired)
 	}
 	return b.String()
 }
@@ -129,4 +136,5 @@ func (s *Summary) Add(t Summary) {
 	s.Warnings += t.Warnings
 	s.Errors += t.Errors
 	s.Failed += t.Failed
+	s.NotRepaired += t.NotRepaired
 }

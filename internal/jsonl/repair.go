@@ -19,17 +19,20 @@ var _ seam.TailTrimmer = (*handle)(nil)
 // memory to write as one frame; the records past it stay in the backup.
 const maxSalvage = 64 << 20
 
-// TrimTail removes the torn or uncommitted tail the write open found, as
-// an append does before it writes (seam.TailTrimmer): the removed bytes go
-// to a backup file first (fsynced), then the log is truncated and fsynced;
-// when the first uncommitted record shares a zstd frame with committed
-// ones, those are written back as a frame of their own (the log is
-// rewritten beside itself and renamed over, so no failure loses them).
-// With salvage, the complete records of a torn final zstd frame that
-// continue the log are appended after the cut as one new frame, fsynced:
-// what dsh 0.1.0 did on resume. Only a torn frame directly after the
-// committed log is salvaged; after an uncommitted tail it is not.
-func (h *handle) TrimTail(ctx context.Context, salvage bool) (seam.TrimResult, error) {
+// TrimTail removes the torn or uncommitted tail plan names, as an append
+// does before it writes (seam.TailTrimmer), once it has checked that the
+// write open found that same tail (the same cut, the same records to write
+// back and to salvage): else it changes nothing (ErrTailMismatch). The
+// removed bytes go to a backup file first (fsynced), then the log is
+// truncated and fsynced; when the first uncommitted record shares a zstd
+// frame with committed ones, those are written back as a frame of their
+// own (the log is rewritten beside itself and renamed over, so no failure
+// loses them). With plan.Salvage, the complete records of a torn final
+// zstd frame that continue the log are appended after the cut as one new
+// frame, fsynced: what dsh 0.1.0 did on resume. Only a torn frame directly
+// after the committed log is salvaged; after an uncommitted tail it is
+// not.
+func (h *handle) TrimTail(ctx context.Context, plan seam.TrimPlan) (seam.TrimResult, error) {
 	var res seam.TrimResult
 	if err := ctx.Err(); err != nil {
 		return res, err
@@ -40,18 +43,37 @@ func (h *handle) TrimTail(ctx context.Context, salvage bool) (seam.TrimResult, e
 		return res, err
 	}
 	w := h.w
-	if w.pending || w.cut >= w.size {
+	var own []seam.Repair
+	if !w.pending {
+		own = h.tailRepairs("")
+	}
+	mismatch := func(what string) error {
+		return &seam.Error{Kind: seam.ErrTailMismatch, Op: "repair", ID: h.id, Pos: h.log.pos(-1, -1, -1, -1),
+			Err: fmt.Errorf("verification under the lock found %s, but the write path %s; nothing was changed", seam.DescribeTails(plan.Tails), what)}
+	}
+	if !seam.SameTails(own, plan.Tails) {
+		return res, mismatch("finds " + seam.DescribeTails(own))
+	}
+	if n := bytes.Count(w.salvage, []byte{'\n'}); n != plan.Rewrite {
+		return res, mismatch(fmt.Sprintf("would write back %d committed records of the cut frame, not %d", n, plan.Rewrite))
+	}
+	if len(own) == 0 {
 		return res, nil
 	}
-	if err := h.checkOwnership(); err != nil {
+	if err := h.checkOwnership("repair"); err != nil {
 		return res, seam.Wrap(err, seam.ErrIO, "repair", h.id)
 	}
 	var lines []byte
 	var n int64
-	if salvage && h.log.enc == Zstd && w.physEnd == w.cut && w.size > w.physEnd {
-		var err error
-		if lines, n, err = h.salvageLines(w.physEnd, w.size-w.physEnd); err != nil {
-			return res, seam.Wrap(err, seam.ErrIO, "repair", h.id)
+	if plan.Salvage > 0 {
+		if h.log.enc == Zstd && w.physEnd == w.cut && w.size > w.physEnd {
+			var err error
+			if lines, n, err = h.salvageLines(w.physEnd, w.size-w.physEnd); err != nil {
+				return res, seam.Wrap(err, seam.ErrIO, "repair", h.id)
+			}
+		}
+		if n != plan.Salvage {
+			return res, mismatch(fmt.Sprintf("finds %d events to salvage in the torn frame, not %d", n, plan.Salvage))
 		}
 	}
 	done := len(w.repairs)

@@ -183,10 +183,10 @@ func (w *logWalk) record(line []byte, p seam.Pos) {
 	w.v.record(line, p, w.ver)
 }
 
-// tooLong reports a line verify skips.
+// tooLong reports a line verify skips: a record not checked, which the
+// commit rule cannot count as sound.
 func (w *logWalk) tooLong(p seam.Pos, n int64) {
-	w.finding(seam.ClassIrregular, "record-too-large", p,
-		"record of %d bytes is larger than the %d bytes verify checks; it was not checked", n, w.max)
+	w.v.BadRecord(p, fmt.Errorf("record of %d bytes, more than the %d bytes verify holds: %w", n, w.max, seam.ErrNotChecked), false)
 }
 
 // plain checks a plain log: the header line, then each line.

@@ -13,6 +13,7 @@ type walkOut interface {
 	BeginUnit(p seam.Pos)
 	EndUnit(end seam.UnitEnd)
 	TornTail(p seam.Pos, size int64)
+	BadRecord(p seam.Pos, cause error, turnEnd bool)
 	// record takes one complete line (with its '\n') of a version-ver log;
 	// line is valid only during the call.
 	record(line []byte, p seam.Pos, ver int)
@@ -45,6 +46,7 @@ const (
 	opBegin
 	opEnd
 	opTorn
+	opBad
 )
 
 // op is one call of the visitor, or one line to decode.
@@ -58,6 +60,8 @@ type op struct {
 	valid      bool
 	unitEnd    seam.UnitEnd
 	size       int64
+	cause      error
+	turnEnd    bool
 }
 
 type opBatch struct {
@@ -89,6 +93,8 @@ func (a *asyncOut) run() {
 				a.v.EndUnit(o.unitEnd)
 			case opTorn:
 				a.v.TornTail(o.pos, o.size)
+			case opBad:
+				a.v.BadRecord(o.pos, o.cause, o.turnEnd)
 			}
 		}
 		b.ops, b.arena = b.ops[:0], b.arena[:0]
@@ -144,6 +150,12 @@ func (a *asyncOut) BeginUnit(p seam.Pos)     { a.push(op{kind: opBegin, pos: p},
 func (a *asyncOut) EndUnit(end seam.UnitEnd) { a.push(op{kind: opEnd, unitEnd: end}, nil) }
 func (a *asyncOut) TornTail(p seam.Pos, size int64) {
 	a.push(op{kind: opTorn, pos: p, size: size}, nil)
+}
+
+// BadRecord passes on a record the walk judged itself (one too large to
+// hold), without its line.
+func (a *asyncOut) BadRecord(p seam.Pos, cause error, turnEnd bool) {
+	a.push(op{kind: opBad, pos: p, cause: cause, turnEnd: turnEnd}, nil)
 }
 
 // decodeLine decodes one complete record line of a version-ver log for v.

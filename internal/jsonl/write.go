@@ -340,7 +340,7 @@ func appendRecord(dst []byte, e *seam.Event, v int) []byte {
 // appendLines appends lines holding n events to the stored log.
 func (h *handle) appendLines(lines []byte, n int64) error {
 	l, w := h.log, h.w
-	if err := h.checkOwnership(); err != nil {
+	if err := h.checkOwnership("append"); err != nil {
 		return err
 	}
 	if len(w.salvage) > 0 {
@@ -398,10 +398,10 @@ func truncateSync(f file, size int64) error {
 
 // checkOwnership fails with ErrOwnershipLost when the lock file was
 // replaced or the log changed behind the handle.
-func (h *handle) checkOwnership() error {
+func (h *handle) checkOwnership(op string) error {
 	l, w := h.log, h.w
 	lost := func(why string) error {
-		return &seam.Error{Kind: seam.ErrOwnershipLost, Op: "append", ID: h.id, Pos: l.pos(-1, -1, -1, -1), Err: errors.New(why)}
+		return &seam.Error{Kind: seam.ErrOwnershipLost, Op: op, ID: h.id, Pos: l.pos(-1, -1, -1, -1), Err: errors.New(why)}
 	}
 	fi, err := h.s.fs.Lstat(filepath.Join(h.dir.dir, lockName))
 	if err != nil || !os.SameFile(fi, w.lockFI) {
@@ -427,6 +427,9 @@ func (h *handle) removeTail() ([]seam.Repair, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := h.describeBackup(path); err != nil {
+		return nil, err
+	}
 	if err := truncateSync(l.f, w.cut); err != nil {
 		return nil, l.ioError(fmt.Errorf("removing the tail after byte %d: %w", w.cut, err), w.cut)
 	}
@@ -436,9 +439,16 @@ func (h *handle) removeTail() ([]seam.Repair, error) {
 }
 
 // noteRepairs records the removal of [cut, size), saved to backup, as the
-// handle's repairs: an uncommitted tail [cut, physEnd) and a torn one
-// [physEnd, size).
+// handle's repairs (see tailRepairs).
 func (h *handle) noteRepairs(backup string) []seam.Repair {
+	reps := h.tailRepairs(backup)
+	h.w.repairs = append(h.w.repairs, reps...)
+	return reps
+}
+
+// tailRepairs describes the removal of [cut, size), saved to backup: an
+// uncommitted tail [cut, physEnd) and a torn one [physEnd, size).
+func (h *handle) tailRepairs(backup string) []seam.Repair {
 	w := h.w
 	var reps []seam.Repair
 	if w.physEnd > w.cut {
@@ -450,7 +460,6 @@ func (h *handle) noteRepairs(backup string) []seam.Repair {
 		reps = append(reps, seam.Repair{Path: h.log.path, Offset: from, Bytes: w.size - from,
 			Kind: seam.RepairTorn, Backup: backup})
 	}
-	w.repairs = append(w.repairs, reps...)
 	return reps
 }
 
@@ -466,6 +475,9 @@ func (h *handle) replaceTail(content []byte, n int64) error {
 	l, w, fsys := h.log, h.w, h.s.fs
 	backup, err := h.s.backup(h.id, l, w.cut, w.size)
 	if err != nil {
+		return err
+	}
+	if err := h.describeBackup(backup); err != nil {
 		return err
 	}
 	var suffix [6]byte

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -355,8 +356,24 @@ func TestCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(traces) != 2 || traces[0].Tab != "t-side" && traces[1].Tab != "t-side" {
-				t.Fatalf("want the trace's tab and t-side, got %d traces", len(traces))
+			// A trace per tab: the trace's, t-side, and every other tab a
+			// statuses frame names (replay.md: statuses goes to each).
+			wantTabs := []string{traceTab(src), "t-side"}
+			for _, r := range src.Records {
+				if r.Kind == KindWS && r.Ev.Type == "statuses" {
+					for id := range r.Ev.Statuses {
+						wantTabs = append(wantTabs, id)
+					}
+				}
+			}
+			slices.Sort(wantTabs)
+			wantTabs = slices.Compact(wantTabs)
+			var gotTabs []string
+			for _, tr := range traces {
+				gotTabs = append(gotTabs, tr.Tab)
+			}
+			if !slices.Equal(gotTabs, wantTabs) {
+				t.Fatalf("traces of tabs %v, want %v", gotTabs, wantTabs)
 			}
 			want := withoutScroll(src)
 			for _, tr := range traces {
@@ -365,8 +382,8 @@ func TestCaptures(t *testing.T) {
 				}
 				for _, pol := range []Policy{Membership, Legacy} {
 					got := Run(tr, Options{Policy: pol})
-					exp := Pass
-					if tr.Tab != "t-side" {
+					exp := Pass // t-side and tabs only a statuses frame names
+					if tr.Tab == traceTab(src) {
 						exp = Run(want, Options{Policy: pol}).Verdict
 						if orig := Run(src, Options{Policy: pol}).Verdict; orig != exp {
 							t.Logf("%s under %s: %s with scroll records, %s without", path, pol.Name, orig, exp)
@@ -472,4 +489,54 @@ func FuzzDecodeCapture(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCaptureStatusesOnlyTab: a tab named only in a statuses snapshot is a
+// trace of its own (replay.md: statuses goes to every tab it names), and
+// the snapshot counts as its first frame: a chunk fetch after it is the
+// tab's request, one before the socket is its history load (review-spec
+// item 9).
+func TestCaptureStatusesOnlyTab(t *testing.T) {
+	b := &capBuilder{host: "dsh.example.test"}
+	api := "/api/v1/tabs/"
+	old := map[string]any{"id": "h0", "tabId": "t2", "seq": 0, "turnId": "old", "step": 0, "role": "user", "type": "text", "data": map[string]any{"text": "earlier"}, "createdAt": 1764496800000}
+	b.request("GET", api+"t2/chunks?limit=100", at(100*time.Millisecond), at(180*time.Millisecond), nil, 200, map[string]any{"chunks": []any{old}, "hasMore": false})
+	open := at(900 * time.Millisecond)
+	b.frame(open.Add(time.Millisecond), `{"type":"statuses","statuses":{"t1":{"status":"idle"},"t2":{"status":"idle"}}}`)
+	b.frame(open.Add(2*time.Millisecond), `{"type":"status","tabId":"t1","status":"idle"}`)
+	row := map[string]any{"id": "r0", "tabId": "t2", "seq": 0, "turnId": "x", "step": 0, "role": "user", "type": "text", "data": map[string]any{"text": "hi"}, "createdAt": 1764496800000}
+	b.request("GET", api+"t2/chunks?limit=100", open.Add(5*time.Millisecond), open.Add(9*time.Millisecond), nil, 200, map[string]any{"chunks": []any{row}, "hasMore": false})
+	socket := harOutEntry{ResourceType: "websocket", StartedDateTime: open.Add(-50 * time.Millisecond).Format(time.RFC3339Nano), Time: 48.5,
+		Request:  harOutRequest{Method: "GET", URL: "wss://" + b.host + "/api/v1/ws", HTTPVersion: "HTTP/1.1", Headers: []any{}, QueryString: []any{}, HeadersSize: -1},
+		Response: harOutResponse{Status: 101, HTTPVersion: "HTTP/1.1", Headers: []any{}, Content: harOutContent{MimeType: "x-unknown"}, HeadersSize: -1},
+		Messages: b.frames}
+	doc := harDoc{Log: harLog{Version: "1.2", Entries: append([]harOutEntry{b.entries[0], socket}, b.entries[1:]...)}}
+	traces, err := DecodeCapture(strings.NewReader(mustMarshal(doc)), "st.har")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tabs []string
+	for _, tr := range traces {
+		tabs = append(tabs, tr.Tab)
+		for _, n := range tr.Notes {
+			if strings.Contains(n, "no frame of its own") {
+				t.Errorf("note %q", n)
+			}
+		}
+	}
+	if len(traces) != 2 || tabs[0] != "t1" || tabs[1] != "t2" {
+		t.Fatalf("traces for tabs %v, want t1 and t2", tabs)
+	}
+	t2 := traces[1]
+	var kinds []string
+	for _, r := range t2.Records {
+		kinds = append(kinds, r.Kind)
+	}
+	if len(t2.Records) != 2 || t2.Records[0].Kind != KindWS || t2.Records[0].Ev.Type != "statuses" ||
+		t2.Records[1].Kind != KindFetch || t2.Records[1].Req != 1 || len(t2.Records[1].Rows) != 1 {
+		t.Fatalf("t2 records %v", kinds)
+	}
+	if !slices.ContainsFunc(t2.Notes, func(n string) bool { return strings.Contains(n, "1 history load") }) {
+		t.Errorf("the fetch before the socket is not left out as t2's history load: %v", t2.Notes)
+	}
 }

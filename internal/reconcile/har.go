@@ -392,6 +392,17 @@ func (c *capture) message(m harWSMessage) {
 	case ev.Type == "statuses":
 		c.n++
 		c.statuses = append(c.statuses, timed{at: at, n: c.n, rec: rec})
+		// It goes to every tab it names (replay.md), and is that tab's
+		// frame: a tab it alone names is a trace too, and the history
+		// load rule counts from it.
+		for id := range ev.Statuses {
+			if id == "" {
+				continue
+			}
+			if t := c.tab(id); t.firstFrame < 0 || at < t.firstFrame {
+				t.firstFrame = at
+			}
+		}
 	case ev.TabID == "":
 		c.noTab++
 	default:

@@ -29,6 +29,9 @@ var (
 	// for the bytes it would remove: removed bytes are always kept, so
 	// nothing is removed.
 	ErrNoBackupDir = errors.New("no backup directory for the bytes a repair removes")
+	// ErrTailMismatch fails a repair whose plan (the tail a verification
+	// found) is not the tail the write path finds: nothing is changed.
+	ErrTailMismatch = errors.New("the tail differs from the one verified")
 )
 
 // Pos locates a problem in stored data. Unknown fields are -1 (or "").

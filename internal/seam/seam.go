@@ -207,6 +207,15 @@ type LockProber interface {
 	WriterActive(ctx context.Context, id string) (bool, error)
 }
 
+// FileKeeper is implemented by services that keep their sessions in
+// files, so that a consumer that writes files (export) can refuse to
+// replace one of them.
+type FileKeeper interface {
+	// StorePaths returns the absolute paths of the store's files; a
+	// directory stands for everything under it.
+	StorePaths() []string
+}
+
 // RawRecord is one physical record as stored, header first (packed rows
 // and range pairs not expanded).
 type RawRecord struct {

@@ -1,6 +1,11 @@
 package seam
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // FindingClass says what a verify finding is about. A check reports the
 // class; the verify mode the user chose maps it to a severity (note,
@@ -75,6 +80,11 @@ type LogVisitor interface {
 	Finding(f Finding)
 }
 
+// ErrNotChecked is the cause a LogVerifier gives BadRecord for a complete
+// record it did not check (one too large to hold): nothing says it is
+// sound, so the commit rule treats it as a record that may not decode.
+var ErrNotChecked = errors.New("record not checked")
+
 // LogSummary is what a LogVerifier read.
 type LogSummary struct {
 	Location Location
@@ -131,14 +141,75 @@ type TrimResult struct {
 	SalvagedFrom int64
 }
 
+// TrimPlan is the tail a caller verified, with the session's write lock
+// held, and asks TrimTail to remove: the cut comes from that verification,
+// never from the handle's own reading alone.
+type TrimPlan struct {
+	// Tails are the tails to remove, in log order, as the verification
+	// located them (Path, Backup and Rewritten unset): an uncommitted tail,
+	// a torn one, or both.
+	Tails []Repair
+	// Rewrite counts the committed records before the first uncommitted
+	// one in its storage unit (a zstd frame), which the trim writes back.
+	Rewrite int
+	// Salvage, when above 0, is how many events of the complete records of
+	// a torn final unit the trim re-appends after the cut.
+	Salvage int64
+}
+
+// SameTails reports whether two lists of tails locate the same bytes or
+// rows: offsets, sizes, kinds and seqs agree.
+func SameTails(a, b []Repair) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Offset != y.Offset || x.Bytes != y.Bytes || x.Kind != y.Kind || (x.Seq == nil) != (y.Seq == nil) || x.Seq != nil && *x.Seq != *y.Seq {
+			return false
+		}
+	}
+	return true
+}
+
+// DescribeTails words a list of tails for a message: "an uncommitted tail
+// of 40 bytes at byte 100 and a torn tail of 16 bytes at byte 140", or "no
+// tail".
+func DescribeTails(tails []Repair) string {
+	if len(tails) == 0 {
+		return "no tail"
+	}
+	var b strings.Builder
+	for i, t := range tails {
+		if i > 0 {
+			b.WriteString(" and ")
+		}
+		article := "a"
+		if t.Kind == RepairUncommitted {
+			article = "an"
+		}
+		fmt.Fprintf(&b, "%s %s tail of %d bytes", article, t.Kind, t.Bytes)
+		switch {
+		case t.Seq != nil && t.Offset < 0:
+			fmt.Fprintf(&b, " in row seq %d", *t.Seq)
+		default:
+			fmt.Fprintf(&b, " at byte %d", t.Offset)
+		}
+	}
+	return b.String()
+}
+
 // TailTrimmer is implemented by the write handles of backends that can
 // remove a torn or uncommitted tail without appending (verify --repair).
 type TailTrimmer interface {
-	// TrimTail saves the bytes of the torn or uncommitted tail to a backup
-	// outside the store and fsyncs it, then cuts them from the log and
-	// fsyncs; committed data is never changed. With salvage, the complete
-	// records of a torn final unit that continue the log are re-appended
-	// after the cut, as a unit of their own. A log without a tail is left
-	// as it is.
-	TrimTail(ctx context.Context, salvage bool) (TrimResult, error)
+	// TrimTail removes the tail plan describes: it saves its bytes to a
+	// backup outside the store and fsyncs it, then cuts them from the log
+	// and fsyncs; committed data is never changed. With plan.Salvage, the
+	// complete records of a torn final unit that continue the log are
+	// re-appended after the cut, as a unit of their own. When the
+	// handle's own reading of the log does not find exactly the tail,
+	// rewrite and salvage of plan, it changes nothing and fails with
+	// ErrTailMismatch, saying what each found. An empty plan on a log
+	// without a tail does nothing.
+	TrimTail(ctx context.Context, plan TrimPlan) (TrimResult, error)
 }

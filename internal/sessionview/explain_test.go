@@ -1,6 +1,7 @@
 package sessionview
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -67,5 +68,15 @@ func TestExplain(t *testing.T) {
 	}
 	if got := Reason(store.ErrEmptyArg); got != "empty session argument" {
 		t.Errorf("reason %q", got)
+	}
+}
+
+// TestExplainVerify: an interrupted run says what was done.
+func TestExplainVerify(t *testing.T) {
+	if err := ExplainVerify(fmt.Errorf("verify: %w", context.Canceled)); err == nil || !strings.HasPrefix(err.Error(), "verify interrupted: ") {
+		t.Errorf("interrupted: %v", err)
+	}
+	if err := ExplainVerify(nil); err != nil {
+		t.Errorf("nil: %v", err)
 	}
 }

@@ -186,6 +186,8 @@ func ExplainExport(err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return errors.New("export interrupted")
+	case errors.Is(err, export.ErrStoreFile):
+		return termui.Usage(err)
 	case errors.Is(err, export.ErrExists):
 		return termui.WithHint(err, "use --force to replace it, or -O to write elsewhere")
 	case errors.As(err, new(*export.SubagentError)):

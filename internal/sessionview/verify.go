@@ -182,6 +182,14 @@ func (p *VerifyPrinter) Summary(mode inspect.Mode, s inspect.Summary) error {
 	return nil
 }
 
+// ExplainVerify words the failure of a verify run.
+func ExplainVerify(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return errors.New("verify interrupted: the sessions reported above were checked (and repaired where they say so)")
+	}
+	return Explain(err)
+}
+
 // RepairJSON is a repair (seam.Repair) as JSON, in the names every
 // command uses: where the bytes started (null for a row of a database,
 // which has its seq instead), how many, and what was written back.

@@ -418,13 +418,14 @@ func driverText(err error) string {
 // method.
 var _ interface{ Code() int } = (*sqlite.Error)(nil)
 
-// TrimTail removes the torn final row the write open found (seam
-// TailTrimmer), as an append does before it writes: the row is saved to
+// TrimTail removes the torn final row plan names, when the write open
+// found that same row (else it changes nothing: ErrTailMismatch), as an
+// append does before it writes (seam.TailTrimmer): the row is saved to
 // the backup directory first (fsynced), then deleted in a write
 // transaction that checks the stored tail and revision, and the revision
 // is bumped. A SQLite row is never partly committed, so there is nothing
 // to salvage. A database that fails its integrity check is not changed.
-func (h *handle) TrimTail(ctx context.Context, salvage bool) (seam.TrimResult, error) {
+func (h *handle) TrimTail(ctx context.Context, plan seam.TrimPlan) (seam.TrimResult, error) {
 	var res seam.TrimResult
 	if err := ctx.Err(); err != nil {
 		return res, err
@@ -435,10 +436,19 @@ func (h *handle) TrimTail(ctx context.Context, salvage bool) (seam.TrimResult, e
 		return res, err
 	}
 	w := h.w
-	if w.pending || w.torn == nil {
+	s := h.s
+	var own []seam.Repair
+	if !w.pending && w.torn != nil {
+		own = []seam.Repair{w.torn.repair(s.path, "")}
+	}
+	if !seam.SameTails(own, plan.Tails) || plan.Rewrite != 0 || plan.Salvage != 0 {
+		return res, &seam.Error{Kind: seam.ErrTailMismatch, Op: "repair", ID: h.id, Pos: pathPos(s.path),
+			Err: fmt.Errorf("verification under the lock found %s, but the write path finds %s; nothing was changed",
+				seam.DescribeTails(plan.Tails), seam.DescribeTails(own))}
+	}
+	if len(own) == 0 {
 		return res, nil
 	}
-	s := h.s
 	fs, err := s.databaseFindings(ctx)
 	if err != nil {
 		return res, err
