@@ -141,6 +141,7 @@ compare_masked() {
 			done
 		} | sed -E 's/"(time|createdAt)":[0-9]+/"\1":<t>/g' >"$work/$side.tree"
 		sed -i -E 's/"(time|createdAt|createdAtMs)":[0-9]+/"\1":<t>/g; s/"createdAt":"[^"]*"/"createdAt":<t>/g' "$work/$side.out"
+		sed -i -E 's/[0-9]{8}T[0-9]{6}(\.[0-9]+)?Z/<time>/g' "$work/$side.out" "$work/$side.err"
 		if [ "$side" = old ]; then oc=$code; else nc=$code; fi
 	done
 	differ "$name" "$@"
