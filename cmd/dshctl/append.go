@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
@@ -31,7 +31,7 @@ type appendOptions struct {
 	expectNext *int64
 }
 
-var appendFormats = []string{formatTable, formatJSON, formatJSONL}
+var appendFormats = []string{termui.FormatTable, termui.FormatJSON, termui.FormatJSONL}
 
 func newAppendCmd(e *env, g *globals) *cobra.Command {
 	var o appendOptions
@@ -39,64 +39,36 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "append SESSION [FILE|-]",
 		Short: "Append events to a session as one durable batch",
-		Long: `Append events (JSONL, one per line) to a session as one durable batch.
-
-Every line is validated first: if any is invalid nothing is written and the
-message names the line. The session's write lock is taken at once; if another
-process holds it the command fails immediately. A torn or uncommitted tail is
-removed before the batch is written: its bytes are saved to a backup file, and
-each removal is reported on stderr (and under "repairs" with -o json).
-
-Events are read from FILE, or from standard input when FILE is - or absent.
-With --close-interrupted and no FILE, standard input is read only when it is
-not a terminal: piped events are appended, never dropped.
-
---close-interrupted makes the log end in a closed turn, as dsh's resume
-does: after the events given (if any), it appends the closers of the turn
-that the log and those events leave open: an error tool/result for each call
-without a result, step/end for an open step, then turn/end {interrupted}.
-Events that answer a pending call are taken into account; to start a new turn
-after a crash, close the old one first (append --close-interrupted alone).
-
-What is atomic depends on the store's encoding. A zstd log (.jsonl.zstd)
-takes the batch as one frame, and a SQLite store as one transaction: after a
-crash or kill -9 the log holds all of it or none of it. A plain log (.jsonl) takes the batch line by line, and dsh
-serves every complete line: a killed append can leave the first lines of
-the batch, each whole (a final partial line is a torn tail, removed by the
-next append). To retry a batch without writing any of it twice, pass
---expect-next-seq with the next seq the log had before (stat's event
-count): the append writes nothing unless the log's next seq is still that.
-If it is not, the message gives the log's next seq N; the events of the
-batch below N are stored, so append the rest with --expect-next-seq N.`,
+		Long:  help("append"),
 		Example: `  dshctl append session-4f1c events.jsonl
   printf '%s\n' '{"type":"session/title","data":{"title":"Fix CI"}}' | dshctl append --assign-seq session-4f1c
   dshctl append --close-interrupted session-7a2b
   dshctl append --close-interrupted --assign-seq session-7a2b late-result.jsonl
   dshctl append --create --cwd "$PWD" --assign-seq my-session events.jsonl`,
 		Args:              cobra.RangeArgs(1, 2),
-		ValidArgsFunction: completeSessions(e, g, false),
+		ValidArgsFunction: completeSessions(e, g, sessionThenFile),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(formatTable, appendFormats...)
+			format, err := g.outputFormat(termui.FormatTable, appendFormats...)
 			if err != nil {
 				return err
 			}
-			o.headerFlags = headerFlagsSet(cmd)
+			o.headerFlags = changedFlags(cmd, "cwd", "format-version", "parent", "origin", "preset", "compression", "sqlite-schema")
 			if !o.create && len(o.headerFlags) > 0 {
-				return usagef("--cwd, --format-version, --parent, --origin, --preset, --compression and --sqlite-schema need --create")
+				return termui.Usagef("--cwd, --format-version, --parent, --origin, --preset, --compression and --sqlite-schema need --create")
 			}
 			if o.compression != "" && o.compression != "zstd" && o.compression != "none" {
-				return usagef("--compression %q: want zstd or none", o.compression)
+				return termui.Usagef("--compression %q: want zstd or none", o.compression)
 			}
 			if o.sqliteSchema != 0 && o.sqliteSchema != 14 && o.sqliteSchema != 17 {
-				return usagef("--sqlite-schema %d: want 17 or 14", o.sqliteSchema)
+				return termui.Usagef("--sqlite-schema %d: want 17 or 14", o.sqliteSchema)
 			}
 			o.versionSet = cmd.Flags().Changed("format-version")
 			if o.versionSet && (o.header.Version < 0 || o.header.Version > seam.MaxVersion) {
-				return usagef("--format-version %d: dshctl writes log formats v0 to v%d", o.header.Version, seam.MaxVersion)
+				return termui.Usagef("--format-version %d: dshctl writes log formats v0 to v%d", o.header.Version, seam.MaxVersion)
 			}
 			if cmd.Flags().Changed("expect-next-seq") {
 				if expectNext < 0 {
-					return usagef("--expect-next-seq must not be negative")
+					return termui.Usagef("--expect-next-seq must not be negative")
 				}
 				o.expectNext = &expectNext
 			}
@@ -107,7 +79,7 @@ batch below N are stored, so append the rest with --expect-next-seq N.`,
 			var in io.Reader
 			switch {
 			case name != "-":
-				f, err := openEvents(name)
+				f, err := store.OpenEvents(name)
 				if err != nil {
 					return err
 				}
@@ -120,10 +92,7 @@ batch below N are stored, so append the rest with --expect-next-seq N.`,
 			if err != nil {
 				return err
 			}
-			if format != formatTable {
-				return writeJSON(e.stdout, format, res)
-			}
-			return printAppend(e, res)
+			return sessionview.PrintAppend(e.out(format), res)
 		},
 	}
 	setFormats(cmd, appendFormats...)
@@ -137,43 +106,21 @@ batch below N are stored, so append the rest with --expect-next-seq N.`,
 	f.StringVar(&o.compression, "compression", "", "with --create: zstd or none; other than the store's only in a new or empty store")
 	f.IntVar(&o.sqliteSchema, "sqlite-schema", 0, "with --create in a new SQLite store (--store sqlite:PATH): schema 17 (default) or 14")
 	f.StringVar(&o.header.ParentSession, "parent", "", "with --create: the parent session id")
+	cmd.RegisterFlagCompletionFunc("parent", completeSessions(e, g, manySessions))
 	f.StringVar(&o.header.Origin, "origin", "", "with --create: \"subagent\" for a subagent session")
 	f.StringVar(&o.header.AgentPreset, "preset", "", "with --create: the agent preset")
 	return cmd
 }
 
-// openEvents opens a file of events to append.
-func openEvents(name string) (*os.File, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
-	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("read events: %s is a directory, not a file of events", name)
-	}
-	return f, nil
-}
-
-// headerFlagsSet returns the --create-only flags given.
-func headerFlagsSet(cmd *cobra.Command) []string {
-	var set []string
-	for _, name := range []string{"cwd", "format-version", "parent", "origin", "preset", "compression", "sqlite-schema"} {
-		if cmd.Flags().Changed(name) {
-			set = append(set, "--"+name)
-		}
-	}
-	return set
-}
-
+// runAppend appends to the session arg names, or creates it
+// (store.Append), and says on stderr what the write repaired first.
 func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.Reader, o *appendOptions) (*store.AppendResult, error) {
 	if name == "-" {
 		name = "stdin"
 	}
 	ao := store.AppendOptions{CloseInterrupted: o.closeInterrupted, Input: in, Name: name,
 		AssignSeq: o.assignSeq, Now: e.now().UnixMilli(), ExpectNextSeq: o.expectNext}
-	var svc seam.Service
-	id := arg
+	so := store.Options{}
 	if o.create {
 		hdr := o.header
 		if !o.versionSet {
@@ -181,72 +128,26 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		}
 		hdr.CreatedAt = e.now().UnixMilli()
 		ao.Create = &hdr
-		var err error
-		if svc, err = g.openStore(e, store.Options{Create: true, Compression: o.compression, SQLiteSchema: o.sqliteSchema}); err != nil {
-			return nil, err
-		}
-	} else {
-		s, err := g.openSession(ctx, e, arg, store.Options{})
-		if errors.Is(err, seam.ErrNotFound) {
-			return nil, withHint(err, "add --create to create the session (SESSION is then its exact id), or run 'dshctl list --all'")
-		}
-		if err != nil {
-			return nil, err
-		}
-		svc, id = s.Service, s.ID
+		so = store.Options{Create: true, Compression: o.compression, SQLiteSchema: o.sqliteSchema}
 	}
-	defer svc.Close()
-	res, err := store.Append(ctx, svc, id, ao)
+	s, err := store.OpenTarget(ctx, g.request(e), arg, o.create, so)
+	if errors.Is(err, seam.ErrNotFound) {
+		return nil, termui.WithHint(sessionview.Explain(err), "add --create to create the session (SESSION is then its exact id), or run 'dshctl list --all'")
+	}
+	if err != nil {
+		return nil, sessionview.Explain(err)
+	}
+	defer s.Close()
+	res, err := store.Append(ctx, s.Service, s.ID, ao)
 	if res != nil {
 		if o.create && !res.Created && len(o.headerFlags) > 0 {
-			fmt.Fprintf(e.stderr, "dshctl: warning: session %s exists; %s ignored\n", id, strings.Join(o.headerFlags, ", "))
+			fmt.Fprintf(e.stderr, "dshctl: warning: session %s exists; %s ignored\n", s.ID, strings.Join(o.headerFlags, ", "))
 		}
 		// What the append removed is reported even when it then failed:
 		// the removal happened, and the backup is where the bytes are.
 		for _, r := range res.Repairs {
-			kept := ""
-			if r.Rewritten > 0 {
-				kept = fmt.Sprintf(" (the %d bytes of committed records in its frame were written back)", r.Rewritten)
-			}
-			at := fmt.Sprintf("at byte %d", r.Offset)
-			if r.Seq != nil {
-				at = fmt.Sprintf("(the row at seq %d)", *r.Seq)
-			}
-			fmt.Fprintf(e.stderr, "dshctl: removed a %d-byte %s tail %s of %s%s; saved to %s\n",
-				r.Bytes, r.Kind, at, r.Path, kept, r.Backup)
+			fmt.Fprintln(e.stderr, "dshctl: "+sessionview.RepairNote(r))
 		}
 	}
-	return res, explain(err)
-}
-
-func printAppend(e *env, r *store.AppendResult) error {
-	switch {
-	case r.Appended == 0 && r.Created:
-		_, err := fmt.Fprintf(e.stdout, "created %s (no events)\n", r.ID)
-		return err
-	case r.Appended == 0:
-		_, err := fmt.Fprintf(e.stdout, "nothing to append to %s\n", r.ID)
-		return err
-	}
-	verb := "appended"
-	if r.Created {
-		verb = "created " + r.ID + ";"
-	}
-	msg := fmt.Sprintf("%s %s, seq %d", verb, termui.Count(r.Appended, "event"), r.FirstSeq)
-	if r.Appended > 1 {
-		msg += fmt.Sprintf("–%d", r.NextSeq-1)
-	}
-	switch {
-	case r.Closers == r.Appended:
-		msg += " (closers of the interrupted turn)"
-	case r.Closers == 1:
-		msg += " (the last closes the interrupted turn)"
-	case r.Closers > 1:
-		msg += fmt.Sprintf(" (the last %d close the interrupted turn)", r.Closers)
-	}
-	if !r.Created {
-		msg += " to " + r.ID
-	}
-	_, err := fmt.Fprintln(e.stdout, msg)
-	return err
+	return res, sessionview.Explain(err)
 }

@@ -3,51 +3,29 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
 type catOptions struct {
-	raw, frames, tail, closers, follow bool
-	header, noPager, turnSet, widthSet bool
-	from, to, turn                     int64
-	types                              []string
+	inspect.StreamOptions
+	raw, frames, tail, header, noPager bool
 	width                              int
-	poll                               time.Duration
 }
 
 func newCatCmd(e *env, g *globals) *cobra.Command {
-	o := catOptions{poll: 500 * time.Millisecond}
+	o := catOptions{StreamOptions: inspect.StreamOptions{Poll: 500 * time.Millisecond}}
 	cmd := &cobra.Command{
 		Use:   "cat SESSION",
 		Short: "Print a session's log",
-		Long: `Print a session's log in seq order, streamed with bounded memory.
-
-By default the output is canonical JSONL, header first: packed chunk rows and
-sourceEventSeqs ranges expanded, one event per line (what export writes).
-The filters (--from, --to, --type, --turn) print only matching events, and
-then no header line unless --header asks for it; -o json always has the
-header. --turn names a turn the log has, else it is an error that says which
-turns there are.
-
---raw prints the records exactly as stored, up to the last one dsh serves.
-Records after it (an uncommitted tail: the bad record after the last turn/end
-and what follows, which dsh never serves and the next append removes) are
-printed only with --include-tail, and said on stderr either way. A torn tail
-(an incomplete last line or frame) is never printed.
-
--o text prints a readable transcript. On a terminal it is wrapped to the
-terminal's width (or --width) and goes through a pager: $DSHCTL_PAGER, else
-$PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
+		Long:  help("cat"),
 		Example: `  dshctl cat session-4f1c
   dshctl cat -o text --turn 2 session-4f1c
   dshctl cat --type 'tool/*' --from 100 session-4f1c
@@ -56,9 +34,9 @@ $PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
   dshctl cat --closers session-7a2b     # add what dsh's resume would append
   dshctl cat -f session-4f1c            # keep printing new events`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeSessions(e, g, false),
+		ValidArgsFunction: completeSessions(e, g, oneSession),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(formatJSONL, catFormats...)
+			format, err := g.outputFormat(termui.FormatJSONL, catFormats...)
 			if err != nil {
 				return err
 			}
@@ -70,22 +48,9 @@ $PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
 				return err
 			}
 			defer s.Close()
-			out, wait := io.Writer(e.stdout), func() error { return nil }
-			if format == formatText && !o.follow {
-				out, wait = e.startPager(o.noPager)
-			}
-			w := bufio.NewWriterSize(out, 64<<10)
-			err = runCat(cmd.Context(), e, s, format, &o, w)
-			if ferr := w.Flush(); err == nil {
-				err = ferr
-			}
-			if werr := wait(); err == nil {
-				err = werr
-			}
-			if termui.QuitEarly(out, err) {
-				return nil
-			}
-			return err
+			return e.out(format).Page(format == termui.FormatText && !o.Follow && !o.noPager, e.lookupEnv, func(w *bufio.Writer) error {
+				return runCat(cmd.Context(), e, s, cmd, format, &o, w)
+			})
 		},
 	}
 	setFormats(cmd, catFormats...)
@@ -93,138 +58,58 @@ $PAGER, else less -FRX, unless --no-pager; piped, it is neither.`,
 	f.BoolVar(&o.raw, "raw", false, "print the records exactly as stored, up to the last one dsh serves")
 	f.BoolVar(&o.frames, "frames", false, "with --raw: mark zstd frame boundaries and offsets")
 	f.BoolVar(&o.tail, "include-tail", false, "with --raw: also print the records dsh does not serve (an uncommitted tail)")
-	f.Int64Var(&o.from, "from", 0, "first seq to print")
-	f.Int64Var(&o.to, "to", -1, "last seq to print")
-	f.StringArrayVar(&o.types, "type", nil, "print only events of this type (repeatable, glob: 'tool/*')")
-	f.Int64Var(&o.turn, "turn", 0, "print only the events of turn `N`")
+	f.Int64Var(&o.Filter.From, "from", 0, "first seq to print")
+	f.Int64Var(&o.Filter.To, "to", -1, "last seq to print")
+	f.StringArrayVar(&o.Filter.Types, "type", nil, "print only events of this type (repeatable, glob: 'tool/*')")
+	f.Int64Var(&o.Filter.Turn, "turn", 0, "print only the events of turn `N`")
 	f.BoolVar(&o.header, "header", false, "with a filter: print the header line too")
-	f.BoolVar(&o.closers, "closers", false, "append the synthetic closers of an interrupted tail turn (in memory only)")
-	f.BoolVarP(&o.follow, "follow", "f", false, "keep printing new events as they are appended")
+	f.BoolVar(&o.Closers, "closers", false, "append the synthetic closers of an interrupted tail turn (in memory only)")
+	f.BoolVarP(&o.Follow, "follow", "f", false, "keep printing new events as they are appended")
 	f.IntVar(&o.width, "width", inspect.DefaultTranscriptWidth, "with -o text: wrap and cut lines at this many columns (default: the terminal's width; 0: no limit)")
 	f.BoolVar(&o.noPager, "no-pager", false, "with -o text on a terminal: do not page")
 	return cmd
 }
 
-// filtered reports whether a filter flag was given.
-func filtered(cmd *cobra.Command) bool {
-	for _, name := range []string{"from", "to", "type", "turn"} {
-		if cmd.Flags().Changed(name) {
-			return true
-		}
-	}
-	return false
-}
-
-// check rejects flag combinations that mean nothing.
+// check rejects flag combinations that mean nothing, and notes which
+// optional filters were given.
 func (o *catOptions) check(cmd *cobra.Command, format string) error {
+	filtered := len(changedFlags(cmd, "from", "to", "type", "turn")) > 0
+	f := &o.Filter
 	switch {
 	case o.frames && !o.raw:
-		return usagef("--frames needs --raw")
+		return termui.Usagef("--frames needs --raw")
 	case o.tail && !o.raw:
-		return usagef("--include-tail needs --raw")
-	case o.raw && (filtered(cmd) || o.header || o.closers || o.follow || format != formatJSONL):
-		return usagef("--raw prints the stored records whole: it takes no filter, --header, --closers, --follow or -o")
-	case o.follow && o.closers:
-		return usagef("--closers and --follow do not go together: a followed log may still be resumed")
-	case o.follow && format == formatJSON:
-		return usagef("--follow streams: use -o jsonl or -o text")
-	case o.from < 0:
-		return usagef("--from must not be negative")
-	case o.turn < 0:
-		return usagef("--turn must not be negative")
-	case cmd.Flags().Changed("to") && o.to < o.from:
-		return usagef("--to %d is before --from %d", o.to, o.from)
+		return termui.Usagef("--include-tail needs --raw")
+	case o.raw && (filtered || o.header || o.Closers || o.Follow || format != termui.FormatJSONL):
+		return termui.Usagef("--raw prints the stored records whole: it takes no filter, --header, --closers, --follow or -o")
+	case o.Follow && o.Closers:
+		return termui.Usagef("--closers and --follow do not go together: a followed log may still be resumed")
+	case o.Follow && format == termui.FormatJSON:
+		return termui.Usagef("--follow streams: use -o jsonl or -o text")
+	case f.From < 0:
+		return termui.Usagef("--from must not be negative")
+	case f.Turn < 0:
+		return termui.Usagef("--turn must not be negative")
+	case cmd.Flags().Changed("to") && f.To < f.From:
+		return termui.Usagef("--to %d is before --from %d", f.To, f.From)
 	case o.width < 0:
-		return usagef("--width must not be negative")
+		return termui.Usagef("--width must not be negative")
 	}
-	o.widthSet = cmd.Flags().Changed("width")
-	if !filtered(cmd) {
-		o.header = true
-	}
-	o.turnSet = cmd.Flags().Changed("turn")
+	o.header = o.header || !filtered
+	f.HasTo, f.HasTurn = f.To >= 0, cmd.Flags().Changed("turn")
 	return nil
 }
 
-func runCat(ctx context.Context, e *env, s *store.Session, format string, o *catOptions, w *bufio.Writer) error {
+// runCat prints the log (sessionview.PrintLog) in the format asked, or its
+// stored records (sessionview.PrintRaw).
+func runCat(ctx context.Context, e *env, s *store.Session, cmd *cobra.Command, format string, o *catOptions, w *bufio.Writer) error {
 	h, err := s.Service.Open(ctx, s.ID, seam.Read)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
 	if o.raw {
-		return catRaw(ctx, e, h, o, w)
+		return sessionview.PrintRaw(ctx, e.out(format), w, h, export.RawOptions{Groups: o.frames, Tail: o.tail})
 	}
-	so := inspect.StreamOptions{Filter: inspect.FilterOptions{From: o.from, Types: o.types},
-		Closers: o.closers, Follow: o.follow, Poll: o.poll}
-	if o.to >= 0 {
-		so.Filter.To, so.Filter.HasTo = o.to, true
-	}
-	if o.turnSet {
-		so.Filter.Turn, so.Filter.HasTurn = o.turn, true
-	}
-	var sink inspect.Sink
-	switch format {
-	case formatJSON:
-		sink = export.NewDocument(w)
-	case formatText:
-		width := o.width
-		switch {
-		case !o.widthSet && e.stdoutTTY:
-			width = e.termWidth()
-		case width == 0:
-			width = -1 // no limit
-		}
-		sink = inspect.NewTranscript(w, inspect.TranscriptOptions{Width: width, Color: e.colour(),
-			Wrap: e.stdoutTTY || o.widthSet})
-	default:
-		sink = export.NewCanonical(w)
-		if !o.header {
-			sink = noHeader{sink}
-		}
-	}
-	res, err := inspect.Stream(ctx, h, so, sink)
-	if res.Closers > 0 && format != formatJSON {
-		fmt.Fprintf(e.stderr, "dshctl: %s for the interrupted turn printed, not stored\n", termui.Count(res.Closers, "synthetic closer"))
-	}
-	var ut *inspect.UnknownTypesError
-	if errors.As(err, &ut) {
-		return unknownTypes(ut, "cat") // after every event was printed
-	}
-	return explain(err)
-}
-
-// noHeader is a Sink without the header line, for filtered output.
-type noHeader struct{ inspect.Sink }
-
-func (noHeader) Header(*seam.Header) error { return nil }
-
-// catRaw prints the records as stored, and says on stderr what lies past
-// the records dsh serves.
-func catRaw(ctx context.Context, e *env, h seam.Handle, o *catOptions, w *bufio.Writer) error {
-	res, err := export.WriteRaw(ctx, w, h, export.RawOptions{Groups: o.frames, Tail: o.tail})
-	if errors.Is(err, export.ErrNoRaw) {
-		return errors.New("this store has no physical records to print: --raw needs a JSONL store")
-	}
-	if ferr := w.Flush(); ferr != nil && err == nil {
-		err = ferr
-	}
-	if res.TailRecords > 0 {
-		what := fmt.Sprintf("%s (%d bytes from byte %d of the stored text) that dsh does not serve: ",
-			termui.Count(res.TailRecords, "record"), res.TailBytes, res.TailOffset)
-		if err != nil {
-			what += "damaged data"
-		} else {
-			what += "an uncommitted tail, which the next append removes"
-		}
-		if o.tail {
-			fmt.Fprintf(e.stderr, "dshctl: printed at the end: %s\n", what)
-		} else {
-			fmt.Fprintf(e.stderr, "dshctl: not printed: %s; --include-tail prints %s\n", what,
-				map[bool]string{true: "it", false: "them"}[res.TailRecords == 1])
-		}
-	}
-	if snap, serr := h.Snapshot(ctx); serr == nil && snap.Location.TornBytes > 0 {
-		fmt.Fprintf(e.stderr, "dshctl: not printed: a %d-byte torn tail (an incomplete append, never read)\n", snap.Location.TornBytes)
-	}
-	return explain(err)
+	return sessionview.PrintLog(ctx, e.out(format), w, h, o.StreamOptions, o.header, o.width, cmd.Flags().Changed("width"))
 }

@@ -2,14 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/dshctl/dshctl/internal/buildinfo"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/dshctl/dshctl/internal/buildinfo"
 	"github.com/dshctl/dshctl/internal/inspect"
-	"github.com/dshctl/dshctl/internal/reconcile"
-	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/replay"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -29,40 +28,43 @@ func setFormats(cmd *cobra.Command, formats ...string) {
 // maxCompletions bounds the session ids offered: a shell shows no more.
 const maxCompletions = 1000
 
-// completeSessions completes a session argument (the first only, unless
-// many): the ids of the store that start with what was typed (a unique
-// prefix completes to its id), each with its project as the description;
-// a word that looks like a path completes as a file name instead.
-func completeSessions(e *env, g *globals, many bool) cobra.CompletionFunc {
+// sessionArgs says what follows a command's session argument.
+type sessionArgs int
+
+const (
+	oneSession      sessionArgs = iota // nothing
+	manySessions                       // more sessions
+	sessionThenFile                    // a file (append's FILE)
+)
+
+// completeSessions completes the session arguments of a command that takes
+// kind of them: the ids of the
+// store that start with what was typed (a unique prefix completes to its
+// id), each with its project as the description; a word that looks like a
+// path completes as a file name instead.
+func completeSessions(e *env, g *globals, kind sessionArgs) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 && !many {
+		switch {
+		case len(args) == 1 && kind == sessionThenFile:
+			return nil, cobra.ShellCompDirectiveDefault
+		case len(args) > 0 && kind != manySessions:
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		if strings.ContainsRune(toComplete, os.PathSeparator) || strings.HasPrefix(toComplete, ".") || strings.HasPrefix(toComplete, "~") {
 			return nil, cobra.ShellCompDirectiveDefault
 		}
-		svc, err := g.request(e).Open(store.Options{AllowUnknownTypes: true})
-		if err != nil {
-			cobra.CompDebugln(err.Error(), true)
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		defer svc.Close()
-		entries, err := svc.List(cmd.Context())
+		matches, err := store.Complete(cmd.Context(), g.request(e), toComplete, maxCompletions, store.Options{AllowUnknownTypes: true})
 		if err != nil {
 			cobra.CompDebugln(err.Error(), true)
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var out []cobra.Completion
-		for _, en := range entries {
-			h := &en.Snapshot.Header
-			if h.ID == "" || !strings.HasPrefix(h.ID, toComplete) || len(out) == maxCompletions {
-				continue
-			}
-			desc := h.Cwd
-			if en.Err != nil {
+		for _, m := range matches {
+			desc := m.Cwd
+			if m.Unreadable {
 				desc = "unreadable"
 			}
-			out = append(out, cobra.CompletionWithDesc(h.ID, desc))
+			out = append(out, cobra.CompletionWithDesc(m.ID, desc))
 		}
 		slices.Sort(out)
 		return slices.Compact(out), cobra.ShellCompDirectiveNoFileComp
@@ -72,15 +74,21 @@ func completeSessions(e *env, g *globals, many bool) cobra.CompletionFunc {
 // registerCompletions completes the values of the flags that take one of a
 // fixed set, by flag name, on every command that has them: -o (the
 // command's own formats, see setFormats), --sort, --type, --policy,
-// --compression, --mode.
+// --compression, --mode, --sqlite-schema, --format-version, --origin; and
+// the flags that name a folder complete folder names.
 func registerCompletions(root *cobra.Command) {
 	fixed := map[string][]string{
-		"sort":        inspect.SortKeys,
-		"type":        eventTypes(),
-		"policy":      policyNames(),
-		"compression": {"zstd", "none"},
-		"mode":        {inspect.ModeTolerateTail.String(), inspect.ModeStrict.String(), inspect.ModePointInTime.String()},
+		"sort":           inspect.SortKeys,
+		"type":           inspect.TypePatterns(),
+		"policy":         replay.PolicyNames(),
+		"compression":    {"zstd", "none"},
+		"mode":           {inspect.ModeTolerateTail.String(), inspect.ModeStrict.String(), inspect.ModePointInTime.String()},
+		"sqlite-schema":  {"17", "14"},
+		"format-version": {"4", "3", "2", "1", "0"},
+		"origin":         {"subagent"},
 	}
+	// Flags naming a folder complete folder names.
+	dirs := []string{"save", "convert", "backup-dir", "cwd", "project"}
 	root.RegisterFlagCompletionFunc("output", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		formats := cmd.Annotations[formatsAnnotation]
 		if formats == "" {
@@ -95,6 +103,11 @@ func registerCompletions(root *cobra.Command) {
 				c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 			}
 		}
+		for _, name := range dirs {
+			if c.LocalNonPersistentFlags().Lookup(name) != nil {
+				c.MarkFlagDirname(name)
+			}
+		}
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
@@ -102,50 +115,11 @@ func registerCompletions(root *cobra.Command) {
 	walk(root)
 }
 
-// eventTypes are the event types of every format version, and the globs
-// of their families ("tool/*"), for --type.
-func eventTypes() []string {
-	var out []string
-	for v := 0; v <= seam.MaxVersion; v++ {
-		for _, t := range seam.Vocabulary(v) {
-			out = append(out, t)
-			if family, _, ok := strings.Cut(t, "/"); ok {
-				out = append(out, family+"/*")
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// policyNames are the replay policies users choose between.
-func policyNames() []string {
-	var out []string
-	for _, p := range reconcile.Policies() {
-		if !p.Hidden {
-			out = append(out, p.Name)
-		}
-	}
-	return out
-}
-
 func newCompletionCmd(root *cobra.Command) *cobra.Command {
 	return &cobra.Command{
-		Use:   "completion bash|zsh|fish|powershell",
-		Short: "Print a shell completion script",
-		Long: `Print the completion script of a shell. It completes commands, flags, the values
-of -o, --sort, --type, --policy and --compression, and session ids (or their
-unique prefixes) from the store the command line names.
-
-Load it in the current shell, or install it for every new one:
-
-  bash:        source <(dshctl completion bash)
-               dshctl completion bash > ~/.local/share/bash-completion/completions/dshctl
-  zsh:         dshctl completion zsh > "${fpath[1]}/_dshctl"   (compinit must be on)
-  fish:        dshctl completion fish > ~/.config/fish/completions/dshctl.fish
-  powershell:  dshctl completion powershell | Out-String | Invoke-Expression
-
-bash needs the bash-completion package.`,
+		Use:       "completion bash|zsh|fish|powershell",
+		Short:     "Print a shell completion script",
+		Long:      help("completion"),
 		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
 		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bufio"
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/dshctl/dshctl/internal/export"
+	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
@@ -31,39 +27,16 @@ func newExportCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [SESSION...]",
 		Short: "Write a session and its subagents to a ZIP",
-		Long: `Write a ZIP of a session: its log as canonical JSONL (session.jsonl for a
-format v0 log, session.v<N>.jsonl for later formats), then the log of every
-session descending from it (sessions whose parentSession is this one, and
-theirs, recursively: subagents and forks) as subagents/<id>/session….jsonl,
-unless --no-subagents.
-
-The ZIP is made from the events the store serves, not from its files, so
-every backend gives the same bytes, and the same session always gives the same
-bytes: fixed entry order, each entry dated at its session's creation, DEFLATE
-level 6. The log is streamed: memory stays small however large it is. Entry
-names are relative and safe whatever the ids hold: every character of an id
-outside A-Za-z0-9_- becomes _.
-
-The ZIP goes to dsh-session-<id>.zip in the current folder (with the same
-rule for the id), to -O FILE, into -O FOLDER/, or to standard output with
--O -. An existing file is kept unless --force; a file of the store being
-exported, or a path inside a JSONL store, is never written. The ZIP is written to a
-temporary file and renamed when complete, so a failed export, or one stopped
-by Ctrl-C, leaves nothing behind. New files are readable by their owner only
-(0600), like dsh's logs; --force keeps the mode of a file it replaces.
-
-With several sessions, or --all, each session gets its own ZIP in the folder
--O names (default: the current folder), several at a time. A session that
-fails is reported and the others are still exported.`,
+		Long:  help("export"),
 		Example: `  dshctl export session-4f1c                     # ./dsh-session-session-4f1c2a9e-….zip
   dshctl export -O bug-1234.zip session-4f1c
   dshctl export --no-subagents session-4f1c
   dshctl export -O - session-4f1c | ssh host 'cat > session.zip'
   dshctl export --all -O backup/                 # one ZIP per session of the store
   dshctl export -O out/ session-4f1c session-7a2b`,
-		ValidArgsFunction: completeSessions(e, g, true),
+		ValidArgsFunction: completeSessions(e, g, manySessions),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(formatTable, listFormats...)
+			format, err := g.outputFormat(termui.FormatTable, listFormats...)
 			if err != nil {
 				return err
 			}
@@ -71,9 +44,9 @@ fails is reported and the others are still exported.`,
 				return err
 			}
 			if o.all || len(args) > 1 {
-				return runExportMany(cmd.Context(), e, g, format, &o, args)
+				return exportMany(cmd.Context(), e, g, format, &o, args)
 			}
-			return runExportOne(cmd.Context(), e, g, format, &o, args[0])
+			return exportOne(cmd.Context(), e, g, format, &o, args[0])
 		},
 	}
 	setFormats(cmd, listFormats...)
@@ -88,206 +61,97 @@ fails is reported and the others are still exported.`,
 
 // check rejects flag combinations that mean nothing.
 func (o *exportOptions) check(g *globals, args []string) error {
+	many := o.all || len(args) > 1
 	switch {
 	case o.all && len(args) > 0:
-		return usagef("--all exports every session: name none")
+		return termui.Usagef("--all exports every session: name none")
 	case !o.all && len(args) == 0:
-		return usagef("name the session to export, or --all")
+		return termui.Usagef("name the session to export, or --all")
 	case o.jobs < 0:
-		return usagef("--jobs must not be negative")
-	case o.out == "-" && (o.all || len(args) > 1):
-		return usagef("-O - writes one ZIP: with several sessions, -O names a folder")
+		return termui.Usagef("--jobs must not be negative")
+	case o.out == "-" && many:
+		return termui.Usagef("-O - writes one ZIP: with several sessions, -O names a folder")
 	case o.out == "-" && g.output != "":
-		return usagef("with -O - the ZIP is the output: -o has nothing to print")
+		return termui.Usagef("with -O - the ZIP is the output: -o has nothing to print")
+	}
+	if !many || o.out == "" {
+		return nil
+	}
+	fi, err := os.Stat(o.out)
+	switch {
+	case err == nil && !fi.IsDir():
+		return termui.Usagef("-O %s is a file: with several sessions, -O names a folder", o.out)
+	case err != nil && !os.IsPathSeparator(o.out[len(o.out)-1]):
+		// f.zip would become a folder: make the user say it is one.
+		return termui.Usagef("-O %s: with several sessions, -O names a folder: one that exists, or ending in / (%s/)", o.out, o.out)
 	}
 	return nil
 }
 
-// exportItem is what export prints about one ZIP, and its JSON shape.
-type exportItem struct {
-	ID        string         `json:"id"`
-	Path      string         `json:"path"`
-	SizeBytes int64          `json:"sizeBytes"`
-	Events    int64          `json:"events"`
-	Entries   []export.Entry `json:"entries"`
-}
-
-func itemOf(r export.Result) exportItem {
-	it := exportItem{ID: r.ID, Path: r.Path, SizeBytes: r.Bytes, Entries: r.Entries}
-	for _, en := range r.Entries {
-		it.Events += en.Events
-	}
-	return it
-}
-
-// exportStore is how export opens stores: it shows a plugin's events, as
-// cat does.
-var exportStore = store.Options{AllowUnknownTypes: true}
-
-func runExportOne(ctx context.Context, e *env, g *globals, format string, o *exportOptions, arg string) error {
-	s, err := g.openSession(ctx, e, arg, exportStore)
+// exportOne writes one session's ZIP (export.ToFile), or streams it to
+// standard output (export.Session), with a bar of the events written.
+func exportOne(ctx context.Context, e *env, g *globals, format string, o *exportOptions, arg string) error {
+	s, err := g.openSession(ctx, e, arg, store.Options{AllowUnknownTypes: true}) // a plugin's events too, as cat
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	var bar *termui.Progress
-	var done int64
+	bar := e.out(format).NewBar("exporting events")
 	opts := export.Options{NoSubagents: o.noSubagents}
 	if e.stderrTTY { // the bar is for people only
-		opts.Progress = func(written, total int64) {
-			if bar == nil {
-				bar = newProgress(e, format, "exporting events", int(total))
-			}
-			bar.Add(int(written - done))
-			done = written
-		}
+		opts.Progress = bar.Track
 	}
-	finish := func() {
-		if bar != nil {
-			bar.Finish()
-			bar = nil
-		}
-	}
-	defer finish()
 	if o.out == "-" {
-		if e.stdoutTTY && !o.force {
-			return withHint(errors.New("refusing to write a ZIP to a terminal"), "redirect standard output, or use -O FILE")
-		}
-		w := bufio.NewWriterSize(e.stdout, 256<<10)
-		entries, err := export.Session(ctx, s.Service, s.ID, w, opts)
-		if err == nil {
-			err = w.Flush()
-		}
-		finish()
-		warnUnsupported(e, entries)
-		return explainExport(err)
+		return sessionview.WriteZIP(e.out(format), o.force, func(w io.Writer) ([]export.Entry, error) {
+			defer bar.Finish()
+			return export.Session(ctx, s.Service, s.ID, w, opts)
+		})
 	}
-	if o.out != "" { // before exportPath makes a folder
-		if _, err := export.CheckPath(o.out, s.Service); err != nil {
-			return explainExport(err)
-		}
-	}
-	path, err := exportPath(o.out, s.ID)
+	r, err := export.ToFile(ctx, s.Service, s.ID, o.out, o.force, opts)
+	bar.Finish()
 	if err != nil {
-		return err
+		return sessionview.ExplainExport(err)
 	}
-	r := export.Result{ID: s.ID, Path: path}
-	r.Bytes, err = export.WriteFile(ctx, path, o.force, s.Service, func(w io.Writer) error {
-		var err error
-		r.Entries, err = export.Session(ctx, s.Service, s.ID, w, opts)
-		return err
-	})
-	finish()
+	sessionview.WarnUnsupported(e.stderr, r.Entries)
+	return sessionview.PrintExports(e.out(format), []export.Result{r})
+}
+
+// exportMany writes a ZIP per session into a folder, several at a time
+// (export.ToDir), with a bar of the sessions done. A session that fails is
+// reported and the others go on.
+func exportMany(ctx context.Context, e *env, g *globals, format string, o *exportOptions, args []string) error {
+	dir := cmp.Or(o.out, ".")
+	// A session that cannot be found is reported with the others that fail.
+	var unopened []export.Result
+	ss, err := store.OpenEachSession(ctx, g.request(e), args, store.Options{AllowUnknownTypes: true}, func(arg string, err error) {
+		unopened = append(unopened, export.Result{ID: arg, Err: err})
+	}) // --all: no arguments, the whole store
+	defer ss.Close()
 	if err != nil {
-		return explainExport(err)
+		return sessionview.Explain(err)
 	}
-	warnUnsupported(e, r.Entries)
-	return printExports(e, format, []export.Result{r})
-}
-
-// exportPath is where the ZIP of session id goes: -O FILE, the default name
-// in the folder -O names (an existing one, or one given with a trailing
-// separator, made if missing), or the default name in the current folder.
-func exportPath(out, id string) (string, error) {
-	name := export.FileName(id)
-	if out == "" {
-		return name, nil
+	var sources []export.Source // each named once (store.OpenSessions)
+	for _, s := range ss.Sessions {
+		sources = append(sources, export.Source{Service: s.Service, ID: s.ID})
 	}
-	if strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator)) {
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			return "", err
-		}
-		return filepath.Join(out, name), nil
-	}
-	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
-		return filepath.Join(out, name), nil
-	}
-	return out, nil
-}
-
-// explainExport words an export's failure for the command line.
-func explainExport(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, context.Canceled):
-		return errors.New("export interrupted")
-	case errors.Is(err, export.ErrStoreFile):
-		return usageError{err}
-	case errors.Is(err, export.ErrExists):
-		return withHint(err, "use --force to replace it, or -O to write elsewhere")
-	case errors.As(err, new(*export.SubagentError)):
-		return withHint(err, "--no-subagents exports the session without its subagents")
-	}
-	return explain(err)
-}
-
-// warnUnsupported says which exported logs dsh would refuse: a plugin's
-// event types are exported whole, as cat shows them.
-func warnUnsupported(e *env, entries []export.Entry) {
-	for _, en := range entries {
-		if ut := en.Unsupported; ut != nil {
-			parts := make([]string, 0, len(ut.Types))
-			for _, t := range termui.SortedKeys(ut.Types) {
-				parts = append(parts, fmt.Sprintf("%q (%d)", t, ut.Types[t]))
-			}
-			fmt.Fprintf(e.stderr, "dshctl: warning: %s of %q holds event types %s unknown to format v%d and not ignorable: exported whole, but dsh refuses this log unless a plugin registers them\n",
-				en.Name, en.ID, strings.Join(parts, ", "), ut.Version)
-		}
-	}
-}
-
-func runExportMany(ctx context.Context, e *env, g *globals, format string, o *exportOptions, args []string) error {
-	dir := o.out
-	if dir == "" {
-		dir = "."
-	}
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return usagef("-O %s is a file: with several sessions, -O names a folder", dir)
-	}
-	var sources []export.Source
 	if o.all {
-		svc, err := g.openStore(e, exportStore)
-		if err != nil {
-			return err
+		if sources, err = export.StoreSources(ctx, ss.Whole); err != nil {
+			return sessionview.ExplainExport(err)
 		}
-		defer svc.Close()
-		entries, err := svc.List(ctx)
-		if err != nil {
-			return explainExport(err)
-		}
-		for _, en := range entries {
-			sources = append(sources, export.Source{Service: svc, ID: en.Snapshot.Header.ID})
-		}
-		slices.SortFunc(sources, func(a, b export.Source) int { return strings.Compare(a.ID, b.ID) })
-		sources = slices.CompactFunc(sources, func(a, b export.Source) bool { return a.ID == b.ID })
 		if len(sources) == 0 {
 			fmt.Fprintln(e.stderr, "no sessions to export")
 			return nil
 		}
-	} else {
-		seen := map[string]bool{}
-		for _, arg := range args {
-			s, err := g.openSession(ctx, e, arg, exportStore)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if !seen[s.ID] {
-				seen[s.ID] = true
-				sources = append(sources, export.Source{Service: s.Service, ID: s.ID})
-			}
-		}
 	}
-	for _, src := range sources {
+	for _, src := range sources { // before the folder is made
 		if _, err := export.CheckPath(dir, src.Service); err != nil {
-			return explainExport(err)
+			return sessionview.ExplainExport(err)
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	bar := newProgress(e, format, "exporting sessions", len(sources))
+	bar := e.out(format).NewProgress("exporting sessions", len(sources))
 	results := export.ToDir(ctx, sources, dir, export.DirOptions{
 		Options: export.Options{NoSubagents: o.noSubagents},
 		Force:   o.force,
@@ -295,86 +159,5 @@ func runExportMany(ctx context.Context, e *env, g *globals, format string, o *ex
 		Done:    func(export.Result) { bar.Add(1) },
 	})
 	bar.Finish()
-	var ok []export.Result
-	failed := 0
-	for _, r := range results {
-		if r.Err != nil && ctx.Err() != nil && errors.Is(r.Err, context.Canceled) {
-			failed++ // interrupted: said once below
-			continue
-		}
-		if r.Err != nil {
-			failed++
-			fmt.Fprintf(e.stderr, "dshctl: export %q: %s\n", r.ID, strings.ReplaceAll(explain(r.Err).Error(), "\n", " "))
-			continue
-		}
-		warnUnsupported(e, r.Entries)
-		ok = append(ok, r)
-	}
-	if err := printExports(e, format, ok); err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("export interrupted: %d of %s not exported", failed, termui.Count(len(results), "session"))
-	}
-	if failed > 0 {
-		err := fmt.Errorf("%d of %s not exported", failed, termui.Count(len(results), "session"))
-		if slices.ContainsFunc(results, func(r export.Result) bool { return errors.Is(r.Err, export.ErrExists) }) {
-			err = withHint(err, "use --force to replace existing files")
-		}
-		return err
-	}
-	return nil
-}
-
-// printExports tells what was written: for people, the fields of one ZIP
-// or a table of several; for scripts, id, path, events, subagents and
-// bytes tab-separated, a line per ZIP; or JSON.
-func printExports(e *env, format string, results []export.Result) error {
-	items := make([]exportItem, len(results))
-	for i, r := range results {
-		items[i] = itemOf(r)
-	}
-	w := bufio.NewWriter(e.stdout)
-	var err error
-	switch {
-	case format == formatJSON:
-		err = writeJSON(w, format, items)
-	case format == formatJSONL:
-		for i := range items {
-			if err = writeJSON(w, format, items[i]); err != nil {
-				break
-			}
-		}
-	case len(items) == 1 && e.stdoutTTY:
-		it := items[0]
-		var f termui.Fields
-		f.Add("session", it.ID, it.ID)
-		f.Add("file", it.Path, it.Path)
-		f.Int("events", it.Events)
-		f.Int("subagents", int64(len(it.Entries)-1))
-		f.Size("size", it.SizeBytes)
-		err = f.Print(w, true)
-	case len(items) > 0:
-		t := e.newTable(w, "SESSION", "FILE", "EVENTS", "SUBAGENTS", "SIZE")
-		t.GiveWay(1)
-		ids := make([]string, len(items))
-		for i := range items {
-			ids[i] = items[i].ID
-		}
-		if t.TTY() {
-			ids = store.ShortIDs(ids, 12)
-		}
-		for i, it := range items {
-			size := strconv.FormatInt(it.SizeBytes, 10)
-			if t.TTY() {
-				size = termui.Bytes(it.SizeBytes)
-			}
-			t.Row(ids[i], it.Path, strconv.FormatInt(it.Events, 10), strconv.Itoa(len(it.Entries)-1), size)
-		}
-		err = t.Render()
-	}
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	return err
+	return sessionview.ReportExports(ctx, e.out(format), append(results, unopened...))
 }

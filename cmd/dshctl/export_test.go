@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dshctl/dshctl/internal/export"
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -77,20 +78,20 @@ func TestExportTerminal(t *testing.T) {
 	var out, errb bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, now: time.Now,
 		stdoutTTY: true, stderrTTY: true, width: 400}
-	if code := run([]string{"--store", store, "export", "-O", "-", "session-4f1c"}, e); code != exitError || out.Len() > 0 {
+	if code := run([]string{"--store", store, "export", "-O", "-", "session-4f1c"}, e); code != termui.ExitError || out.Len() > 0 {
 		t.Fatalf("export to a terminal: exit %d, %d bytes out", code, out.Len())
 	}
 	if !strings.Contains(errb.String(), "refusing to write a ZIP to a terminal") {
 		t.Fatalf("stderr: %s", errb.String())
 	}
 	out.Reset()
-	if code := run([]string{"--store", store, "export", "--force", "-O", "-", "session-4f1c"}, e); code != exitOK || !bytes.HasPrefix(out.Bytes(), []byte("PK\x03\x04")) {
+	if code := run([]string{"--store", store, "export", "--force", "-O", "-", "session-4f1c"}, e); code != termui.ExitOK || !bytes.HasPrefix(out.Bytes(), []byte("PK\x03\x04")) {
 		t.Fatalf("--force: exit %d, %q…", code, out.Bytes()[:min(out.Len(), 8)])
 	}
 
 	dir := t.TempDir()
 	out.Reset()
-	if code := run([]string{"--store", store, "export", "-O", dir + "/", "session-4f1c"}, e); code != exitOK {
+	if code := run([]string{"--store", store, "export", "-O", dir + "/", "session-4f1c"}, e); code != termui.ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	file := dir + "/" + export.FileName("session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c")
@@ -105,7 +106,7 @@ func TestExportTerminal(t *testing.T) {
 
 	// Several ZIPs: a table.
 	out.Reset()
-	if code := run([]string{"--store", store, "export", "--force", "-O", dir, "session-4f1c", "session-7a2b"}, e); code != exitOK {
+	if code := run([]string{"--store", store, "export", "--force", "-O", dir, "session-4f1c", "session-7a2b"}, e); code != termui.ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -156,7 +157,7 @@ func TestExportProgress(t *testing.T) {
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" },
 		stderrTTY: true, now: func() time.Time { clock = clock.Add(2 * time.Second); return clock }}
 	path := t.TempDir() + "/x.zip"
-	if code := run([]string{"--store", store, "export", "-O", path, "session-4f1c"}, e); code != exitOK {
+	if code := run([]string{"--store", store, "export", "-O", path, "session-4f1c"}, e); code != termui.ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(errb.String(), "exporting events") || !strings.Contains(errb.String(), "/133)") {

@@ -1,25 +1,18 @@
 package main
 
 import (
-	"io"
+	"embed"
 	"slices"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/termui"
-)
-
-// Output formats.
-const (
-	formatTable = "table"
-	formatJSON  = "json"
-	formatJSONL = "jsonl"
-	formatText  = "text"
+	"github.com/spf13/cobra"
 )
 
 // Formats of the commands, for -o and its completion (setFormats).
 var (
-	listFormats = []string{formatTable, formatJSON, formatJSONL}
-	catFormats  = []string{formatJSONL, formatJSON, formatText}
+	listFormats = []string{termui.FormatTable, termui.FormatJSON, termui.FormatJSONL}
+	catFormats  = []string{termui.FormatJSONL, termui.FormatJSON, termui.FormatText}
 )
 
 // outputFormat returns the -o value, defaulting to def, or a usage error
@@ -30,41 +23,50 @@ func (g *globals) outputFormat(def string, allowed ...string) (string, error) {
 		return def, nil
 	}
 	if !slices.Contains(allowed, f) {
-		return "", usagef("unsupported output format %q (want %s)", f, strings.Join(allowed, "|"))
+		return "", termui.Usagef("unsupported output format %q (want %s)", f, strings.Join(allowed, "|"))
 	}
 	return f, nil
 }
 
-// writeJSON writes v as -o json (indented) or -o jsonl (one line) asks.
-func writeJSON(w io.Writer, format string, v any) error {
-	return termui.WriteJSON(w, format == formatJSON, v)
+// out is where a command prints its results in format, for the packages
+// that print them (termui.Out).
+func (e *env) out(format string) termui.Out {
+	return termui.Out{Stdout: e.stdout, Stderr: e.stderr, TTY: e.stdoutTTY, ErrTTY: e.stderrTTY,
+		Width: termui.Columns(e.width, e.getenv), Colour: termui.Colour(e.stdoutTTY, e.getenv), Now: e.now, Format: format}
 }
 
-// newTable is a table for e's stdout (or a buffer in front of it).
-func (e *env) newTable(w io.Writer, header ...string) *termui.Table {
-	return termui.NewTable(w, e.stdoutTTY, e.termWidth(), header...)
-}
-
-// newProgress is a progress bar on e's stderr, never in JSON mode.
-func newProgress(e *env, format, what string, total int) *termui.Progress {
-	return termui.NewProgress(e.stderr, e.stderrTTY && format != formatJSON && format != formatJSONL, e.now, what, total)
-}
-
-// termWidth is the width output for people fits (termui.Columns).
-func (e *env) termWidth() int { return termui.Columns(e.width, e.getenv) }
-
-// colour reports whether output to a terminal may use colour.
-func (e *env) colour() bool { return termui.Colour(e.stdoutTTY, e.getenv) }
-
-// startPager pages long output for people (termui.StartPager), never when
-// stdout is not a terminal or off is set.
-func (e *env) startPager(off bool) (io.Writer, func() error) {
-	if off || !e.stdoutTTY {
-		return e.stdout, func() error { return nil }
+// lookupEnv is e.lookup, or getenv's answer (unset when empty) without it.
+func (e *env) lookupEnv(k string) (string, bool) {
+	if e.lookup != nil {
+		return e.lookup(k)
 	}
-	lookup := e.lookup
-	if lookup == nil {
-		lookup = func(k string) (string, bool) { v := e.getenv(k); return v, v != "" }
+	v := e.getenv(k)
+	return v, v != ""
+}
+
+// changedFlags are the flags among names given on cmd's command line.
+func changedFlags(cmd *cobra.Command, names ...string) []string {
+	var set []string
+	for _, name := range names {
+		if cmd.Flags().Changed(name) {
+			set = append(set, "--"+name)
+		}
 	}
-	return termui.StartPager(termui.PagerCommand(lookup), e.stdout, e.stderr)
+	return set
+}
+
+// helpTexts are the commands' long help texts, help/<command>.txt: prose
+// reads and diffs better as text than as Go strings.
+//
+//go:embed help/*.txt
+var helpTexts embed.FS
+
+// help is the long help text of the command name (its file without the
+// final newline).
+func help(name string) string {
+	b, err := helpTexts.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic("no help text for " + name) // a build mistake, caught by every test
+	}
+	return strings.TrimSuffix(string(b), "\n")
 }

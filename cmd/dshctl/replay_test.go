@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/reconcile"
+	"github.com/dshctl/dshctl/internal/termui"
 )
 
 // replayLines runs replay with -o jsonl and returns each result's source
@@ -40,7 +41,7 @@ func replayLines(t *testing.T, args ...string) ([]string, int) {
 func TestReplayShards(t *testing.T) {
 	suite := []string{"--generate", "40", "--seed", "5", "../../testdata/traces", "../../testdata/captures"}
 	all, code := replayLines(t, suite...)
-	if code != exitOK {
+	if code != termui.ExitOK {
 		t.Fatalf("unsharded run exits %d", code)
 	}
 	traces, _ := filepath.Glob("../../testdata/traces/*.jsonl")
@@ -66,7 +67,7 @@ func TestReplayShards(t *testing.T) {
 	for _, k := range []string{"1", "2", "3"} {
 		report := filepath.Join(dir, "junit-"+k+".xml")
 		part, code := replayLines(t, append([]string{"--shard", k + "/3", "--junit", report}, suite...)...)
-		if code != exitOK {
+		if code != termui.ExitOK {
 			t.Fatalf("shard %s/3 exits %d", k, code)
 		}
 		// Files (traces and capture tabs) and generated traces are each

@@ -7,22 +7,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/buildinfo"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-)
-
-// Exit codes, as cli.md defines them.
-const (
-	exitOK       = 0
-	exitError    = 1 // operational: not found, I/O, lock busy, corrupt store
-	exitUsage    = 2 // unknown flag, bad argument
-	exitFindings = 3 // the check ran and found problems
 )
 
 // env is what a command may use of the outside world; tests replace it.
@@ -39,7 +31,7 @@ type env struct {
 	// for people only (see termui.Detect).
 	stdinTTY, stdoutTTY, stderrTTY bool
 	// width is the terminal's width in columns, 0 when unknown (see
-	// termWidth).
+	// termui.Columns).
 	width int
 }
 
@@ -63,33 +55,6 @@ type globals struct {
 	output string
 }
 
-// usageError marks an error as the user's misuse of the command line.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
-// findingsError says the check ran and found problems (exit 3). Its message
-// has been printed already as part of the report.
-type findingsError struct{ summary string }
-
-func (f findingsError) Error() string { return f.summary }
-
-// hintError adds a second line telling the user what to do next.
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (h hintError) Error() string { return h.err.Error() }
-func (h hintError) Unwrap() error { return h.err }
-
-func withHint(err error, hint string) error { return hintError{err, hint} }
-
 // run executes one dshctl invocation and returns its exit code.
 func run(args []string, e *env) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -102,57 +67,15 @@ func run(args []string, e *env) int {
 	if c, _, ferr := root.Find(args); ferr == nil {
 		helpCmd = c.CommandPath()
 	}
-	return report(e, err, helpCmd)
-}
-
-// report prints err the way cli.md asks (one line, plus a hint line) and
-// maps it to an exit code. helpCmd is the command whose --help a usage error
-// points to.
-func report(e *env, err error, helpCmd string) int {
-	if err == nil {
-		return exitOK
-	}
-	var f findingsError
-	if errors.As(err, &f) {
-		return exitFindings
-	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	if errors.Is(err, context.Canceled) {
-		// Ctrl-C or SIGTERM: reads stop where they are, and a write has
-		// either finished or not started.
-		msg = "interrupted"
-	}
-	fmt.Fprintf(e.stderr, "dshctl: %s\n", msg)
-	var h hintError
-	var hinted interface{ Hint() string } // an error that knows its fix
-	switch {
-	case errors.As(err, &h) && h.hint != "":
-		fmt.Fprintf(e.stderr, "hint: %s\n", h.hint)
-	case errors.As(err, &hinted) && hinted.Hint() != "":
-		fmt.Fprintf(e.stderr, "hint: %s\n", hinted.Hint())
-	}
-	var u usageError
-	if errors.As(err, &u) {
-		fmt.Fprintf(e.stderr, "hint: run '%s --help' for usage\n", helpCmd)
-		return exitUsage
-	}
-	return exitError
+	return termui.Report(e.stderr, err, helpCmd)
 }
 
 func newRootCmd(e *env, g *globals) *cobra.Command {
 	var version bool
 	root := &cobra.Command{
-		Use:   "dshctl",
-		Short: "Inspect and repair DeepSeek Harness (dsh) session logs",
-		Long: `dshctl inspects and repairs the session logs of the DeepSeek Harness (dsh).
-
-The store is $DSH_HOME/sessions (or ~/.dsh/sessions) unless --store or
-DSHCTL_STORE names another. A session is named by its id, a unique id prefix,
-or the path of its folder or log file.
-
-On a terminal, lists are tables and times are relative; piped, every command
-prints tab-separated machine values (full ids, RFC 3339 times, bytes as
-integers), one line per row. -o json and -o jsonl give every field.`,
+		Use:               "dshctl",
+		Short:             "Inspect and repair DeepSeek Harness (dsh) session logs",
+		Long:              help("dshctl"),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		DisableAutoGenTag: true,
@@ -188,15 +111,16 @@ integers), one line per row. -o json and -o jsonl give every field.`,
 		if len(args) == 0 {
 			return nil
 		}
-		err := usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+		err := termui.Usagef("unknown command %q for %q", args[0], cmd.CommandPath())
 		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			return withHint(err, "did you mean "+strings.Join(s, " or ")+"?")
+			return termui.WithHint(err, "did you mean "+strings.Join(s, " or ")+"?")
 		}
 		return err
 	}
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
-		if version {
-			return printVersion(e.stdout)
+		if version { // what `dshctl version` prints
+			_, err := fmt.Fprintln(e.stdout, buildinfo.Read())
+			return err
 		}
 		return cmd.Help()
 	}
@@ -205,28 +129,17 @@ integers), one line per row. -o json and -o jsonl give every field.`,
 }
 
 // flagError words the errors of parsing flags as usage errors: a value
-// that is not a number says so, not strconv's message.
+// that is not a number says so, not strconv's message (termui.InvalidValue).
 func flagError(cmd *cobra.Command, err error) error {
 	var inv *pflag.InvalidValueError
 	var nf *pflag.NotExistError
 	switch {
 	case errors.As(err, &inv):
-		f := inv.GetFlag()
-		why := "not a valid value"
-		var ne *strconv.NumError
-		switch {
-		case errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange):
-			why = "out of range"
-		case errors.As(err, &ne) && strings.HasPrefix(f.Value.Type(), "bool"):
-			why = "not true or false"
-		case errors.As(err, &ne):
-			why = "not a number"
-		}
-		return usageError{fmt.Errorf("invalid --%s %q: %s", f.Name, inv.GetValue(), why)}
+		return termui.InvalidValue(inv.GetFlag().Name, inv.GetValue(), inv.GetFlag().Value.Type(), err)
 	case errors.As(err, &nf) && nf.GetSpecifiedName() == "version" && cmd.HasParent():
-		return usageError{withHint(err, "--version is dshctl's own (dshctl --version); the log format of a new session is --format-version")}
+		return termui.Usage(termui.WithHint(err, "--version is dshctl's own (dshctl --version); the log format of a new session is --format-version"))
 	}
-	return usageError{err}
+	return termui.Usage(err)
 }
 
 // wrapArgs turns a command's argument validation errors into usage errors.
@@ -237,7 +150,7 @@ func wrapArgs(c *cobra.Command) {
 	check := c.Args
 	c.Args = func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return usageError{err}
+			return termui.Usage(err)
 		}
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
@@ -12,25 +13,13 @@ func newStatCmd(e *env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stat SESSION",
 		Short: "Show a session's metadata from its header and the tail of its log",
-		Long: `Show a session's header, location, size, event count, revision, state, its
-last human prompt, any open turn, a torn or uncommitted tail and whether
-another process holds its write lock. Only the header and the tail of the
-log are read; --exact adds a full scan (event counts by type, turns, first
-and last time).
-
-A session dsh would refuse (a log holding a plugin's event types, say) is
-shown as far as it can be read, with state "error" and the reason; then the
-command exits 1.
-
-On a terminal, aligned "key: value" lines; piped, "key:<TAB>value" lines with
-machine values (RFC 3339 times, integer bytes). -o json gives the fields
-list gives, and lockHeld, inheritedEventCount and exact.`,
+		Long:  help("stat"),
 		Example: `  dshctl stat session-4f1c
   dshctl stat -o json ~/.dsh/sessions/--home-me-proj--/session-4f1c…/`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeSessions(e, g, false),
+		ValidArgsFunction: completeSessions(e, g, oneSession),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(formatTable, listFormats...)
+			format, err := g.outputFormat(termui.FormatTable, listFormats...)
 			if err != nil {
 				return err
 			}
@@ -46,16 +35,10 @@ list gives, and lockHeld, inheritedEventCount and exact.`,
 			}
 			// A session dsh would refuse is shown as far as it can be
 			// read; the reason then fails the command, after the report.
-			var perr error
-			if format != formatTable {
-				perr = writeJSON(e.stdout, format, sessionview.NewStatJSON(r, reason))
-			} else {
-				perr = sessionview.StatFields(r, e.now(), reason).Print(e.stdout, e.stdoutTTY)
-			}
-			if perr != nil {
+			if perr := sessionview.PrintStat(e.out(format), r); perr != nil {
 				return perr
 			}
-			return explain(err)
+			return sessionview.Explain(err)
 		},
 	}
 	setFormats(cmd, listFormats...)

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 )
@@ -21,136 +19,27 @@ func (g *globals) request(e *env) store.Request {
 // openStore opens the store the user asked for.
 func (g *globals) openStore(e *env, o store.Options) (seam.Service, error) {
 	svc, err := g.request(e).Open(o)
-	return svc, explain(err)
+	return svc, sessionview.Explain(err)
 }
 
 // openSession opens the session an argument names and its store.
 func (g *globals) openSession(ctx context.Context, e *env, arg string, o store.Options) (*store.Session, error) {
 	s, err := store.OpenSession(ctx, g.request(e), arg, o)
+	return s, notFound(err)
+}
+
+// openSessions opens the sessions several arguments name, each store once
+// (store.OpenSessions); close them even when it fails.
+func (g *globals) openSessions(ctx context.Context, e *env, args []string, o store.Options) (*store.Sessions, error) {
+	ss, err := store.OpenSessions(ctx, g.request(e), args, o)
+	return ss, notFound(err)
+}
+
+// notFound words a failure to find a named session, with the way to see
+// which there are.
+func notFound(err error) error {
 	if errors.Is(err, seam.ErrNotFound) {
-		return nil, withHint(err, "run 'dshctl list --all' to see the sessions of the store")
+		return termui.WithHint(sessionview.Explain(err), "run 'dshctl list --all' to see the sessions of the store")
 	}
-	return s, explain(err)
-}
-
-// sources names where a store's location came from, in messages.
-var sources = map[store.Source]string{
-	store.FromFlag: "--store", store.FromEnv: "DSHCTL_STORE", store.FromDSHHome: "DSH_HOME",
-	store.FromDefault: "default", store.FromPath: "path",
-}
-
-// explain words the typed errors of the internal packages for the command
-// line: the message, and a hint where the next step is clear. Other errors
-// pass as they are.
-func explain(err error) error {
-	var (
-		se  *store.Error
-		amb *store.AmbiguousError
-		sh  *store.ShadowError
-		in  *store.InputError
-		ns  *store.NextSeqError
-		fe  *inspect.FilterError
-		ut  *inspect.UnknownTypesError
-	)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, store.ErrNoHome):
-		return withHint(errors.New("cannot locate the dsh store: HOME and DSH_HOME are unset; set DSH_HOME or pass --store"),
-			"choose a store with --store DIR or DSHCTL_STORE")
-	case errors.Is(err, store.ErrEmptyArg):
-		return usagef("empty session argument")
-	case errors.Is(err, store.ErrNoBackupDir):
-		return withHint(err, "set XDG_STATE_HOME or HOME: repairs keep what they remove under $XDG_STATE_HOME/dshctl/backups")
-	case errors.As(err, &se):
-		return explainStore(se)
-	case errors.As(err, &amb):
-		const show = 10
-		msg := fmt.Sprintf("session prefix %q is ambiguous: %d sessions match: %s", amb.Prefix, len(amb.Matches),
-			strings.Join(amb.Matches[:min(len(amb.Matches), show)], ", "))
-		if len(amb.Matches) > show {
-			msg += ", …"
-		}
-		return withHint(errors.New(msg), "give more of the id")
-	case errors.As(err, &sh):
-		return withHint(err, "give the full id to append to that session, or another id to create a new one")
-	case errors.As(err, &in):
-		return explainInput(in)
-	case errors.As(err, &ns) && ns.Stored > ns.Expected:
-		return withHint(err, fmt.Sprintf("if seqs %d–%d are the start of this batch (a killed append to a plain log keeps its complete lines), append the rest with --expect-next-seq %d",
-			ns.Expected, ns.Stored-1, ns.Stored))
-	case errors.As(err, &fe) && fe.Field == "Types":
-		return usagef("--type %q: %v", fe.Pattern, fe.Err)
-	case errors.As(err, &fe):
-		return usagef("--from/--to: %v", fe.Err)
-	case errors.As(err, &ut):
-		return unknownTypes(ut, "read")
-	}
-	return err
-}
-
-func explainStore(se *store.Error) error {
-	from := sources[se.Spec.From]
-	switch se.Kind {
-	case store.ErrNotExist:
-		return withHint(fmt.Errorf("store %s (from %s) does not exist", se.Path, from),
-			"choose a store with --store DIR or DSHCTL_STORE, or set DSH_HOME")
-	case store.ErrNotDir:
-		return withHint(fmt.Errorf("store %s (from %s) is not a directory", se.Path, from),
-			"--store takes dsh's sessions folder (a JSONL root), a dsh home, or a SQLite database (sqlite:PATH)")
-	case store.ErrNotStore:
-		return withHint(fmt.Errorf("store %s (from %s) is not a dsh session store: it holds no project folders, no sessions folder or database and no session log", se.Path, from),
-			"point --store at dsh's sessions folder (~/.dsh/sessions or $DSH_HOME/sessions), the dsh home holding it, or sqlite:PATH")
-	case store.ErrProjectFolder:
-		return withHint(fmt.Errorf("store %s (from %s) is a project folder of the store %s, not a store", se.Path, from, se.Store),
-			fmt.Sprintf("use --store %s (list --project DIR shows one project's sessions)", se.Store))
-	case store.ErrSessionFolder:
-		if se.Store == "" {
-			return withHint(fmt.Errorf("store %s (from %s) is a session log's folder, not a store", se.Path, from),
-				"name the session by its path instead: dshctl stat "+se.Path)
-		}
-		return withHint(fmt.Errorf("store %s (from %s) is the folder of session %s in the store %s, not a store", se.Path, from, se.ID, se.Store),
-			fmt.Sprintf("use --store %s, or name the session by its path: dshctl stat %s", se.Store, se.Path))
-	case store.ErrNotEmpty:
-		return withHint(fmt.Errorf("store %s already holds sessions: --compression other than the store's applies only to a new or empty store (%v)", se.Path, se.Err),
-			"drop --compression: new sessions take the store's encoding")
-	}
-	return se
-}
-
-func explainInput(in *store.InputError) error {
-	if in.Line == 0 {
-		return fmt.Errorf("read events from %s: %w", in.Name, in.Err)
-	}
-	var seq *store.SeqError
-	if errors.Is(in.Err, store.ErrNoSeq) {
-		return withHint(fmt.Errorf("%s line %d: invalid event: it has no seq; nothing was written", in.Name, in.Line),
-			"--assign-seq numbers the events from the stored next seq")
-	}
-	if errors.As(in.Err, &seq) {
-		return fmt.Errorf("%s line %d: invalid event: seq %d, expected %d (the stored next seq; --assign-seq numbers events for you); nothing was written",
-			in.Name, in.Line, seq.Got, seq.Want)
-	}
-	return fmt.Errorf("%s line %d: invalid event: %w; nothing was written", in.Name, in.Line, in.Err)
-}
-
-// unknownTypes words the refusal of a log holding event types its format
-// does not know: what dsh would say, and how to make it read the log.
-func unknownTypes(ut *inspect.UnknownTypesError, op string) error {
-	pos := seam.NoPos
-	pos.Seq, pos.Path = ut.First, ut.Path
-	types := termui.SortedKeys(ut.Types)
-	for i, t := range types {
-		types[i] = strconv.Quote(t)
-		if !ut.Partial {
-			types[i] += fmt.Sprintf(" (%d)", ut.Types[t])
-		}
-	}
-	what := "event type " + types[0] + " is"
-	if len(types) > 1 {
-		what = "event types " + strings.Join(types, ", ") + " are"
-	}
-	return &seam.Error{Kind: seam.ErrUnsupportedFormat, Op: op, ID: ut.ID, Pos: pos, Err: fmt.Errorf(
-		"dsh refuses this log: %s unknown to format v%d and not ignorable (a plugin's, or a newer dsh's)",
-		what, ut.Version)}
+	return sessionview.Explain(err)
 }

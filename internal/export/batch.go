@@ -6,6 +6,8 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -29,6 +31,20 @@ type Source struct {
 	ID      string
 }
 
+// StoreSources are the sessions of svc, sorted by id, each once.
+func StoreSources(ctx context.Context, svc seam.Service) ([]Source, error) {
+	entries, err := svc.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var sources []Source
+	for _, en := range entries {
+		sources = append(sources, Source{Service: svc, ID: en.Snapshot.Header.ID})
+	}
+	slices.SortFunc(sources, func(a, b Source) int { return strings.Compare(a.ID, b.ID) })
+	return slices.CompactFunc(sources, func(a, b Source) bool { return a.ID == b.ID }), nil
+}
+
 // Result says what the export of one session to a file did.
 type Result struct {
 	ID   string
@@ -50,7 +66,7 @@ type Result struct {
 // cancelling ctx stops them all.
 func ToDir(ctx context.Context, sessions []Source, dir string, opts DirOptions) []Result {
 	results := make([]Result, len(sessions))
-	names := newNamer()
+	names := newFileNamer()
 	for i, s := range sessions {
 		results[i] = Result{ID: s.ID, Path: filepath.Join(dir, "dsh-session-"+names.name(s.ID)+".zip")}
 	}

@@ -278,6 +278,51 @@ func TestToDir(t *testing.T) {
 	}
 }
 
+// TestToFile: the file -O names gets the session's export, a folder the
+// default name in it (a missing one is made when named with a trailing
+// separator), and no -O the default name in the current folder; an
+// existing file is kept unless forced. StoreSources names every session
+// once, by id.
+func TestToFile(t *testing.T) {
+	svc, _ := newStore(t, jsonl.None)
+	addSession(t, svc, "p", "", 1000, 20)
+	addSession(t, svc, "c", "p", 2000, 5)
+	want, entries := exportBytes(t, svc, "p", export.Options{})
+	t.Chdir(t.TempDir())
+	dir := t.TempDir()
+	name := export.FileName("p")
+	for out, path := range map[string]string{
+		"":                                     name,
+		"x.zip":                                "x.zip",
+		dir:                                    filepath.Join(dir, name),
+		"new/":                                 filepath.Join("new", name),
+		"deep/er" + string(filepath.Separator): filepath.Join("deep", "er", name),
+	} {
+		r, err := export.ToFile(ctx, svc, "p", out, false, export.Options{})
+		if err != nil || r.Path != path || r.ID != "p" || !reflect.DeepEqual(r.Entries, entries) || r.Bytes != int64(len(want)) {
+			t.Fatalf("-O %q: %+v, %v; want %s", out, r, err, path)
+		}
+		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("-O %q: the file differs from the session's export (%v)", out, err)
+		}
+		if _, err := export.ToFile(ctx, svc, "p", out, false, export.Options{}); !errors.Is(err, export.ErrExists) {
+			t.Fatalf("-O %q again: %v, want ErrExists", out, err)
+		}
+		if _, err := export.ToFile(ctx, svc, "p", out, true, export.Options{}); err != nil {
+			t.Fatalf("-O %q --force: %v", out, err)
+		}
+	}
+	os.WriteFile("file", nil, 0o600)
+	if _, err := export.ToFile(ctx, svc, "p", "file/", false, export.Options{}); err == nil {
+		t.Fatal("a folder under a file made")
+	}
+
+	sources, err := export.StoreSources(ctx, svc)
+	if err != nil || len(sources) != 2 || sources[0].ID != "c" || sources[1].ID != "p" || sources[0].Service != svc {
+		t.Fatalf("sources %+v, %v", sources, err)
+	}
+}
+
 // unlisted is a store whose List fails.
 type unlisted struct{ seam.Service }
 

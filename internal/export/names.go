@@ -64,20 +64,26 @@ const subagentsDir = "subagents/"
 // so the suffix cannot make a name another id would get plainly.
 type namer struct {
 	used map[string]bool
+	// prefixed: the names get a prefix (dsh-session-…), which no Windows
+	// device name has, so they need no suffix for one.
+	prefixed bool
 }
 
 func newNamer() *namer { return &namer{used: map[string]bool{}} }
 
+// newFileNamer names the files of an export directory.
+func newFileNamer() *namer { return &namer{used: map[string]bool{}, prefixed: true} }
+
 // name returns the unique name of id. Names compare case-insensitively, so
 // that two ids never share a folder on a case-insensitive file system
-// (macOS, Windows), and a Windows device name (CON, NUL, COM1, …) gets a
-// suffix too.
+// (macOS, Windows), and a bare Windows device name (CON, NUL, COM1, …)
+// gets a suffix too.
 func (n *namer) name(id string) string {
 	base := SafeName(id)
 	if base == "" {
 		base = "_"
 	}
-	if reservedOnWindows(base) {
+	if !n.prefixed && reservedOnWindows(base) {
 		base += "~"
 	}
 	name := base

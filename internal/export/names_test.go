@@ -65,6 +65,23 @@ func TestNamer(t *testing.T) {
 	}
 }
 
+// TestFileNamer: the files of an export directory are prefixed, so a
+// Windows device name needs no suffix there (dsh-session-CON.zip, as a
+// single export names it); names still differ case-insensitively.
+func TestFileNamer(t *testing.T) {
+	n := newFileNamer()
+	for _, c := range []struct{ id, want string }{
+		{"CON", "CON"},
+		{"con", "con~2"},
+		{"nul", "nul"},
+		{"a:b", "a_b"},
+	} {
+		if got := n.name(c.id); got != c.want {
+			t.Errorf("name(%q) = %q, want %q", c.id, got, c.want)
+		}
+	}
+}
+
 // checkEntryName fails t unless name is a path that extracts inside the
 // folder it is extracted to, on any OS: relative, slash-separated, no
 // empty, "." or ".." element, no backslash or drive colon, ASCII, elements
@@ -95,7 +112,7 @@ func TestNamesProperty(t *testing.T) {
 			rapid.StringMatching(`[a-zA-Z0-9./\\: ~_-]{0,12}`),
 			rapid.SampledFrom([]string{"..", ".", "/", "../../etc/passwd", "task:review/01 ü~x", "CON", "con", "a_b", "a:b"}),
 		), rapid.ID[string]).Draw(t, "ids")
-		n, files := newNamer(), newNamer()
+		n, files := newNamer(), newFileNamer()
 		seen := map[string]string{}
 		for _, id := range ids {
 			name := subagentsDir + n.name(id) + "/" + LogName(rapid.IntRange(0, 4).Draw(t, "v"))

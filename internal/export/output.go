@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -21,6 +22,49 @@ var ErrExists = errors.New("file exists")
 // fileMode is the mode of a new export: it holds a whole conversation, so
 // only its owner reads it, as dsh keeps its logs.
 const fileMode = 0o600
+
+// ToFile writes the ZIP export of session id of svc (see Session) to the
+// file out names (see OutputPath) through WriteFile, and says what it
+// wrote; the Result's Err is not set, the error is returned.
+func ToFile(ctx context.Context, svc seam.Service, id, out string, force bool, opts Options) (Result, error) {
+	if out != "" { // before OutputPath makes a folder
+		if _, err := CheckPath(out, svc); err != nil {
+			return Result{}, err
+		}
+	}
+	path, err := OutputPath(out, id)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{ID: id, Path: path}
+	r.Bytes, err = WriteFile(ctx, path, force, svc, func(w io.Writer) error {
+		var err error
+		r.Entries, err = Session(ctx, svc, id, w, opts)
+		return err
+	})
+	return r, err
+}
+
+// OutputPath is where the ZIP of session id goes when the user names out:
+// the file out, or FileName(id) in the folder out names (one that exists,
+// or one given with a trailing separator, made if missing), or FileName(id)
+// in the current folder when out is empty.
+func OutputPath(out, id string) (string, error) {
+	name := FileName(id)
+	if out == "" {
+		return name, nil
+	}
+	if strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator)) {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return "", err
+		}
+		return filepath.Join(out, name), nil
+	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		return filepath.Join(out, name), nil
+	}
+	return out, nil
+}
 
 // WriteFile makes the file path with what write writes, and returns its
 // size. A failed or cancelled export leaves nothing behind: the bytes go to

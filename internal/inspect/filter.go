@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -24,6 +25,22 @@ type FilterOptions struct {
 	// {turn:Turn} through its turn/end, inclusive.
 	Turn    int64
 	HasTurn bool
+}
+
+// TypePatterns are the event types of every format version, and the globs
+// of their families ("tool/*"), sorted: what a Types filter is given.
+func TypePatterns() []string {
+	var out []string
+	for v := 0; v <= seam.MaxVersion; v++ {
+		for _, t := range seam.Vocabulary(v) {
+			out = append(out, t)
+			if family, _, ok := strings.Cut(t, "/"); ok {
+				out = append(out, family+"/*")
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // maxTypeCache bounds the per-type match cache of a Filter; a log has a few

@@ -76,3 +76,20 @@ func TestFilterRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestTypePatterns: every type of every version, and each family's glob,
+// once, sorted; each is a pattern a filter accepts.
+func TestTypePatterns(t *testing.T) {
+	got := TypePatterns()
+	if !slices.IsSorted(got) || !slices.Contains(got, "turn/start") || !slices.Contains(got, "tool/*") {
+		t.Fatalf("patterns %q", got)
+	}
+	if len(slices.Compact(slices.Clone(got))) != len(got) {
+		t.Errorf("a pattern twice: %q", got)
+	}
+	for _, p := range got {
+		if _, err := NewFilter(FilterOptions{Types: []string{p}}); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}

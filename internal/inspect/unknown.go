@@ -6,6 +6,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -107,3 +108,33 @@ func (e *UnknownTypesError) Error() string {
 }
 
 func (e *UnknownTypesError) Is(target error) bool { return target == seam.ErrUnsupportedFormat }
+
+// Counted lists the unknown types sorted and quoted, each followed by its
+// count unless Partial (a count of part of the log would mislead):
+// `"plugin/x" (3)`.
+func (e *UnknownTypesError) Counted() []string {
+	types := slices.Sorted(maps.Keys(e.Types))
+	for i, t := range types {
+		types[i] = strconv.Quote(t)
+		if !e.Partial {
+			types[i] += fmt.Sprintf(" (%d)", e.Types[t])
+		}
+	}
+	return types
+}
+
+// Refusal is the error dsh gives for the log, worded for people: a
+// *seam.Error of kind ErrUnsupportedFormat for operation op, at the first
+// such event, naming the types.
+func (e *UnknownTypesError) Refusal(op string) error {
+	pos := seam.NoPos
+	pos.Seq, pos.Path = e.First, e.Path
+	types := e.Counted()
+	what := "event type " + types[0] + " is"
+	if len(types) > 1 {
+		what = "event types " + strings.Join(types, ", ") + " are"
+	}
+	return &seam.Error{Kind: seam.ErrUnsupportedFormat, Op: op, ID: e.ID, Pos: pos, Err: fmt.Errorf(
+		"dsh refuses this log: %s unknown to format v%d and not ignorable (a plugin's, or a newer dsh's)",
+		what, e.Version)}
+}

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -34,5 +35,23 @@ func TestUnknownTypesCountedOnce(t *testing.T) {
 	}
 	if err := u.err(seam.Snapshot{}, true); err != nil {
 		t.Fatalf("an ignorable event refused: %v", err)
+	}
+}
+
+// TestUnknownTypesRefusal: the refusal names the types, with counts only
+// when the whole log was read, at the first such event.
+func TestUnknownTypesRefusal(t *testing.T) {
+	ut := &UnknownTypesError{ID: "s", Version: 4, Types: map[string]int64{"b/x": 2, "a/y": 1}, First: 7, Path: "/l"}
+	if got := strings.Join(ut.Counted(), ", "); got != `"a/y" (1), "b/x" (2)` {
+		t.Errorf("counted %s", got)
+	}
+	err := ut.Refusal("cat")
+	want := `cat "s": unsupported session log: dsh refuses this log: event types "a/y" (1), "b/x" (2) are unknown to format v4 and not ignorable (a plugin's, or a newer dsh's) (seq 7, /l)`
+	if !errors.Is(err, seam.ErrUnsupportedFormat) || err.Error() != want {
+		t.Errorf("refusal\n%v\nwant\n%s", err, want)
+	}
+	one := &UnknownTypesError{ID: "s", Version: 0, Types: map[string]int64{"p/q": 5}, First: 0, Partial: true}
+	if got := one.Refusal("read").Error(); !strings.Contains(got, `event type "p/q" is unknown to format v0`) {
+		t.Errorf("partial refusal %s", got)
 	}
 }

@@ -1,7 +1,3 @@
-// Package sessionview is how dshctl shows a session, the same way in list
-// and stat: its JSON (every field present, null when unknown or absent,
-// RFC 3339 times with …Ms twins), its row in list's table for people, its
-// tab-separated fields for scripts, and stat's fields.
 package sessionview
 
 import (
@@ -129,7 +125,7 @@ type StatJSON struct {
 
 // exactJSON is what stat --exact adds; null without it.
 type exactJSON struct {
-	Events int64            `json:"events"`
+	Events int64            `json:"eventCount"`
 	ByType map[string]int64 `json:"byType"`
 	Turns  int64            `json:"turns"`
 	// TurnEnds counts turn/end events by reason kind.

@@ -2,11 +2,14 @@ package sessionview
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 )
@@ -17,7 +20,7 @@ var Columns = []string{"ID", "PROJECT", "CREATED", "UPDATED", "EVENTS", "SIZE", 
 
 // AddRows adds a row per session to t, a table of Columns: for people the
 // short unique ids and human values, fitted by cutting the project and the
-// parent; for scripts the full id, project, created, updated (RFC 3339),
+// parent, then leaving out the format, the parent and the creation time; for scripts the full id, project, created, updated (RFC 3339),
 // event count, size in bytes, state, origin, parent id, generation and
 // encoding, empty when unknown or absent. It returns the name each session
 // is shown by.
@@ -33,6 +36,7 @@ func AddRows(t *termui.Table, items []*inspect.Session, now time.Time) []string 
 		return ids
 	}
 	t.GiveWay(1, 7)
+	t.Drop(8, 7, 2) // FORMAT, PARENT, CREATED: the table is sorted by activity
 	short := store.ShortIDs(ids, 12)
 	for i, it := range items {
 		t.Row(cells(it, short[i], now)...)
@@ -77,6 +81,75 @@ func fields(it *inspect.Session) []string {
 	loc := &it.Snapshot.Location
 	return []string{h.ID, h.Cwd, created, updated, events, strconv.FormatInt(it.Snapshot.SizeBytes, 10), it.State,
 		h.Origin, h.ParentSession, strconv.Itoa(loc.Generation), loc.Encoding}
+}
+
+// NoSessions says why a list of the sessions of project (all when "") is
+// empty, hidden being the blank sessions left out.
+func NoSessions(project string, hidden int) string {
+	msg := "no sessions"
+	if project != "" {
+		msg += " in project " + project
+	}
+	switch {
+	case hidden == 1:
+		msg += " (1 blank session is hidden: --all shows it)"
+	case hidden > 1:
+		msg += fmt.Sprintf(" (%d blank sessions are hidden: --all shows them)", hidden)
+	}
+	return msg
+}
+
+// LogSink prints a log to w as cat does in o.Format: FormatJSON, one
+// document; FormatText, a transcript for people, wrapped to width when
+// given (widthSet; 0: no limit) or to the terminal (o.Width); else the
+// canonical JSONL, its header line only with header.
+func LogSink(o termui.Out, w io.Writer, header bool, width int, widthSet bool) inspect.Sink {
+	switch o.Format {
+	case termui.FormatJSON:
+		return export.NewDocument(w)
+	case termui.FormatText:
+		switch {
+		case !widthSet && o.TTY:
+			width = o.Width
+		case width == 0:
+			width = -1 // no limit
+		}
+		return inspect.NewTranscript(w, inspect.TranscriptOptions{Width: width, Color: o.Colour, Wrap: o.TTY || widthSet})
+	}
+	if !header {
+		return noHeader{export.NewCanonical(w)}
+	}
+	return export.NewCanonical(w)
+}
+
+// noHeader is a Sink without the header line, for filtered output.
+type noHeader struct{ inspect.Sink }
+
+func (noHeader) Header(*seam.Header) error { return nil }
+
+// RawTailNote says what `cat --raw` did with the records past the last one
+// dsh serves (res): printed at the end (included) or not; damaged when
+// reading them failed, else an uncommitted tail. It is "" when there are
+// none.
+func RawTailNote(res export.RawResult, included, damaged bool) string {
+	if res.TailRecords == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("%s (%d bytes from byte %d of the stored text) that dsh does not serve: ",
+		termui.Count(res.TailRecords, "record"), res.TailBytes, res.TailOffset)
+	if damaged {
+		what += "damaged data"
+	} else {
+		what += "an uncommitted tail, which the next append removes"
+	}
+	if included {
+		return "printed at the end: " + what
+	}
+	them := "them"
+	if res.TailRecords == 1 {
+		them = "it"
+	}
+	return "not printed: " + what + "; --include-tail prints " + them
 }
 
 // StatFields are what stat prints about r: for people aligned "key: value"

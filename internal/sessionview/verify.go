@@ -1,10 +1,15 @@
 package sessionview
 
 import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/termui"
 )
 
 // The JSON shape of verify's reports: every field present, null when
@@ -24,9 +29,9 @@ type (
 		Stray    bool               `json:"stray"`
 		Location verifyLocationJSON `json:"location"`
 		Status   string             `json:"status"`
-		Events   int64              `json:"events"`
+		Events   int64              `json:"eventCount"`
 		LastSeq  *int64             `json:"lastSeq"`
-		Bytes    int64              `json:"bytes"`
+		Bytes    int64              `json:"sizeBytes"`
 		Frames   int64              `json:"frames"`
 		Lines    int64              `json:"lines"`
 		Findings []findingJSON      `json:"findings"`
@@ -51,34 +56,162 @@ type (
 	positionJSON struct {
 		Path   *string `json:"path"`
 		Frame  *int    `json:"frame"`
-		Offset *int64  `json:"offset"`
+		Offset *int64  `json:"offsetBytes"`
 		Line   *int    `json:"line"`
 		Seq    *int64  `json:"seq"`
 	}
 	prefixJSON struct {
-		Events int64  `json:"events"`
-		Bytes  *int64 `json:"bytes"`
+		Events int64  `json:"eventCount"`
+		Bytes  *int64 `json:"sizeBytes"`
 		After  *int64 `json:"afterBytes"`
 		Hidden int    `json:"hiddenFindings"`
 	}
 	repairJSON struct {
-		DryRun       bool          `json:"dryRun"`
-		Skipped      *string       `json:"skipped"`
-		Removed      []seam.Repair `json:"removed"`
-		Rewrite      int           `json:"rewrittenRecords"`
-		Salvaged     int64         `json:"salvaged"`
-		SalvagedFrom *int64        `json:"salvagedFrom"`
-		Before       *stateJSON    `json:"before"`
-		After        *stateJSON    `json:"after"`
+		DryRun       bool         `json:"dryRun"`
+		Skipped      *string      `json:"skipped"`
+		Removed      []RepairJSON `json:"removed"`
+		Rewrite      int          `json:"rewrittenRecords"`
+		Salvaged     int64        `json:"salvaged"`
+		SalvagedFrom *int64       `json:"salvagedFrom"`
+		Before       *stateJSON   `json:"before"`
+		After        *stateJSON   `json:"after"`
 	}
 	stateJSON struct {
 		Frames  int64  `json:"frames"`
 		Lines   int64  `json:"lines"`
-		Bytes   int64  `json:"bytes"`
-		Events  int64  `json:"events"`
+		Bytes   int64  `json:"sizeBytes"`
+		Events  int64  `json:"eventCount"`
 		LastSeq *int64 `json:"lastSeq"`
 	}
 )
+
+// VerifyDocJSON is verify's -o json document: the mode, every report and
+// the summary.
+type VerifyDocJSON struct {
+	Mode     string            `json:"mode"`
+	Sessions []VerifyJSON      `json:"sessions"`
+	Summary  VerifySummaryJSON `json:"summary"`
+}
+
+// VerifyPrinter prints verify's reports as they come, in o.Format, and
+// the run's summary: for people (stdout a terminal), a line per finding,
+// prefix and repair, then the summary; for scripts, a row per finding
+// (VerifyRow), the rest on stderr after "dshctl: "; or JSON: a line per
+// report (JSONL), or one document at the end (JSON).
+type VerifyPrinter struct {
+	o         termui.Out
+	w         *bufio.Writer
+	backupDir string
+	reports   []VerifyJSON
+}
+
+// NewVerifyPrinter prints to o; backupDir is where repairs save what they
+// remove, as reports say it.
+func NewVerifyPrinter(o termui.Out, backupDir string) *VerifyPrinter {
+	// With a progress bar on the terminal, the reports wait in a large
+	// buffer, so that they do not cut through the bar.
+	w := bufio.NewWriter(o.Stdout)
+	if o.ErrTTY && o.TTY && o.Format == termui.FormatTable {
+		w = bufio.NewWriterSize(o.Stdout, 1<<20)
+	}
+	return &VerifyPrinter{o: o, w: w, backupDir: backupDir}
+}
+
+// Report prints r, and on stderr why it could not be checked.
+func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
+	if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
+		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", r.ID, termui.OneLineError(r.Err))
+	}
+	switch p.o.Format {
+	case termui.FormatJSON:
+		p.reports = append(p.reports, NewVerifyJSON(r))
+		return nil
+	case termui.FormatJSONL:
+		return p.o.WriteJSON(p.w, NewVerifyJSON(r))
+	}
+	lines := r.Lines(inspect.TextOptions{Colour: p.o.Colour, BackupDir: p.backupDir})
+	if p.o.TTY {
+		for _, line := range lines {
+			if _, err := fmt.Fprintln(p.w, line); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Findings come first in Lines; the prefix and repair lines after them
+	// are for people, on stderr.
+	rows := p.o.NewTable(p.w)
+	for i := range r.Findings {
+		rows.Row(VerifyRow(r, &r.Findings[i])...)
+	}
+	for _, line := range lines[len(r.Findings):] {
+		fmt.Fprintln(p.o.Stderr, "dshctl: "+line)
+	}
+	return rows.Render()
+}
+
+// Flush writes the reports printed so far.
+func (p *VerifyPrinter) Flush() error { return p.w.Flush() }
+
+// Summary prints the end of a run in mode that counted s, and flushes. Its
+// error is the run's outcome: sessions that could not be checked, or a
+// termui.FindingsError when a finding is an error in mode.
+func (p *VerifyPrinter) Summary(mode inspect.Mode, s inspect.Summary) error {
+	var err error
+	switch {
+	case p.o.Format == termui.FormatJSON:
+		err = p.o.WriteJSON(p.w, VerifyDocJSON{mode.String(), append([]VerifyJSON{}, p.reports...), VerifySummaryJSON{
+			Sessions: s.Sessions, Clean: s.Clean, Warnings: s.Warnings, Errors: s.Errors, Failed: s.Failed}})
+	case p.o.Format == termui.FormatJSONL:
+	case !p.o.TTY:
+		_, err = fmt.Fprintln(p.o.Stderr, "dshctl: "+s.String())
+	default:
+		_, err = fmt.Fprintln(p.w, s.String())
+	}
+	if err == nil {
+		err = p.w.Flush()
+	}
+	switch {
+	case err != nil:
+		return err
+	case s.Failed > 0:
+		return fmt.Errorf("%s could not be checked or repaired (see above)", termui.Count(s.Failed, "session"))
+	case s.Errors > 0:
+		return termui.Findings(s.String())
+	}
+	return nil
+}
+
+// ExplainVerify words the failure of a verify run.
+func ExplainVerify(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return errors.New("verify interrupted: the sessions reported above were checked (and repaired where they say so)")
+	}
+	return Explain(err)
+}
+
+// RepairJSON is a repair (seam.Repair) as JSON, in the names every
+// command uses: where the bytes started (null for a row of a database,
+// which has its seq instead), how many, and what was written back.
+type RepairJSON struct {
+	Path           string `json:"path"`
+	OffsetBytes    *int64 `json:"offsetBytes"`
+	SizeBytes      int64  `json:"sizeBytes"`
+	Kind           string `json:"kind"`
+	Backup         string `json:"backup"`
+	RewrittenBytes int64  `json:"rewrittenBytes"`
+	Seq            *int64 `json:"seq"`
+}
+
+// NewRepairsJSON are repairs as JSON, [] for none.
+func NewRepairsJSON(repairs []seam.Repair) []RepairJSON {
+	out := make([]RepairJSON, len(repairs))
+	for i, r := range repairs {
+		out[i] = RepairJSON{Path: r.Path, OffsetBytes: seqPtr(r.Offset), SizeBytes: r.Bytes, Kind: r.Kind, Backup: r.Backup,
+			RewrittenBytes: r.Rewritten, Seq: r.Seq}
+	}
+	return out
+}
 
 // NewVerifyJSON is the JSON of r.
 func NewVerifyJSON(r *inspect.SessionReport) VerifyJSON {
@@ -98,7 +231,7 @@ func NewVerifyJSON(r *inspect.SessionReport) VerifyJSON {
 		v.Prefix = &prefixJSON{Events: pr.Events, Bytes: seqPtr(pr.Bytes), After: seqPtr(pr.After), Hidden: pr.Hidden}
 	}
 	if rp := r.Repair; rp != nil {
-		v.Repair = &repairJSON{DryRun: rp.DryRun, Skipped: nonEmpty(rp.Skipped), Removed: append([]seam.Repair{}, rp.Removed...), Rewrite: rp.Rewrite,
+		v.Repair = &repairJSON{DryRun: rp.DryRun, Skipped: nonEmpty(rp.Skipped), Removed: NewRepairsJSON(rp.Removed), Rewrite: rp.Rewrite,
 			Salvaged: rp.Salvaged, Before: toStateJSON(rp.Before), After: toStateJSON(rp.After)}
 		if rp.Salvaged > 0 {
 			v.Repair.SalvagedFrom = &rp.SalvagedFrom

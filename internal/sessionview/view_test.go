@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,5 +62,47 @@ func TestAddRows(t *testing.T) {
 	th.Render()
 	if !strings.Contains(human.String(), "3h ago") || !strings.Contains(human.String(), "2.0 KiB") || !strings.Contains(human.String(), "subagent of p1") {
 		t.Errorf("table for people:\n%s", human.String())
+	}
+}
+
+// TestListFitsTheTerminal: list's table for people is never wider than
+// the terminal at 60, 80 or 100 columns (review-spec 7): the project and
+// parent are cut, then the format, parent and creation time left out.
+func TestListFitsTheTerminal(t *testing.T) {
+	now := time.UnixMilli(1785331620765).Add(120 * 24 * time.Hour)
+	var rows []*inspect.Session
+	for _, id := range []string{"session-5d6e7f80-9102-4a3b-8c4d-5e6f70819203", "session-6e7f8091-0213-4b4c-9d5e-6f7081920314"} {
+		parent := ""
+		if id[8] == '6' {
+			parent = "session-5d6e7f80-9102-4a3b-8c4d-5e6f70819203"
+		}
+		s := inspect.Session{Snapshot: seam.Snapshot{Header: seam.Header{ID: id,
+			Cwd: "/home/dev/projects/demo-app", CreatedAt: 1785331618000, ParentSession: parent}, EventCount: 113, SizeBytes: 108464,
+			Location: seam.Location{Encoding: "zstd", Generation: 0}}, HeaderKnown: true, MetaKnown: true, State: inspect.StateDone}
+		s.Meta.UpdatedAt = 1785331620765
+		rows = append(rows, &s)
+	}
+	for _, c := range []struct {
+		width int
+		gone  []string
+	}{{100, nil}, {80, []string{"FORMAT"}}, {60, []string{"FORMAT", "PARENT", "CREATED"}}} {
+		var b bytes.Buffer
+		tb := termui.NewTable(&b, true, c.width, Columns...)
+		AddRows(tb, rows, now)
+		if err := tb.Render(); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		for _, l := range lines {
+			if n := len([]rune(l)); n > c.width {
+				t.Errorf("COLUMNS=%d: a line of %d columns:\n%s", c.width, n, b.String())
+				break
+			}
+		}
+		for _, col := range Columns {
+			if gone := slices.Contains(c.gone, col); strings.Contains(lines[0], col) == gone {
+				t.Errorf("COLUMNS=%d: column %s shown %v:\n%s", c.width, col, !gone, b.String())
+			}
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -84,6 +85,35 @@ var ErrNoSeq = errors.New("the event has no seq")
 type SeqError struct{ Got, Want int64 }
 
 func (e *SeqError) Error() string { return fmt.Sprintf("seq %d, expected %d", e.Got, e.Want) }
+
+// OpenEvents opens the file of events to append that name names, refusing
+// a folder.
+func OpenEvents(name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("read events: %s is a directory, not a file of events", name)
+	}
+	return f, nil
+}
+
+// OpenTarget opens the session to append to that arg names (see
+// OpenSession), or, with create, the store r asks for (o.Create makes a
+// missing one) with arg as the exact id of the session Append creates when
+// it does not exist.
+func OpenTarget(ctx context.Context, r Request, arg string, create bool, o Options) (*Session, error) {
+	if !create {
+		return OpenSession(ctx, r, arg, o)
+	}
+	svc, err := r.Open(o)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{svc, arg}, nil
+}
 
 // Append appends one durable batch to session id of svc through a write
 // handle: the input's events, then, when asked, the closers of the turn

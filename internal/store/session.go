@@ -70,6 +70,136 @@ func OpenSession(ctx context.Context, r Request, arg string, o Options) (*Sessio
 	return &Session{svc, id}, nil
 }
 
+// Sessions are the sessions that several arguments name, in the order
+// named, or a whole store when none is named. The sessions of one store
+// share one Service, opened once, and a session named twice in a store is
+// there once (a store is one when its backend says where it is rooted: a
+// JSONL root; other stores opened by each argument stay apart).
+type Sessions struct {
+	Sessions []Session
+	// Whole is the store r asks for when no session was named.
+	Whole seam.Service
+}
+
+// OpenSessions opens the sessions args name (see OpenSession), or, when
+// args is empty, the store r asks for (Whole). On an error it returns the
+// sessions opened so far with it, for the caller to close.
+func OpenSessions(ctx context.Context, r Request, args []string, o Options) (*Sessions, error) {
+	return openSessions(ctx, r, args, o, nil)
+}
+
+// OpenEachSession is OpenSessions for a batch that goes on when a session
+// cannot be opened: it gives each such argument to failed and leaves it
+// out. It fails only when ctx is done.
+func OpenEachSession(ctx context.Context, r Request, args []string, o Options, failed func(arg string, err error)) (*Sessions, error) {
+	return openSessions(ctx, r, args, o, failed)
+}
+
+func openSessions(ctx context.Context, r Request, args []string, o Options, failed func(arg string, err error)) (*Sessions, error) {
+	ss := &Sessions{}
+	if len(args) == 0 {
+		svc, err := r.Open(o)
+		if err != nil { // svc may be a typed nil
+			return ss, err
+		}
+		ss.Whole = svc
+		return ss, nil
+	}
+	byRoot := map[string]seam.Service{}
+	for _, arg := range args {
+		if err := ctx.Err(); err != nil {
+			return ss, err
+		}
+		s, err := OpenSession(ctx, r, arg, o)
+		if err != nil && failed != nil {
+			failed(arg, err)
+			continue
+		}
+		if err != nil {
+			return ss, err
+		}
+		if rs, ok := s.Service.(interface{ Root() string }); ok {
+			if svc, ok := byRoot[rs.Root()]; ok {
+				s.Close()
+				if !slices.Contains(ss.Sessions, Session{svc, s.ID}) {
+					ss.Sessions = append(ss.Sessions, Session{svc, s.ID})
+				}
+				continue
+			}
+			byRoot[rs.Root()] = s.Service
+		}
+		ss.Sessions = append(ss.Sessions, *s)
+	}
+	return ss, nil
+}
+
+// Group is sessions of one store; no IDs stands for all of them.
+type Group struct {
+	Service seam.Service
+	IDs     []string
+}
+
+// Groups are the sessions by store, the stores in the order first named;
+// a whole store is one Group without IDs.
+func (ss *Sessions) Groups() []Group {
+	if ss.Whole != nil {
+		return []Group{{Service: ss.Whole}}
+	}
+	var groups []Group
+	at := map[seam.Service]int{}
+	for _, s := range ss.Sessions {
+		i, ok := at[s.Service]
+		if !ok {
+			i = len(groups)
+			at[s.Service] = i
+			groups = append(groups, Group{Service: s.Service})
+		}
+		groups[i].IDs = append(groups[i].IDs, s.ID)
+	}
+	return groups
+}
+
+// Close closes every store once; a nil Sessions is nothing to close.
+func (ss *Sessions) Close() error {
+	if ss == nil {
+		return nil
+	}
+	var errs []error
+	for _, g := range ss.Groups() {
+		errs = append(errs, g.Service.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Match is a session whose id completes a word.
+type Match struct {
+	ID, Cwd string
+	// Unreadable says the session cannot be read (its Cwd may be unknown).
+	Unreadable bool
+}
+
+// Complete returns the first max sessions of the store r asks for, in the
+// store's order, whose ids start with prefix.
+func Complete(ctx context.Context, r Request, prefix string, max int, o Options) ([]Match, error) {
+	svc, err := r.Open(o)
+	if err != nil {
+		return nil, err
+	}
+	defer svc.Close()
+	entries, err := svc.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Match
+	for _, en := range entries {
+		h := &en.Snapshot.Header
+		if h.ID != "" && strings.HasPrefix(h.ID, prefix) && len(out) < max {
+			out = append(out, Match{ID: h.ID, Cwd: h.Cwd, Unreadable: en.Err != nil})
+		}
+	}
+	return out, nil
+}
+
 // looksLikePath tells a path argument from an id: ids may hold "/" too (an
 // id is encoded into one folder name), so only an existing path counts.
 func looksLikePath(arg string) bool {

@@ -30,6 +30,17 @@ const (
 	FromPath                  // the path of a session's files
 )
 
+// String names the source as messages do: the flag or variable, or
+// "default" or "path".
+func (s Source) String() string {
+	if s < 0 || int(s) >= len(sourceNames) {
+		return fmt.Sprintf("Source(%d)", int(s))
+	}
+	return sourceNames[s]
+}
+
+var sourceNames = [...]string{"--store", "DSHCTL_STORE", "DSH_HOME", "default", "path"}
+
 // Spec is the store a command was asked to use.
 type Spec struct {
 	Path string

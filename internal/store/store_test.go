@@ -255,6 +255,114 @@ func TestOpenSession(t *testing.T) {
 	}
 }
 
+// TestOpenSessions: several arguments share their store's Service, a
+// session named twice (by id, prefix or path) is there once, stores are
+// grouped in the order first named, and an argument that names nothing
+// fails with the sessions opened so far returned for closing.
+func TestOpenSessions(t *testing.T) {
+	ctx := context.Background()
+	root := newStore(t, 4, "session-a", "session-b")
+	other := newStore(t, 4, "session-a")
+	r := Request{Flag: root, Getenv: env(nil)}
+	ss, err := OpenSessions(ctx, r, []string{"session-b", filepath.Join(other, "--w--", "session-a"), "session-a",
+		filepath.Join(root, "--w--", "session-b"), "session-a"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range ss.Sessions {
+		got = append(got, s.ID)
+	}
+	if !slices.Equal(got, []string{"session-b", "session-a", "session-a"}) {
+		t.Fatalf("sessions %q", got)
+	}
+	groups := ss.Groups()
+	if len(groups) != 2 || !slices.Equal(groups[0].IDs, []string{"session-b", "session-a"}) || !slices.Equal(groups[1].IDs, []string{"session-a"}) ||
+		groups[0].Service != ss.Sessions[0].Service || groups[1].Service != ss.Sessions[1].Service {
+		t.Fatalf("groups %+v", groups)
+	}
+	if err := ss.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	ss, err = OpenSessions(ctx, r, nil, Options{})
+	if err != nil || len(ss.Sessions) != 0 || ss.Whole == nil || len(ss.Groups()) != 1 || ss.Groups()[0].IDs != nil {
+		t.Fatalf("no arguments, the whole store: %+v, %v", ss, err)
+	}
+	ss.Close()
+
+	ss, err = OpenSessions(ctx, r, []string{"session-a", "nosuch"}, Options{})
+	if !errors.Is(err, seam.ErrNotFound) || len(ss.Sessions) != 1 {
+		t.Fatalf("unknown id: %+v, %v", ss, err)
+	}
+	ss.Close()
+	if err := (*Sessions)(nil).Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestComplete: the sessions whose ids start with the word, at most max,
+// with their cwd.
+func TestComplete(t *testing.T) {
+	root := newStore(t, 4, "session-a1", "session-a2", "other")
+	r := Request{Flag: root, Getenv: env(nil)}
+	got, err := Complete(context.Background(), r, "session-a", 10, Options{})
+	if err != nil || len(got) != 2 || got[0].Cwd != "/w" || got[0].Unreadable {
+		t.Fatalf("complete: %+v, %v", got, err)
+	}
+	ids := []string{got[0].ID, got[1].ID}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"session-a1", "session-a2"}) {
+		t.Errorf("ids %q", ids)
+	}
+	if got, _ := Complete(context.Background(), r, "", 2, Options{}); len(got) != 2 {
+		t.Errorf("max 2: %+v", got)
+	}
+	if _, err := Complete(context.Background(), Request{Flag: filepath.Join(root, "none"), Getenv: env(nil)}, "", 2, Options{}); !errors.Is(err, ErrNotExist) {
+		t.Errorf("missing store: %v", err)
+	}
+}
+
+// TestOpenTarget: without create, the session arg names; with it, arg is
+// the id as given, in the store asked for, made if missing. OpenEvents
+// refuses a folder.
+func TestOpenTarget(t *testing.T) {
+	ctx := context.Background()
+	root := newStore(t, 4, "session-a1")
+	r := Request{Flag: root, Getenv: env(nil)}
+	s, err := OpenTarget(ctx, r, "session-a", false, Options{})
+	if err != nil || s.ID != "session-a1" {
+		t.Fatalf("resolve: %+v, %v", s, err)
+	}
+	s.Close()
+	if _, err := OpenTarget(ctx, r, "new", false, Options{}); !errors.Is(err, seam.ErrNotFound) {
+		t.Fatalf("unknown without create: %v", err)
+	}
+	fresh := Request{Flag: filepath.Join(t.TempDir(), "made"), Getenv: env(nil)}
+	s, err = OpenTarget(ctx, fresh, "session-a", true, Options{Create: true})
+	if err != nil || s.ID != "session-a" {
+		t.Fatalf("create: %+v, %v", s, err)
+	}
+	s.Close()
+
+	if f, err := OpenEvents(filepath.Join(root)); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("a folder as events: %v", err)
+		f.Close()
+	}
+	if _, err := OpenEvents(filepath.Join(root, "none.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
+	}
+}
+
+func TestSourceString(t *testing.T) {
+	for s, want := range map[Source]string{FromFlag: "--store", FromEnv: "DSHCTL_STORE", FromDSHHome: "DSH_HOME",
+		FromDefault: "default", FromPath: "path", 9: "Source(9)"} {
+		if got := s.String(); got != want {
+			t.Errorf("%d: %q, want %q", int(s), got, want)
+		}
+	}
+}
+
 func TestCreate(t *testing.T) {
 	ctx := context.Background()
 	root := newStore(t, 2, "old-v2")

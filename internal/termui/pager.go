@@ -1,6 +1,7 @@
 package termui
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"os"
@@ -102,4 +103,26 @@ func QuitEarly(w io.Writer, err error) bool {
 
 func isBrokenPipe(err error) bool {
 	return err != nil && (errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed))
+}
+
+// Page runs print on o.Stdout through a buffer and, when page is set and
+// Stdout is a terminal, through the pager lookup names (PagerCommand). A
+// reader who quits the pager early is no error.
+func (o Out) Page(page bool, lookup func(string) (string, bool), print func(w *bufio.Writer) error) error {
+	out, wait := o.Stdout, func() error { return nil }
+	if page && o.TTY {
+		out, wait = StartPager(PagerCommand(lookup), o.Stdout, o.Stderr)
+	}
+	w := bufio.NewWriterSize(out, 64<<10)
+	err := print(w)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if werr := wait(); err == nil {
+		err = werr
+	}
+	if QuitEarly(out, err) {
+		return nil
+	}
+	return err
 }

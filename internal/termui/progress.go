@@ -33,9 +33,10 @@ func NewProgress(stderr io.Writer, show bool, now func() time.Time, what string,
 	return &Progress{w: stderr, now: now, what: what, total: total, start: now(), enabled: show && total > 1}
 }
 
-// Add records n more items done.
+// Add records n more items done. A nil Progress does nothing, so a bar
+// made only once the work's size is known needs no checks.
 func (p *Progress) Add(n int) {
-	if !p.enabled {
+	if p == nil || !p.enabled {
 		return
 	}
 	p.mu.Lock()
@@ -61,6 +62,9 @@ func (p *Progress) Add(n int) {
 
 // Finish clears the bar, if one was shown.
 func (p *Progress) Finish() {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar != nil {

@@ -3,6 +3,7 @@ package termui
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -25,6 +26,9 @@ type Table struct {
 	header []string
 	// keep marks the columns that fitting never cuts.
 	keep []bool
+	// drop are the columns left out, in this order, while the table is
+	// still too wide once cut.
+	drop []int
 	rows [][]string
 }
 
@@ -53,6 +57,11 @@ func (t *Table) GiveWay(cols ...int) {
 	}
 }
 
+// Drop says which columns of low value are left out, in the order given,
+// while the table does not fit the terminal even with the give-way
+// columns cut to their minimum (as kubectl and gh do).
+func (t *Table) Drop(cols ...int) { t.drop = cols }
+
 // Row adds a row; it must have a cell per column.
 func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
 
@@ -68,7 +77,24 @@ func (t *Table) Render() error {
 			rows[i][j] = OneLine(c)
 		}
 	}
-	widths := fitWidths(t.header, rows, t.keep, t.width)
+	header, keep := t.header, t.keep
+	widths := fitWidths(header, rows, keep, t.width)
+	cols := make([]int, len(header)) // the columns left, by index in t.header
+	for j := range cols {
+		cols[j] = j
+	}
+	for _, d := range t.drop {
+		at := slices.Index(cols, d)
+		if tableWidth(widths) <= t.width || at < 0 {
+			break
+		}
+		cols = slices.Delete(cols, at, at+1)
+		header, keep = slices.Delete(slices.Clone(header), at, at+1), slices.Delete(slices.Clone(keep), at, at+1)
+		for i := range rows {
+			rows[i] = slices.Delete(rows[i], at, at+1)
+		}
+		widths = fitWidths(header, rows, keep, t.width)
+	}
 	for _, r := range rows {
 		for j := range r {
 			if twwidth.Width(r[j]) > widths[j] {
@@ -96,7 +122,7 @@ func (t *Table) Render() error {
 			},
 		}),
 	)
-	tbl.Header(t.header)
+	tbl.Header(header)
 	if err := tbl.Bulk(rows); err != nil {
 		return err
 	}
@@ -169,6 +195,15 @@ const columnGap = 2
 // narrower.
 const minCut = 8
 
+// tableWidth is the width of a table of columns this wide.
+func tableWidth(widths []int) int {
+	total := columnGap * (len(widths) - 1)
+	for _, w := range widths {
+		total += w
+	}
+	return total
+}
+
 // fitWidths returns the width of each column so that the table fits width:
 // every column as wide as its widest cell; when that is too wide, the
 // widest columns not marked keep are cut down, the widest first, to no less
@@ -183,10 +218,7 @@ func fitWidths(header []string, rows [][]string, keep []bool, width int) []int {
 			widths[j] = max(widths[j], twwidth.Width(c))
 		}
 	}
-	total := columnGap * (len(widths) - 1)
-	for _, w := range widths {
-		total += w
-	}
+	total := tableWidth(widths)
 	for total > width {
 		// Cut the widest cuttable column down to the next widest (or by
 		// just enough); columns of equal width shrink by turns.

@@ -64,3 +64,29 @@ func TestTimestamp(t *testing.T) {
 		t.Errorf("JSONTime of an unknown time: %v, %v; want null, null", s, m)
 	}
 }
+
+// TestTableDrop: columns of low value are left out, in the order given,
+// only while the table does not fit once cut.
+func TestTableDrop(t *testing.T) {
+	render := func(width int) string {
+		var b bytes.Buffer
+		tb := NewTable(&b, true, width, "ID", "PATH", "A", "B")
+		tb.GiveWay(1)
+		tb.Drop(3, 2)
+		tb.Row("id1", "/a/long/path/to/somewhere", "aaaa", "bbbb")
+		if err := tb.Render(); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	for width, want := range map[int]string{
+		100: "ID   PATH                       A     B\nid1  /a/long/path/to/somewhere  aaaa  bbbb\n",
+		30:  "ID   PATH           A     B\nid1  /a/long/path…  aaaa  bbbb\n",
+		22:  "ID   PATH         A\nid1  /a/long/pa…  aaaa\n",
+		15:  "ID   PATH\nid1  /a/long/p…\n",
+	} {
+		if got := render(width); got != want {
+			t.Errorf("width %d:\n%s\nwant\n%s", width, got, want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package main
+package termui
 
 import (
 	"bytes"
@@ -7,12 +7,14 @@ import (
 	"time"
 )
 
-func TestProgressAppearsOnlyOnATerminalAfterADelay(t *testing.T) {
+// TestProgressOnlyOnATerminalAfterADelay: a bar shows on a terminal after
+// a second, never when stderr is piped or in JSON mode.
+func TestProgressOnlyOnATerminalAfterADelay(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var stderr bytes.Buffer
-	e := &env{stderr: &stderr, stderrTTY: true, now: func() time.Time { return clock }}
+	o := Out{Stderr: &stderr, ErrTTY: true, Now: func() time.Time { return clock }, Format: FormatTable}
 
-	p := newProgress(e, formatTable, "reading", 10)
+	p := o.NewProgress("reading", 10)
 	p.Add(3)
 	if stderr.Len() != 0 {
 		t.Fatalf("bar shown before the delay: %q", stderr.String())
@@ -27,10 +29,10 @@ func TestProgressAppearsOnlyOnATerminalAfterADelay(t *testing.T) {
 	for _, tc := range []struct {
 		tty    bool
 		format string
-	}{{false, formatTable}, {true, formatJSON}, {true, formatJSONL}} {
+	}{{false, FormatTable}, {true, FormatJSON}, {true, FormatJSONL}} {
 		stderr.Reset()
-		e := &env{stderr: &stderr, stderrTTY: tc.tty, now: func() time.Time { return clock }}
-		p := newProgress(e, tc.format, "reading", 10)
+		o := Out{Stderr: &stderr, ErrTTY: tc.tty, Now: func() time.Time { return clock }, Format: tc.format}
+		p := o.NewProgress("reading", 10)
 		clock = clock.Add(2 * time.Second)
 		p.Add(5)
 		p.Finish()
@@ -40,7 +42,8 @@ func TestProgressAppearsOnlyOnATerminalAfterADelay(t *testing.T) {
 	}
 }
 
-func TestColourOnlyOnATerminalWithoutNoColor(t *testing.T) {
+// TestColour: only on a terminal, without NO_COLOR, TERM not dumb.
+func TestColour(t *testing.T) {
 	for _, tc := range []struct {
 		tty           bool
 		noColor, term string
@@ -51,10 +54,8 @@ func TestColourOnlyOnATerminalWithoutNoColor(t *testing.T) {
 		{true, "1", "xterm", false},
 		{true, "", "dumb", false},
 	} {
-		e := &env{stdoutTTY: tc.tty, getenv: func(k string) string {
-			return map[string]string{"NO_COLOR": tc.noColor, "TERM": tc.term}[k]
-		}}
-		if got := e.colour(); got != tc.want {
+		getenv := func(k string) string { return map[string]string{"NO_COLOR": tc.noColor, "TERM": tc.term}[k] }
+		if got := Colour(tc.tty, getenv); got != tc.want {
 			t.Errorf("tty=%v NO_COLOR=%q TERM=%q: colour %v, want %v", tc.tty, tc.noColor, tc.term, got, tc.want)
 		}
 	}

@@ -1,0 +1,116 @@
+package sessionview
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
+)
+
+// Explain words the typed errors of the internal packages (store, inspect)
+// for the command line: the message, and a hint where the next step is
+// clear; the user's misuse is a termui.UsageError. Other errors pass as
+// they are.
+func Explain(err error) error {
+	var (
+		se  *store.Error
+		amb *store.AmbiguousError
+		sh  *store.ShadowError
+		in  *store.InputError
+		ns  *store.NextSeqError
+		fe  *inspect.FilterError
+		ut  *inspect.UnknownTypesError
+		nf  *seam.Error
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNoHome):
+		return termui.WithHint(errors.New("cannot locate the dsh store: HOME and DSH_HOME are unset; set DSH_HOME or pass --store"),
+			"choose a store with --store DIR or DSHCTL_STORE")
+	case errors.As(err, &nf) && nf.Kind == seam.ErrNotFound && nf.ID != "" && nf.Err == nil:
+		// Whichever operation looked, the user named a session that is
+		// not there (seam.md's wording).
+		return fmt.Errorf("session %q %w", nf.ID, seam.ErrNotFound)
+	case errors.Is(err, store.ErrEmptyArg):
+		return termui.Usagef("empty session argument")
+	case errors.Is(err, store.ErrNoBackupDir):
+		return termui.WithHint(err, "set XDG_STATE_HOME or HOME: repairs keep what they remove under $XDG_STATE_HOME/dshctl/backups")
+	case errors.As(err, &se):
+		return explainStore(se)
+	case errors.As(err, &amb):
+		const show = 10
+		msg := fmt.Sprintf("session prefix %q is ambiguous: %d sessions match: %s", amb.Prefix, len(amb.Matches),
+			strings.Join(amb.Matches[:min(len(amb.Matches), show)], ", "))
+		if len(amb.Matches) > show {
+			msg += ", …"
+		}
+		return termui.WithHint(errors.New(msg), "give more of the id")
+	case errors.As(err, &sh):
+		return termui.WithHint(err, "give the full id to append to that session, or another id to create a new one")
+	case errors.As(err, &in):
+		return explainInput(in)
+	case errors.As(err, &ns) && ns.Stored > ns.Expected:
+		return termui.WithHint(err, fmt.Sprintf("if seqs %d–%d are the start of this batch (a killed append to a plain log keeps its complete lines), append the rest with --expect-next-seq %d",
+			ns.Expected, ns.Stored-1, ns.Stored))
+	case errors.As(err, &fe) && fe.Field == "Types":
+		return termui.Usagef("--type %q: %v", fe.Pattern, fe.Err)
+	case errors.As(err, &fe):
+		return termui.Usagef("--from/--to: %v", fe.Err)
+	case errors.As(err, &ut):
+		return ut.Refusal("read")
+	}
+	return err
+}
+
+func explainStore(se *store.Error) error {
+	from := se.Spec.From
+	switch se.Kind {
+	case store.ErrNotExist:
+		return termui.WithHint(fmt.Errorf("store %s (from %s) does not exist", se.Path, from),
+			"choose a store with --store DIR or DSHCTL_STORE, or set DSH_HOME")
+	case store.ErrNotDir:
+		return termui.WithHint(fmt.Errorf("store %s (from %s) is not a directory", se.Path, from),
+			"--store takes dsh's sessions folder (a JSONL root), a dsh home, or a SQLite database (sqlite:PATH)")
+	case store.ErrNotStore:
+		return termui.WithHint(fmt.Errorf("store %s (from %s) is not a dsh session store: it holds no project folders, no sessions folder or database and no session log", se.Path, from),
+			"point --store at dsh's sessions folder (~/.dsh/sessions or $DSH_HOME/sessions), the dsh home holding it, or sqlite:PATH")
+	case store.ErrProjectFolder:
+		return termui.WithHint(fmt.Errorf("store %s (from %s) is a project folder of the store %s, not a store", se.Path, from, se.Store),
+			fmt.Sprintf("use --store %s (list --project DIR shows one project's sessions)", se.Store))
+	case store.ErrSessionFolder:
+		if se.Store == "" {
+			return termui.WithHint(fmt.Errorf("store %s (from %s) is a session log's folder, not a store", se.Path, from),
+				"name the session by its path instead: dshctl stat "+se.Path)
+		}
+		return termui.WithHint(fmt.Errorf("store %s (from %s) is the folder of session %s in the store %s, not a store", se.Path, from, se.ID, se.Store),
+			fmt.Sprintf("use --store %s, or name the session by its path: dshctl stat %s", se.Store, se.Path))
+	case store.ErrNotEmpty:
+		return termui.WithHint(fmt.Errorf("store %s already holds sessions: --compression other than the store's applies only to a new or empty store (%v)", se.Path, se.Err),
+			"drop --compression: new sessions take the store's encoding")
+	}
+	return se
+}
+
+func explainInput(in *store.InputError) error {
+	if in.Line == 0 {
+		return fmt.Errorf("read events from %s: %w", in.Name, in.Err)
+	}
+	var seq *store.SeqError
+	if errors.Is(in.Err, store.ErrNoSeq) {
+		return termui.WithHint(fmt.Errorf("%s line %d: invalid event: it has no seq; nothing was written", in.Name, in.Line),
+			"--assign-seq numbers the events from the stored next seq")
+	}
+	if errors.As(in.Err, &seq) {
+		return fmt.Errorf("%s line %d: invalid event: seq %d, expected %d (the stored next seq; --assign-seq numbers events for you); nothing was written",
+			in.Name, in.Line, seq.Got, seq.Want)
+	}
+	return fmt.Errorf("%s line %d: invalid event: %w; nothing was written", in.Name, in.Line, in.Err)
+}
+
+// Reason is err as a reason for a session's state: Explain's words.
+func Reason(err error) string { return Explain(err).Error() }

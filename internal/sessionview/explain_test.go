@@ -1,0 +1,82 @@
+package sessionview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
+)
+
+// TestExplain: each typed error gets its words, its hint and, for the
+// user's misuse, the usage mark; other errors pass as they are.
+func TestExplain(t *testing.T) {
+	many := make([]string, 12)
+	for i := range many {
+		many[i] = fmt.Sprintf("s-%02d", i)
+	}
+	flag := store.Spec{Path: "/x", From: store.FromFlag}
+	plain := errors.New("plain")
+	for _, c := range []struct {
+		err        error
+		msg, hint  string
+		usage      bool
+		passesSame bool
+	}{
+		{err: plain, msg: "plain", passesSame: true},
+		{err: fmt.Errorf("open: %w", store.ErrNoHome), msg: "cannot locate the dsh store: HOME and DSH_HOME are unset; set DSH_HOME or pass --store",
+			hint: "choose a store with --store DIR or DSHCTL_STORE"},
+		{err: store.ErrEmptyArg, msg: "empty session argument", usage: true},
+		{err: fmt.Errorf("resolve: %w", seam.NotFound("stat", "nosuch")), msg: `session "nosuch" not found`},
+		{err: &store.Error{Kind: store.ErrNotExist, Spec: store.Spec{Path: "/x", From: store.FromEnv}, Path: "/x"},
+			msg: "store /x (from DSHCTL_STORE) does not exist", hint: "choose a store with --store DIR or DSHCTL_STORE, or set DSH_HOME"},
+		{err: &store.Error{Kind: store.ErrProjectFolder, Spec: flag, Path: "/x", Store: "/s"},
+			msg: "store /x (from --store) is a project folder of the store /s, not a store", hint: "use --store /s (list --project DIR shows one project's sessions)"},
+		{err: &store.Error{Kind: store.ErrSessionFolder, Spec: flag, Path: "/x"},
+			msg: "store /x (from --store) is a session log's folder, not a store", hint: "name the session by its path instead: dshctl stat /x"},
+		{err: &store.Error{Kind: seam.ErrIO, Spec: flag, Path: "/x", Err: io.ErrUnexpectedEOF}, msg: "store /x: unexpected EOF"},
+		{err: &store.AmbiguousError{Prefix: "s-", Matches: many},
+			msg: `session prefix "s-" is ambiguous: 12 sessions match: ` + strings.Join(many[:10], ", ") + ", …", hint: "give more of the id"},
+		{err: &store.InputError{Name: "stdin", Line: 3, Err: store.ErrNoSeq},
+			msg: "stdin line 3: invalid event: it has no seq; nothing was written", hint: "--assign-seq numbers the events from the stored next seq"},
+		{err: &store.InputError{Name: "f", Line: 2, Err: &store.SeqError{Got: 9, Want: 4}},
+			msg: "f line 2: invalid event: seq 9, expected 4 (the stored next seq; --assign-seq numbers events for you); nothing was written"},
+		{err: &store.InputError{Name: "f", Err: io.ErrUnexpectedEOF}, msg: "read events from f: unexpected EOF"},
+		{err: &inspect.FilterError{Field: "Types", Pattern: "[", Err: errors.New("bad pattern")}, msg: `--type "[": bad pattern`, usage: true},
+		{err: &inspect.UnknownTypesError{ID: "s", Version: 4, Types: map[string]int64{"p/x": 1}},
+			msg: `read "s": unsupported session log: dsh refuses this log: event type "p/x" (1) is unknown to format v4 and not ignorable (a plugin's, or a newer dsh's) (seq 0)`},
+	} {
+		got := Explain(c.err)
+		var h termui.HintError
+		hint := ""
+		if errors.As(got, &h) {
+			hint = h.Hint
+		}
+		var u termui.UsageError
+		if got.Error() != c.msg || hint != c.hint || errors.As(got, &u) != c.usage || c.passesSame && got != c.err {
+			t.Errorf("%v:\n got %q, hint %q, usage %v\nwant %q, hint %q, usage %v", c.err, got, hint, errors.As(got, &u), c.msg, c.hint, c.usage)
+		}
+	}
+	if Explain(nil) != nil {
+		t.Error("nil explained")
+	}
+	if got := Reason(store.ErrEmptyArg); got != "empty session argument" {
+		t.Errorf("reason %q", got)
+	}
+}
+
+// TestExplainVerify: an interrupted run says what was done.
+func TestExplainVerify(t *testing.T) {
+	if err := ExplainVerify(fmt.Errorf("verify: %w", context.Canceled)); err == nil || !strings.HasPrefix(err.Error(), "verify interrupted: ") {
+		t.Errorf("interrupted: %v", err)
+	}
+	if err := ExplainVerify(nil); err != nil {
+		t.Errorf("nil: %v", err)
+	}
+}

@@ -1,0 +1,108 @@
+package termui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Exit statuses, as cli.md defines them.
+const (
+	ExitOK       = 0
+	ExitError    = 1 // operational: not found, I/O, lock busy, corrupt store
+	ExitUsage    = 2 // unknown flag, bad argument
+	ExitFindings = 3 // the check ran and found problems
+)
+
+// UsageError marks an error as the user's misuse of the command line.
+type UsageError struct{ Err error }
+
+func (u UsageError) Error() string { return u.Err.Error() }
+func (u UsageError) Unwrap() error { return u.Err }
+
+// Usage marks err as the user's misuse of the command line.
+func Usage(err error) error { return UsageError{err} }
+
+// Usagef is a UsageError with a formatted message.
+func Usagef(format string, args ...any) error {
+	return UsageError{fmt.Errorf(format, args...)}
+}
+
+// FindingsError says a check ran and found problems. Its message has been
+// printed already, as part of the report.
+type FindingsError struct{ Summary string }
+
+func (f FindingsError) Error() string { return f.Summary }
+
+// Findings is a FindingsError: the report said it, the status is ExitFindings.
+func Findings(summary string) error { return FindingsError{summary} }
+
+// HintError adds a second line telling the user what to do next.
+type HintError struct {
+	Err  error
+	Hint string
+}
+
+func (h HintError) Error() string { return h.Err.Error() }
+func (h HintError) Unwrap() error { return h.Err }
+
+// WithHint is err with a hint line.
+func WithHint(err error, hint string) error { return HintError{err, hint} }
+
+// InvalidValue is the usage error of a flag value that does not parse:
+// name and value as given, kind the flag's type ("int", "bool", …), err
+// what parsing said. It says what is wrong, not strconv's message.
+func InvalidValue(name, value, kind string, err error) error {
+	why := "not a valid value"
+	var ne *strconv.NumError
+	switch {
+	case errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange):
+		why = "out of range"
+	case errors.As(err, &ne) && strings.HasPrefix(kind, "bool"):
+		why = "not true or false"
+	case errors.As(err, &ne):
+		why = "not a number"
+	}
+	return Usagef("invalid --%s %q: %s", name, value, why)
+}
+
+// OneLineError is err's message on one line, as errors are printed.
+func OneLineError(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
+
+// Report prints err to w the way cli.md asks, "dshctl: " and one line,
+// then its hint line, and returns the exit status: ExitFindings (nothing
+// printed: the report said it), ExitUsage (with a hint to run helpCmd
+// --help), else ExitError; ExitOK for nil.
+func Report(w io.Writer, err error, helpCmd string) int {
+	if err == nil {
+		return ExitOK
+	}
+	var f FindingsError
+	if errors.As(err, &f) {
+		return ExitFindings
+	}
+	msg := OneLineError(err)
+	if errors.Is(err, context.Canceled) {
+		// Ctrl-C or SIGTERM: reads stop where they are, and a write has
+		// either finished or not started.
+		msg = "interrupted"
+	}
+	fmt.Fprintf(w, "dshctl: %s\n", msg)
+	var h HintError
+	var hinted interface{ Hint() string } // an error that knows its fix
+	switch {
+	case errors.As(err, &h) && h.Hint != "":
+		fmt.Fprintf(w, "hint: %s\n", h.Hint)
+	case errors.As(err, &hinted) && hinted.Hint() != "":
+		fmt.Fprintf(w, "hint: %s\n", hinted.Hint())
+	}
+	var u UsageError
+	if errors.As(err, &u) {
+		fmt.Fprintf(w, "hint: run '%s --help' for usage\n", helpCmd)
+		return ExitUsage
+	}
+	return ExitError
+}
