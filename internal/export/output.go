@@ -9,9 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
+	"github.com/dshctl/dshctl/internal/durable"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -130,7 +130,9 @@ func WriteFile(ctx context.Context, path string, force bool, from seam.Service, 
 	if err = publish(tmp.Name(), real, path, force); err != nil {
 		return 0, err
 	}
-	syncDir(dir)
+	// Best effort: the file's bytes are synced already, and some file
+	// systems refuse to sync a folder.
+	_ = durable.SyncDir(dir)
 	return cw.n, nil
 }
 
@@ -161,19 +163,6 @@ func publish(tmp, path, name string, force bool) error {
 		return fmt.Errorf("create %s: %w", name, unwrapPath(err))
 	}
 	return nil
-}
-
-// syncDir makes the new name durable where it can. It is best effort: the
-// file's bytes are synced already, some file systems refuse to sync a
-// directory, and Windows cannot open one (its file system journals names).
-func syncDir(dir string) {
-	if runtime.GOOS == "windows" {
-		return
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // unwrapPath drops the *fs.PathError around err, whose path (often the
