@@ -278,6 +278,12 @@ func (s *reverseState) record(line []byte, p seam.Pos) (bool, error) {
 		return false, s.r.budgetError(errBudget)
 	}
 	l, v := s.r.l, s.r.hdr.Version
+	if s.accepted && s.expect == 0 {
+		// A record before seq 0: a forward read takes the first bad record
+		// as the start of an uncommitted tail (or of damage), so the rows
+		// served from seq 0 on are not what it serves.
+		return false, l.errorf(seam.ErrCorrupt, p, "a record before the one at seq 0: the log does not start with its first event")
+	}
 	if !s.accepted && !plausibleRow(line) {
 		return true, nil // an uncommitted tail
 	}
@@ -309,7 +315,7 @@ func (s *reverseState) record(line []byte, p seam.Pos) (bool, error) {
 			return false, nil
 		}
 	}
-	return s.expect > 0, nil
+	return true, nil
 }
 
 // zstd walks the frames from the tail with the backward frame search, each

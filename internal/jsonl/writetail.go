@@ -24,6 +24,12 @@ import (
 // exactly as a read from the header would. Its line and frame numbers
 // are relative (position.relative). A log without a turn/end that such a
 // row precedes is read from its first body record, as before.
+//
+// The forward read from the checkpoint does not check that its first row
+// continues the one before it, which a read from the header does (a
+// turn/end whose seq skips is itself the first bad record). So a row is a
+// place to start only when the row before it ends at the seq it starts
+// with; the first body row is read from the header, which checks seq 0.
 func (h *handle) tailStart(ctx context.Context, size int64) (checkpoint, error) {
 	if h.log.enc == Zstd {
 		return h.zstdTailStart(ctx, size)
@@ -35,6 +41,7 @@ func (h *handle) plainTailStart(ctx context.Context, size int64) (checkpoint, er
 	l, v := h.log, h.hdr.Version
 	b := newBackLines(ctx, l.f, h.body.fileOff, size, tailBlock, 0, l.lim.record)
 	seen := false
+	var cand checkpoint // a row to start from once the row before it confirms it
 	for first := true; ; first = false {
 		line, off, err := b.prev()
 		switch {
@@ -48,15 +55,25 @@ func (h *handle) plainTailStart(ctx context.Context, size int64) (checkpoint, er
 		case first && !b.term:
 			continue // the torn tail, however long
 		case err != nil:
-			// Too long to be a row to start from; the forward read
-			// reports it if it is before the end.
+			// Too long to be a row to start from, or to confirm one; the
+			// forward read reports it if it is before the end.
+			cand = checkpoint{}
 			continue
 		}
-		if seen = seen || isTurnEnd(line); !seen {
-			continue
+		var rec seam.Record
+		decoded := false
+		if cand.at.relative || seen || isTurnEnd(line) {
+			rec, err = seam.DecodeRecord(line[:len(line)-1], v)
+			decoded = err == nil
 		}
-		if rec, err := seam.DecodeRecord(line[:len(line)-1], v); err == nil {
-			return checkpoint{at: position{fileOff: off, textOff: off, relative: true}, next: rec.FirstSeq()}, nil
+		if cand.at.relative {
+			if decoded && rec.NextSeq() == cand.next {
+				return cand, nil
+			}
+			cand = checkpoint{}
+		}
+		if seen = seen || isTurnEnd(line); seen && decoded {
+			cand = checkpoint{at: position{fileOff: off, textOff: off, relative: true}, next: rec.FirstSeq()}
 		}
 	}
 }
@@ -77,6 +94,7 @@ func (h *handle) zstdTailStart(ctx context.Context, size int64) (checkpoint, err
 	}
 	defer rv.Close()
 	seen := false
+	var cand checkpoint // a frame to start from once the frame before it confirms it
 	for end := size; end > h.body.fileOff; {
 		if err := ctx.Err(); err != nil {
 			return checkpoint{}, err
@@ -94,13 +112,22 @@ func (h *handle) zstdTailStart(ctx context.Context, size int64) (checkpoint, err
 			// read from the start streams it and says what it holds.
 			break
 		}
+		if cand.at.relative {
+			// The last row of this frame must end where the candidate starts.
+			last := bytes.TrimSuffix(content, []byte{'\n'})
+			last = last[bytes.LastIndexByte(last, '\n')+1:]
+			if rec, err := seam.DecodeRecord(last, v); err == nil && rec.NextSeq() == cand.next {
+				return cand, nil
+			}
+			cand = checkpoint{}
+		}
 		if seen = seen || holdsTurnEnd(content); seen {
 			line := content
 			if i := bytes.IndexByte(content, '\n'); i >= 0 {
 				line = content[:i]
 			}
 			if rec, err := seam.DecodeRecord(line, v); err == nil {
-				return checkpoint{at: position{fileOff: f.Offset, relative: true}, next: rec.FirstSeq()}, nil
+				cand = checkpoint{at: position{fileOff: f.Offset, relative: true}, next: rec.FirstSeq()}
 			}
 		}
 		end = f.Offset
