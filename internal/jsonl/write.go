@@ -376,13 +376,7 @@ func (l *logFile) frameText(off, size, n int64) ([]byte, error) {
 
 // writable checks that h is an open write handle.
 func (h *handle) writable(op string) error {
-	if h.closed {
-		return &seam.Error{Kind: seam.ErrHandleClosed, Op: op, ID: h.id, Pos: seam.NoPos}
-	}
-	if h.access != seam.Write {
-		return &seam.Error{Kind: seam.ErrReadOnly, Op: op, ID: h.id, Pos: seam.NoPos}
-	}
-	return nil
+	return seam.CheckWritable(op, h.id, h.closed, h.access)
 }
 
 // Append validates the batch, removes a torn or uncommitted tail (keeping

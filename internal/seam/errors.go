@@ -156,3 +156,16 @@ func seqMismatch(id string, expected int64, index int, got int64) *Error {
 	return &Error{Kind: ErrSeqMismatch, Op: "append", ID: id, Pos: NoPos,
 		Err: fmt.Errorf("append seq mismatch for %q: expected %d at index %d, got %d", id, expected, index, got)}
 }
+
+// CheckWritable returns the error of operation op on a handle of session
+// id that is closed or was opened only to read, and nil for an open write
+// handle: the check every write method of a backend makes first.
+func CheckWritable(op, id string, closed bool, access Access) error {
+	if closed {
+		return &Error{Kind: ErrHandleClosed, Op: op, ID: id, Pos: NoPos}
+	}
+	if access != Write {
+		return &Error{Kind: ErrReadOnly, Op: op, ID: id, Pos: NoPos}
+	}
+	return nil
+}

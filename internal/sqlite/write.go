@@ -167,13 +167,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 
 // writable checks that h is an open write handle.
 func (h *handle) writable(op string) error {
-	if h.closed {
-		return &seam.Error{Kind: seam.ErrHandleClosed, Op: op, ID: h.id, Pos: seam.NoPos}
-	}
-	if h.access != seam.Write {
-		return &seam.Error{Kind: seam.ErrReadOnly, Op: op, ID: h.id, Pos: seam.NoPos}
-	}
-	return nil
+	return seam.CheckWritable(op, h.id, h.closed, h.access)
 }
 
 // Append validates the batch and stores it in one write transaction: it
