@@ -217,20 +217,27 @@ type damagedCase struct {
 	} `json:"dshRead"`
 }
 
+// damagedCases returns the folder of the damaged stores and its
+// cases.json.
+func damagedCases(tb testing.TB) (string, map[string]damagedCase) {
+	dir := filepath.Join(fixturesDir(tb), "dsh-0.1.0", "damaged")
+	data, err := os.ReadFile(filepath.Join(dir, "cases.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var cases map[string]damagedCase
+	if err := json.Unmarshal(data, &cases); err != nil {
+		tb.Fatal(err)
+	}
+	return dir, cases
+}
+
 // TestDamagedFixtures reads every damaged store: the same events as dsh
 // where dsh read the log (except a torn final zstd frame, discarded whole),
 // the same kind of error where dsh refused it.
 func TestDamagedFixtures(t *testing.T) {
 	ctx := context.Background()
-	dir := filepath.Join(fixturesDir(t), "dsh-0.1.0", "damaged")
-	data, err := os.ReadFile(filepath.Join(dir, "cases.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases map[string]damagedCase
-	if err := json.Unmarshal(data, &cases); err != nil {
-		t.Fatal(err)
-	}
+	dir, cases := damagedCases(t)
 	intact := filepath.Join(fixturesDir(t), "dsh-0.1.0", "expected", "jsonl-none")
 	// What dshctl reports where it differs from, or refines, dsh 0.1.0.
 	type outcome struct {

@@ -3,7 +3,6 @@ package jsonl
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,15 +65,7 @@ func readByDsh(c *damagedCase) (int64, bool) {
 // a warning whose salvage holds exactly the events dsh read from it), and
 // what dsh refused is an error of the right kind.
 func TestVerifyDamagedFixtures(t *testing.T) {
-	dir := filepath.Join(fixturesDir(t), "dsh-0.1.0", "damaged")
-	raw, err := os.ReadFile(filepath.Join(dir, "cases.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases map[string]*damagedCase
-	if err := json.Unmarshal(raw, &cases); err != nil {
-		t.Fatal(err)
-	}
+	dir, cases := damagedCases(t)
 	// The finding each case must give: the check that catches it, and
 	// where (the byte offset, -1 when not the point).
 	want := map[string]struct {
@@ -121,7 +112,7 @@ func TestVerifyDamagedFixtures(t *testing.T) {
 			if got != nil && w.at >= 0 && got.Pos.Offset != w.at {
 				t.Errorf("%s at byte %d, want %d", w.code, got.Pos.Offset, w.at)
 			}
-			n, read := readByDsh(c)
+			n, read := readByDsh(&c)
 			if !read {
 				if r.Status != inspect.StatusErrors || got.Severity != inspect.SeverityError {
 					t.Fatalf("dsh refused the log; verify says %s: %+v", r.Status, r.Findings)
