@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/inspect"
@@ -149,6 +150,39 @@ func TestAppendReadsOnlyTail(t *testing.T) {
 				if err != nil || int64(len(got)) != next+1 || got[next].Type != "session/title" {
 					t.Fatalf("read back %d events, %v", len(got), err)
 				}
+			})
+		}
+	}
+}
+
+// TestWriteOpenChecksTheLinkBefore: a turn/end whose seq does not follow
+// the row before it (or a first row not at seq 0) is the first bad record
+// to a full read, so the tail-only write open must not start from it: both
+// must find the same next seq, committed end and tail (fuzzer.run compares
+// them), for plain and zstd logs.
+func TestWriteOpenChecksTheLinkBefore(t *testing.T) {
+	skipped := `{"type":"turn/end","seq":7,"time":6,"data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n"
+	first := `{"type":"turn/end","seq":1,"time":0,"data":{}}` + "\n"
+	body := strings.Join(fuzzLines, "")
+	for _, enc := range []Encoding{None, Zstd} {
+		for name, rows := range map[string][]string{
+			"first row not at seq 0": {first},
+			"turn/end skips a seq":   {body, skipped},
+		} {
+			t.Run(fmt.Sprintf("%v/%s", enc, name), func(t *testing.T) {
+				log := []byte(headerFor("s"))
+				if enc == Zstd {
+					log = zstdframe.AppendFrame(nil, log)
+				}
+				for _, r := range rows {
+					if enc == Zstd {
+						log = zstdframe.AppendFrame(log, []byte(r))
+					} else {
+						log = append(log, r...)
+					}
+				}
+				fz := &fuzzer{root: t.TempDir(), backups: t.TempDir(), enc: enc}
+				fz.run(t, log)
 			})
 		}
 	}
