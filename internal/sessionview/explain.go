@@ -55,8 +55,12 @@ func Explain(err error) error {
 	case errors.As(err, &in):
 		return explainInput(in)
 	case errors.As(err, &ns) && ns.Stored > ns.Expected:
-		return termui.WithHint(err, fmt.Sprintf("if seqs %d–%d are the start of this batch (a killed append to a plain log keeps its complete lines), append the rest with --expect-next-seq %d",
-			ns.Expected, ns.Stored-1, ns.Stored))
+		landed := fmt.Sprintf("seqs %d–%d are", ns.Expected, ns.Stored-1)
+		if ns.Stored-ns.Expected == 1 {
+			landed = fmt.Sprintf("seq %d is", ns.Expected)
+		}
+		return termui.WithHint(err, fmt.Sprintf("if %s the start of this batch (a killed append to a plain log keeps its complete lines), append the rest with --expect-next-seq %d",
+			landed, ns.Stored))
 	case errors.As(err, &fe) && fe.Field == "Types":
 		return termui.Usagef("--type %q: %v", fe.Pattern, fe.Err)
 	case errors.As(err, &fe):
