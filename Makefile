@@ -56,7 +56,10 @@ bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
 # Runs every fuzz target for FUZZTIME each, one at a time, and prints the
-# executions of each (the last progress line of the run).
+# executions of each (the last progress line of the run). A run that Go
+# 1.26's fuzz coordinator ends with a bare "context deadline exceeded" at
+# the end of FUZZTIME, writing no failing input, is its known race
+# (go.dev/issue/75804, fixed in Go 1.27), not a finding.
 fuzz:
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
 	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
@@ -64,7 +67,11 @@ fuzz:
 	    echo "fuzz $$pkg $$f"; \
 	    out=$$(mktemp); \
 	    if ! $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZE) $$pkg >$$out 2>&1; then \
-	      cat $$out; rm -f $$out; exit 1; \
+	      if grep -q '^    context deadline exceeded$$' $$out && ! grep -q 'Failing input written' $$out; then \
+	        echo "  $$f: ended by Go 1.26's fuzz deadline race (go.dev/issue/75804), no failing input"; \
+	      else \
+	        cat $$out; rm -f $$out; exit 1; \
+	      fi; \
 	    fi; \
 	    grep '^fuzz: elapsed' $$out | tail -1 | sed "s|^|  $$f: |"; rm -f $$out; \
 	  done; \
