@@ -424,7 +424,9 @@ func (z *zstdReader) enterFrame() error {
 		return fail(err)
 	}
 	// Too large to hold: verify it whole before serving a line of it, so
-	// a damaged frame yields nothing (store.md 4), then stream it.
+	// a damaged frame yields nothing (store.md 4), then stream it. The
+	// storage the attempt to hold it grew is not kept meanwhile.
+	z.memBuf = nil
 	if err := z.dec.Verify(z.l.f, f); err != nil {
 		return fail(err)
 	}

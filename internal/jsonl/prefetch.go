@@ -56,9 +56,8 @@ func newPrefetcher(z *zstdReader, d *zstdframe.Decoder) *prefetcher {
 				default:
 				}
 				st.content, st.derr = d.DecodeTo(&buf, z.l.f, abs, frameMemLimit)
-				if st.derr != nil {
-					p.recycle(buf)
-				}
+				// A frame too large to hold leaves its grown storage in buf:
+				// it is dropped, not kept idle while the frame is streamed.
 				if errors.Is(st.derr, zstdframe.ErrTooLarge) {
 					st.content, st.derr, st.large = nil, nil, true
 				}

@@ -298,50 +298,61 @@ func (d *Decoder) decodeAllStream(buf *[]byte, r io.ReaderAt, f Frame, limit int
 	if buf != nil {
 		into = *buf
 	}
-	content, _, err := d.readUpTo(into, r, f, limit)
+	content, over, _, err := d.readUpTo(into, r, f, limit)
 	if buf != nil && cap(content) > cap(*buf) {
 		*buf = content[:0]
 	}
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(content)) > limit {
+	if over {
 		return nil, contentError(f.Offset, limit+1, limit)
 	}
 	return content, nil
 }
 
 // readUpTo streams frame f of r and reads its content, into into's
-// storage if it is large enough, up to n+1 bytes: all of it, verified,
-// when it is at most n bytes, else n+1 bytes and the reader positioned
-// after them. The buffer grows by doubling, but never past n+1 bytes. On
-// an error it returns the storage read into, with no content.
-func (d *Decoder) readUpTo(into []byte, r io.ReaderAt, f Frame, n int64) ([]byte, io.Reader, error) {
-	rd, err := d.NewReader(r, f)
+// storage if it is large enough, up to n bytes: all of it, verified, when
+// it is at most n bytes, else n bytes, over set and the reader positioned
+// after one more. The buffer grows by doubling, but never past n bytes: one
+// byte past them is read into a scratch byte, so a frame over the limit
+// does not cost a copy of its first n bytes to hold one more. On an error
+// it returns the storage read into, with no content.
+func (d *Decoder) readUpTo(into []byte, r io.ReaderAt, f Frame, n int64) (content []byte, over bool, rd io.Reader, err error) {
+	rd, err = d.NewReader(r, f)
 	if err != nil {
-		return into[:0], nil, err
+		return into[:0], false, nil, err
 	}
-	most := max(n, n+1) // n+1, unless that overflows
 	buf := into[:0]
 	if want := preallocFor(f, n); cap(buf) < want {
 		buf = make([]byte, 0, want)
 	}
-	for int64(len(buf)) < most {
+	for {
+		if int64(len(buf)) >= n {
+			var one [1]byte
+			m, err := io.ReadFull(rd, one[:])
+			if err == io.EOF {
+				return buf, false, rd, nil
+			}
+			if err != nil {
+				return buf[:0], false, nil, err
+			}
+			return buf, m == 1, rd, nil
+		}
 		if len(buf) == cap(buf) {
-			nb := make([]byte, len(buf), min(int64(2*cap(buf)), most))
+			nb := make([]byte, len(buf), min(int64(2*cap(buf)), n))
 			copy(nb, buf)
 			buf = nb
 		}
-		m, err := rd.Read(buf[len(buf):int(min(int64(cap(buf)), most))])
+		m, err := rd.Read(buf[len(buf):int(min(int64(cap(buf)), n))])
 		buf = buf[:len(buf)+m]
 		if err == io.EOF {
-			break
+			return buf, false, rd, nil
 		}
 		if err != nil {
-			return buf[:0], nil, err
+			return buf[:0], false, nil, err
 		}
 	}
-	return buf, rd, nil
 }
 
 // preallocFor is the buffer size to decode frame f into, at most limit
@@ -399,11 +410,11 @@ func (d *Decoder) verifyKeepStream(r io.ReaderAt, f Frame, keep int64) ([]byte, 
 	if keep <= 0 || f.ContentSize > keep {
 		return nil, d.verifyStream(r, f)
 	}
-	content, rd, err := d.readUpTo(nil, r, f, keep)
+	content, over, rd, err := d.readUpTo(nil, r, f, keep)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(content)) <= keep {
+	if !over {
 		// The limit was not reached, so the reader hit io.EOF: verified.
 		return content, nil
 	}
