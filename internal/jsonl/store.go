@@ -96,6 +96,7 @@ type Store struct {
 var (
 	_ seam.Service    = (*Store)(nil)
 	_ seam.LockProber = (*Store)(nil)
+	_ seam.Finder     = (*Store)(nil)
 )
 
 // Open returns the store rooted at root. It detects the root's encoding
@@ -496,6 +497,19 @@ func (s *Store) Stat(ctx context.Context, id string) (seam.Snapshot, error) {
 		return seam.Snapshot{}, err
 	}
 	return s.snapshot(ctx, "stat", d)
+}
+
+// Find reports whether session id is stored, reading its folder but not
+// its log (seam.Finder).
+func (s *Store) Find(ctx context.Context, id string) error {
+	if err := s.check(ctx, "stat"); err != nil {
+		return err
+	}
+	if s.pending(id) != nil {
+		return nil
+	}
+	_, err := s.find("stat", id)
+	return err
 }
 
 // List returns every session of the root, in path order. A folder that is

@@ -219,6 +219,16 @@ type LockProber interface {
 	WriterActive(ctx context.Context, id string) (bool, error)
 }
 
+// Finder is implemented by services that can tell whether a session is
+// stored without reading its log, as Stat does: a command that resolves an
+// id (or a prefix of one) before its real work then reads the log once.
+type Finder interface {
+	// Find returns nil when Stat would find session id (whatever it would
+	// say of the log), else the error Stat returns: ErrNotFound when the id
+	// is not stored or pending in this service.
+	Find(ctx context.Context, id string) error
+}
+
 // FileKeeper is implemented by services that keep their sessions in
 // files, so that a consumer that writes files (export) can refuse to
 // replace one of them.

@@ -212,7 +212,7 @@ func looksLikePath(arg string) bool {
 
 // matchID returns arg when it is an id, else the one id it is a prefix of.
 func matchID(ctx context.Context, svc seam.Service, arg string) (string, error) {
-	_, err := svc.Stat(ctx, arg)
+	err := find(ctx, svc, arg)
 	if err == nil || !errors.Is(err, seam.ErrNotFound) {
 		return arg, nil
 	}
@@ -238,13 +238,23 @@ func matchID(ctx context.Context, svc seam.Service, arg string) (string, error) 
 		// for what it is, not as "not found"; a session that cannot be
 		// read is found, for the command to report what it can.
 		if matchErr != nil {
-			if _, err := svc.Stat(ctx, matches[0]); errors.Is(err, seam.ErrNotFound) {
+			if err := find(ctx, svc, matches[0]); errors.Is(err, seam.ErrNotFound) {
 				return "", matchErr
 			}
 		}
 		return matches[0], nil
 	}
 	return "", &AmbiguousError{Prefix: arg, Matches: matches}
+}
+
+// find is Stat's answer to whether id is stored, read without the log
+// when the service can.
+func find(ctx context.Context, svc seam.Service, id string) error {
+	if f, ok := svc.(seam.Finder); ok {
+		return f.Find(ctx, id)
+	}
+	_, err := svc.Stat(ctx, id)
+	return err
 }
 
 // ShortIDs returns for each id its shortest prefix of at least minLen

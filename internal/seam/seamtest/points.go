@@ -99,11 +99,25 @@ func readAll(t *testing.T, h seam.Handle) []seam.Event {
 
 func stat(t *testing.T, svc seam.Service, id string) seam.Snapshot {
 	t.Helper()
-	snap, err := svc.Stat(ctx, id)
+	snap, err := statFind(t, svc, id)
 	if err != nil {
 		t.Fatalf("Stat(%q): %v", id, err)
 	}
 	return snap
+}
+
+// statFind is svc.Stat, checking that a seam.Finder's Find agrees with it
+// on whether id is stored.
+func statFind(t *testing.T, svc seam.Service, id string) (seam.Snapshot, error) {
+	t.Helper()
+	snap, err := svc.Stat(ctx, id)
+	if f, ok := svc.(seam.Finder); ok {
+		ferr := f.Find(ctx, id)
+		if errors.Is(ferr, seam.ErrNotFound) != errors.Is(err, seam.ErrNotFound) || err == nil && ferr != nil {
+			t.Fatalf("Find(%q) = %v, but Stat's error is %v", id, ferr, err)
+		}
+	}
+	return snap, err
 }
 
 // listed returns the List entry of id, or false.
@@ -338,7 +352,7 @@ func (s *suite) openAbsent(t *testing.T) {
 			t.Fatalf("Open(absent, %v): error names session %q, want %q", access, se.ID, id)
 		}
 	}
-	_, err := svc.Stat(ctx, id)
+	_, err := statFind(t, svc, id)
 	wantErr(t, err, seam.ErrNotFound, "Stat(absent)")
 }
 
@@ -457,7 +471,7 @@ func (s *suite) pendingVisibility(t *testing.T) {
 		t.Fatal("List of the creating service lacks the pending session")
 	}
 	fresh := s.service(t, dir)
-	_, err := fresh.Stat(ctx, id)
+	_, err := statFind(t, fresh, id)
 	wantErr(t, err, seam.ErrNotFound, "Stat of another service's pending session")
 	if _, ok := listed(t, fresh, id); ok {
 		t.Fatal("List of a fresh service shows another service's pending session")
@@ -473,7 +487,7 @@ func (s *suite) closeErases(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	for name, sv := range map[string]seam.Service{"same service": svc, "fresh service": s.service(t, dir)} {
-		_, err := sv.Stat(ctx, id)
+		_, err := statFind(t, sv, id)
 		wantErr(t, err, seam.ErrNotFound, "Stat after an erasing Close ("+name+")")
 		if _, ok := listed(t, sv, id); ok {
 			t.Fatalf("List (%s) shows an erased session", name)
@@ -687,7 +701,7 @@ func (s *suite) tornTail(t *testing.T) {
 // without torn tails: every read of it is ErrCorrupt, and so is a write
 // open, which must not remove the record.
 func (s *suite) damagedFinal(t *testing.T, svc seam.Service, id string) {
-	_, err := svc.Stat(ctx, id)
+	_, err := statFind(t, svc, id)
 	wantErr(t, err, seam.ErrCorrupt, "Stat of a log whose final record is damaged")
 	if e, ok := listed(t, svc, id); !ok || !errors.Is(e.Err, seam.ErrCorrupt) {
 		t.Fatalf("List entry of a log whose final record is damaged: %v, err %v; want ErrCorrupt", ok, e.Err)
@@ -701,7 +715,7 @@ func (s *suite) damagedFinal(t *testing.T, svc seam.Service, id string) {
 	}
 	_, err = svc.Open(ctx, id, seam.Write)
 	wantErr(t, err, seam.ErrCorrupt, "write Open of a log whose final record is damaged")
-	_, err = svc.Stat(ctx, id)
+	_, err = statFind(t, svc, id)
 	wantErr(t, err, seam.ErrCorrupt, "Stat after the refused write Open")
 }
 
