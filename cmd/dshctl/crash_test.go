@@ -437,10 +437,11 @@ func batchStored(t *testing.T, root, id string, n int64, titles []string, run in
 	return got, loc
 }
 
-// waitBusy returns once process pid has a file under root open (Linux:
-// it is reading the store, so its signal handler is set; on a loaded
-// machine a fixed sleep may signal a process still starting), or after
-// 300 ms where /proc cannot tell.
+// waitBusy returns once process pid has a session log under root open
+// (Linux: it is reading the store, so its signal handler is set; on a
+// loaded machine a fixed sleep may signal a process still starting), or
+// after 300 ms where /proc cannot tell. A session's lock file does not
+// count: a writer takes the lock before it reads the log.
 func waitBusy(pid int, root string) {
 	fds := fmt.Sprintf("/proc/%d/fd", pid)
 	if _, err := os.Stat(fds); err != nil {
@@ -450,7 +451,8 @@ func waitBusy(pid int, root string) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		entries, _ := os.ReadDir(fds)
 		for _, e := range entries {
-			if target, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && strings.HasPrefix(target, root+string(filepath.Separator)) {
+			target, err := os.Readlink(filepath.Join(fds, e.Name()))
+			if err == nil && strings.HasPrefix(target, root+string(filepath.Separator)) && strings.HasPrefix(filepath.Base(target), "session.jsonl") {
 				return
 			}
 		}
@@ -497,6 +499,11 @@ func TestInterrupt(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// A session dsh has written to has its lock file, which is never
+		// deleted: an append creates it before anything else otherwise.
+		if err := os.WriteFile(filepath.Join(filepath.Dir(path), "session.lock"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	before := treeState(t, root)
 	backups := t.TempDir()
@@ -539,7 +546,7 @@ func TestInterrupt(t *testing.T) {
 		}
 	}
 	if after := treeState(t, root); after != before {
-		t.Errorf("an interrupted command changed the store")
+		t.Errorf("an interrupted command changed the store: from\n%s\nto\n%s", before, after)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(backups, "dshctl", "backups")); len(entries) != 0 {
 		t.Errorf("an interrupted command left backups: %v", entries)
