@@ -324,6 +324,9 @@ func (d *Decoder) readUpTo(into []byte, r io.ReaderAt, f Frame, n int64) (conten
 		return into[:0], false, nil, err
 	}
 	buf := into[:0]
+	if n < 0 {
+		return buf, true, rd, nil // even empty content is over
+	}
 	if want := preallocFor(f, n); cap(buf) < want {
 		buf = make([]byte, 0, want)
 	}
