@@ -34,13 +34,7 @@ type appendResult = store.AppendResult
 // lost. DSHCTL_CRASH_RUNS sets the number of appends per encoding (make
 // crash runs many; make test a few).
 func TestCrashAppend(t *testing.T) {
-	runs := 8
-	if s := os.Getenv("DSHCTL_CRASH_RUNS"); s != "" {
-		var err error
-		if runs, err = strconv.Atoi(s); err != nil {
-			t.Fatalf("DSHCTL_CRASH_RUNS: %v", err)
-		}
-	}
+	runs := crashRuns(t, 8)
 	if _, err := exec.LookPath("dshctl"); err != nil {
 		t.Skip("dshctl is not on PATH (the test binary installs it through testscript.Main)")
 	}
