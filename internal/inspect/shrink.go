@@ -2,9 +2,9 @@ package inspect
 
 import (
 	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/dshctl/dshctl/internal/jsonstr"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -107,67 +107,15 @@ func (s *shrinker) str(i int) int {
 func unquotePrefix(body []byte, n int) (out []byte, blank bool) {
 	blank = true
 	for i := 0; i < len(body) && n > 0; n-- {
-		var r rune
-		if c := body[i]; c != '\\' {
-			size := 1
-			if r = rune(c); c >= utf8.RuneSelf {
-				r, size = utf8.DecodeRune(body[i:])
-			}
-			i += size
-		} else {
-			if i+1 >= len(body) || body[i+1] == 'u' && i+6 > len(body) {
-				break // not a valid string after all
-			}
-			switch body[i+1] {
-			case 'u':
-				r = hex4(body[i+2 : i+6])
-				i += 6
-				if utf16.IsSurrogate(r) {
-					r2 := rune(-1)
-					if i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
-						r2 = hex4(body[i+2 : i+6])
-					}
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						r = d
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				}
-			case 'b':
-				r, i = '\b', i+2
-			case 'f':
-				r, i = '\f', i+2
-			case 'n':
-				r, i = '\n', i+2
-			case 'r':
-				r, i = '\r', i+2
-			case 't':
-				r, i = '\t', i+2
-			default: // '"', '\\', '/'
-				r, i = rune(body[i+1]), i+2
-			}
+		r, next, ok := jsonstr.DecodeRune(body, i)
+		if !ok {
+			break // not a valid string after all
 		}
+		i = next
 		blank = blank && unicode.IsSpace(r)
 		out = utf8.AppendRune(out, r)
 	}
 	return out, blank
-}
-
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		default:
-			c = c - 'A' + 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
 }
 
 func skipWS(b []byte, i int) int {

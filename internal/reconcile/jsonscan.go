@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dshctl/dshctl/internal/jsonstr"
 )
 
 // This file is a one-pass JSON reader for trace lines: it validates a value
@@ -352,77 +353,7 @@ func stringOf(v []byte) string {
 	if plain {
 		return string(v[1 : end-1])
 	}
-	return string(unquote(make([]byte, 0, end), v[1:end-1]))
-}
-
-// unquote appends the contents of a valid JSON string (without its quotes).
-func unquote(dst, s []byte) []byte {
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\\':
-			i++
-			switch s[i] {
-			case 'b':
-				dst = append(dst, '\b')
-			case 'f':
-				dst = append(dst, '\f')
-			case 'n':
-				dst = append(dst, '\n')
-			case 'r':
-				dst = append(dst, '\r')
-			case 't':
-				dst = append(dst, '\t')
-			case 'u':
-				r := hex4(s[i+1 : i+5])
-				i += 4
-				if utf16.IsSurrogate(r) {
-					r2 := rune(-1)
-					if i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
-						r2 = hex4(s[i+3 : i+7])
-					}
-					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-						r = dec
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				}
-				dst = utf8.AppendRune(dst, r)
-			default: // '"', '\\', '/'
-				dst = append(dst, s[i])
-			}
-			i++
-		case c < utf8.RuneSelf:
-			dst = append(dst, c)
-			i++
-		default:
-			r, size := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = utf8.AppendRune(dst, utf8.RuneError)
-			} else {
-				dst = append(dst, s[i:i+size]...)
-			}
-			i += size
-		}
-	}
-	return dst
-}
-
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
+	return string(jsonstr.Append(make([]byte, 0, end), v[1:end-1]))
 }
 
 // interner shares the strings a trace repeats — row ids, turn ids, roles,

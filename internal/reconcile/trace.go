@@ -16,6 +16,8 @@ import (
 	"hash/maphash"
 	"io"
 	"unicode/utf8"
+
+	"github.com/dshctl/dshctl/internal/jsonstr"
 )
 
 // Record kinds of a trace file (field "k").
@@ -424,7 +426,7 @@ func (d *decoder) scan(b []byte, w *wireFields) error {
 func (d *decoder) object(b []byte, i, depth int, value func(key []byte, vs int) (int, error)) (int, error) {
 	return validObject(b, i, depth, func(key []byte, plain bool, vs int) (int, error) {
 		if !plain {
-			d.key = unquote(d.key[:0], key)
+			d.key = jsonstr.Append(d.key[:0], key)
 			key = d.key
 		}
 		return value(key, vs)
@@ -499,7 +501,7 @@ func kindString(v []byte) (string, error) {
 func fieldName(key []byte) []byte {
 	for _, c := range key {
 		if c == '\\' || c >= utf8.RuneSelf {
-			return unquote(nil, key)
+			return jsonstr.Append(nil, key)
 		}
 	}
 	return key
