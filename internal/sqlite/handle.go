@@ -283,7 +283,7 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 	var cur seam.Cursor
 	started := false
 	done := ctx.Done() // checked per row: rows read ahead are not served once ctx ends
-	var read int64
+	left := newRowBudget(budget)
 	var bad *RawRow
 	var badErr error
 	for {
@@ -302,8 +302,8 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 		if bad != nil {
 			return end, s.rowErr("read", h.id, bad.Seq, badErr)
 		}
-		if read += r.size(); budget > 0 && read > budget {
-			return end, &seam.Error{Kind: seam.ErrScanBudget, Op: "read", ID: h.id, Pos: pathPos(s.path)}
+		if !left.enter(r) {
+			return end, s.budgetErr(h.id)
 		}
 		rec, err := decodeRow(r, s.schema, v, alias)
 		if err != nil {
@@ -313,6 +313,9 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 			c := r.clone()
 			bad, badErr = &c, err
 			continue
+		}
+		if !left.decode(recordSize(&rec)) {
+			return end, s.budgetErr(h.id)
 		}
 		if !started {
 			started = true
@@ -342,6 +345,11 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 	return end, nil
 }
 
+// budgetErr is the error of a scan of session id past its budget.
+func (s *Store) budgetErr(id string) error {
+	return &seam.Error{Kind: seam.ErrScanBudget, Op: "read", ID: id, Pos: pathPos(s.path)}
+}
+
 // reverse streams the events of h's session below seq from (all when from
 // is 0), newest first. Only the session's final row may be torn.
 func (s *Store) reverse(ctx context.Context, q querier, h *handle, from, budget int64, alias bool, emit func(*seam.Event) bool) error {
@@ -356,7 +364,7 @@ func (s *Store) reverse(ctx context.Context, q querier, h *handle, from, budget 
 	}
 	defer rows.close()
 	expect := int64(-1) // the first seq of the row read before
-	var read int64
+	left := newRowBudget(budget)
 	for {
 		r, err := rows.next()
 		if err != nil {
@@ -365,8 +373,8 @@ func (s *Store) reverse(ctx context.Context, q querier, h *handle, from, budget 
 		if r == nil {
 			break
 		}
-		if read += r.size(); budget > 0 && read > budget {
-			return &seam.Error{Kind: seam.ErrScanBudget, Op: "read", ID: h.id, Pos: pathPos(s.path)}
+		if !left.enter(r) {
+			return s.budgetErr(h.id)
 		}
 		rec, err := decodeRow(r, s.schema, v, alias)
 		if err != nil {
@@ -374,6 +382,9 @@ func (s *Store) reverse(ctx context.Context, q querier, h *handle, from, budget 
 				continue // the torn final row
 			}
 			return s.rowErr("read", h.id, r.Seq, err)
+		}
+		if !left.decode(recordSize(&rec)) {
+			return s.budgetErr(h.id)
 		}
 		if expect >= 0 && rec.NextSeq() != expect {
 			return s.rowErr("read", h.id, rec.FirstSeq(), corruptf("row at seq %d ends at %d, but the next row starts at %d", rec.FirstSeq(), rec.NextSeq(), expect))

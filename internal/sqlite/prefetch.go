@@ -37,8 +37,9 @@ const (
 	maxBatchRows    = 1024
 )
 
-// prefetch starts reading src ahead. Reading stops once more than budget
-// bytes (when positive) were read: the scan fails there anyway.
+// prefetch starts reading src ahead. Reading stops at the first row past
+// budget (when positive), which is handed on not inflated: the scan fails
+// there anyway.
 func (s *Store) prefetch(src rowSource, budget int64) *prefetcher {
 	p := &prefetcher{src: src, full: make(chan *rowBatch, prefetchBatches), free: make(chan *rowBatch, prefetchBatches),
 		stop: make(chan struct{}), done: make(chan struct{})}
@@ -53,7 +54,7 @@ func (s *Store) prefetch(src rowSource, budget int64) *prefetcher {
 // rows end, an error, the budget or stop.
 func (p *prefetcher) run(inflate bool, budget int64) {
 	defer close(p.done)
-	var read int64
+	left := newRowBudget(budget)
 	target := minBatchBytes
 	var pending *RawRow // a row read that did not fit the batch before
 	for {
@@ -79,8 +80,9 @@ func (p *prefetcher) run(inflate bool, budget int64) {
 				pending = r // still valid: the source did not step
 				break
 			}
-			b.add(r, inflate, need)
-			if read += r.size(); budget > 0 && read > budget {
+			over := !left.enter(r)
+			b.add(r, inflate && !over, need)
+			if over || !left.decode(b.decodedSize()) {
 				b.end = true
 				break
 			}
@@ -156,6 +158,16 @@ func (b *rowBatch) add(r *RawRow, inflate bool, need int) {
 		}
 	}
 	b.rows = append(b.rows, c)
+}
+
+// decodedSize is the size of the payload of the row added last, inflated
+// when it was.
+func (b *rowBatch) decodedSize() int64 {
+	r := &b.rows[len(b.rows)-1]
+	if r.inflated {
+		return int64(len(r.plain))
+	}
+	return int64(len(r.Data))
 }
 
 // copy appends v to the arena and returns its copy there (never nil).
