@@ -89,6 +89,21 @@ tree() {
 	) | sed -E 's/[0-9]{8}T[0-9]{6}(\.[0-9]+)?Z/<time>/g'
 }
 
+# run_in SIDE SRC ARGS...: runs SIDE's binary (set in bin) with ARGS in a
+# fresh $work/t holding a copy of SRC (if any) as store/: its output in
+# $work/SIDE.out and .err, its exit status in code.
+run_in() {
+	local side=$1 src=$2
+	shift 2
+	bin=$old
+	[ "$side" = new ] && bin=$new
+	rm -rf "$work/t"
+	mkdir -p "$work/t"
+	[ -z "$src" ] || cp -a "$src" "$work/t/store"
+	code=0
+	(cd "$work/t" && "$bin" "$@") </dev/null >"$work/$side.out" 2>"$work/$side.err" || code=$?
+}
+
 # compare_in NAME SRC ARGS...: runs each binary with ARGS in a fresh folder
 # $work/t (holding a copy of SRC as $work/t/store when SRC is not empty),
 # and compares their output and what they leave in $work/t.
@@ -98,13 +113,7 @@ compare_in() {
 	oc=0 nc=0
 	local side bin code
 	for side in old new; do
-		bin=$old
-		[ "$side" = new ] && bin=$new
-		rm -rf "$work/t"
-		mkdir -p "$work/t"
-		[ -z "$src" ] || cp -a "$src" "$work/t/store"
-		code=0
-		(cd "$work/t" && "$bin" "$@") </dev/null >"$work/$side.out" 2>"$work/$side.err" || code=$?
+		run_in "$side" "$src" "$@"
 		for f in out err; do
 			sed -E 's/[0-9]{8}T[0-9]{6}(\.[0-9]+)?Z/<time>/g' "$work/$side.$f" >"$work/$side.$f.m"
 			mv "$work/$side.$f.m" "$work/$side.$f"
@@ -125,13 +134,7 @@ compare_masked() {
 	oc=0 nc=0
 	local side bin code id st
 	for side in old new; do
-		bin=$old
-		[ "$side" = new ] && bin=$new
-		rm -rf "$work/t"
-		mkdir -p "$work/t"
-		[ -z "$src" ] || cp -a "$src" "$work/t/store"
-		code=0
-		(cd "$work/t" && "$bin" "$@") </dev/null >"$work/$side.out" 2>"$work/$side.err" || code=$?
+		run_in "$side" "$src" "$@"
 		st=store
 		[ -e "$work/t/db.sqlite" ] && st=sqlite:db.sqlite
 		{
