@@ -148,7 +148,7 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 			return sessionview.ExplainExport(err)
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := export.MakeDir(dir); err != nil {
 		return err
 	}
 	bar := e.out(format).NewProgress("exporting sessions", len(sources))

@@ -55,7 +55,7 @@ func OutputPath(out, id string) (string, error) {
 		return name, nil
 	}
 	if strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator)) {
-		if err := os.MkdirAll(out, 0o755); err != nil {
+		if err := MakeDir(out); err != nil {
 			return "", err
 		}
 		return filepath.Join(out, name), nil
@@ -64,6 +64,12 @@ func OutputPath(out, id string) (string, error) {
 		return filepath.Join(out, name), nil
 	}
 	return out, nil
+}
+
+// MakeDir makes the output folder dir and the parents it lacks, durably
+// (durable.MkdirAll), so that a ZIP synced into it survives a power loss.
+func MakeDir(dir string) error {
+	return durable.MkdirAll(durable.OS, dir, 0o755)
 }
 
 // WriteFile makes the file path with what write writes, and returns its
