@@ -116,5 +116,6 @@ func explainInput(in *store.InputError) error {
 	return fmt.Errorf("%s line %d: invalid event: %w; nothing was written", in.Name, in.Line, in.Err)
 }
 
-// Reason is err as a reason for a session's state: Explain's words.
-func Reason(err error) string { return Explain(err).Error() }
+// Reason is err as a reason for a session's state: Explain's words, on
+// one line as errors are printed.
+func Reason(err error) string { return termui.OneLineError(Explain(err)) }

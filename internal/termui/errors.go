@@ -69,8 +69,10 @@ func InvalidValue(name, value, kind string, err error) error {
 	return Usagef("invalid --%s %q: %s", name, value, why)
 }
 
-// OneLineError is err's message on one line, as errors are printed.
-func OneLineError(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
+// OneLineError is err's message as errors are printed: on one line, with
+// no control characters (OneLine), whatever paths or values of a hostile
+// store it quotes.
+func OneLineError(err error) string { return OneLine(err.Error()) }
 
 // Report prints err to w the way cli.md asks, "dshctl: " and one line,
 // then its hint line, and returns the exit status: ExitFindings (nothing
@@ -95,9 +97,9 @@ func Report(w io.Writer, err error, helpCmd string) int {
 	var hinted interface{ Hint() string } // an error that knows its fix
 	switch {
 	case errors.As(err, &h) && h.Hint != "":
-		fmt.Fprintf(w, "hint: %s\n", h.Hint)
+		fmt.Fprintf(w, "hint: %s\n", OneLine(h.Hint))
 	case errors.As(err, &hinted) && hinted.Hint() != "":
-		fmt.Fprintf(w, "hint: %s\n", hinted.Hint())
+		fmt.Fprintf(w, "hint: %s\n", OneLine(hinted.Hint()))
 	}
 	var u UsageError
 	if errors.As(err, &u) {
