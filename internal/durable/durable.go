@@ -1,8 +1,9 @@
 // Package durable holds the few file-system steps that make a write
 // survive a crash or a power loss, shared by the stores and export:
 // folders made with their entries synced into their parents, a folder's
-// entries synced, and a new file given the owner and mode of what it
-// replaces. It knows nothing of any storage format.
+// entries synced, a finished file published under its name without
+// replacing one that appeared meanwhile, and a new file given the owner
+// and mode of what it replaces. It knows nothing of any storage format.
 package durable
 
 import (
@@ -92,4 +93,28 @@ func GiveTo(f Changer, fi fs.FileInfo) error {
 		return f.Chown(uid, gid)
 	}
 	return nil
+}
+
+// Publish gives the finished (synced and closed) temporary file tmp the
+// name path. With replace it is renamed over whatever file path names.
+// Without, a hard link publishes it, which fails with fs.ErrExist when path
+// exists, so a file that appeared since the caller looked is never
+// replaced; where the file system has no hard links it falls back to a
+// check and a rename.
+func Publish(tmp, path string, replace bool) error {
+	if replace {
+		return os.Rename(tmp, path)
+	}
+	err := os.Link(tmp, path)
+	if err == nil {
+		os.Remove(tmp)
+		return nil
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if _, serr := os.Lstat(path); serr == nil {
+		return &fs.PathError{Op: "publish", Path: path, Err: fs.ErrExist}
+	}
+	return os.Rename(tmp, path)
 }

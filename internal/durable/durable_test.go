@@ -63,3 +63,37 @@ func TestMkdirAllSyncsParents(t *testing.T) {
 		t.Errorf("a failed sync: %v, want it reported", err)
 	}
 }
+
+// TestPublish: without replace a file at the name is never replaced (the
+// temporary file stays for the caller to remove); with replace it is.
+func TestPublish(t *testing.T) {
+	dir := t.TempDir()
+	tmp := func(text string) string {
+		f, err := os.CreateTemp(dir, ".tmp-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(text)
+		f.Close()
+		return f.Name()
+	}
+	read := func(name string) string {
+		b, _ := os.ReadFile(name)
+		return string(b)
+	}
+	path := filepath.Join(dir, "out")
+	first := tmp("first")
+	if err := Publish(first, path, false); err != nil || read(path) != "first" {
+		t.Fatalf("new name: %v, %q", err, read(path))
+	}
+	if _, err := os.Lstat(first); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the temporary file is still there: %v", err)
+	}
+	second := tmp("second")
+	if err := Publish(second, path, false); !errors.Is(err, fs.ErrExist) || read(path) != "first" || read(second) != "second" {
+		t.Fatalf("existing name without replace: %v, %q", err, read(path))
+	}
+	if err := Publish(second, path, true); err != nil || read(path) != "second" {
+		t.Fatalf("existing name with replace: %v, %q", err, read(path))
+	}
+}

@@ -142,33 +142,19 @@ func WriteFile(ctx context.Context, path string, force bool, from seam.Service, 
 	return cw.n, nil
 }
 
-// publish gives the finished temporary file tmp the name path. Without
-// force a hard link publishes it, which fails when path exists, so a file
-// that appeared meanwhile is never replaced; where the file system has no
-// hard links it falls back to a check and a rename. name is path as the
-// user gave it, for messages.
+// publish gives the finished temporary file tmp the name path
+// (durable.Publish); name is path as the user gave it, for messages.
 func publish(tmp, path, name string, force bool) error {
-	if force {
-		if err := os.Rename(tmp, path); err != nil {
-			return fmt.Errorf("replace %s: %w", name, unwrapPath(err))
-		}
+	err := durable.Publish(tmp, path, force)
+	switch {
+	case err == nil:
 		return nil
-	}
-	err := os.Link(tmp, path)
-	if err == nil {
-		os.Remove(tmp)
-		return nil
-	}
-	if errors.Is(err, fs.ErrExist) {
+	case force:
+		return fmt.Errorf("replace %s: %w", name, unwrapPath(err))
+	case errors.Is(err, fs.ErrExist):
 		return fmt.Errorf("%s: %w", name, ErrExists)
 	}
-	if _, serr := os.Lstat(path); serr == nil {
-		return fmt.Errorf("%s: %w", name, ErrExists)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("create %s: %w", name, unwrapPath(err))
-	}
-	return nil
+	return fmt.Errorf("create %s: %w", name, unwrapPath(err))
 }
 
 // unwrapPath drops the *fs.PathError around err, whose path (often the

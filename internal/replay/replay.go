@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dshctl/dshctl/internal/durable"
 	"github.com/dshctl/dshctl/internal/reconcile"
 	"github.com/dshctl/dshctl/internal/termui"
 )
@@ -222,7 +223,7 @@ func Run(ctx context.Context, files []reconcile.File, o Options) (*Report, error
 		if o.Shard.N > 0 {
 			name += ", shard " + o.Shard.String()
 		}
-		err := writeFileAtomic(o.JUnit, func(w io.Writer) error { return reconcile.WriteJUnit(w, name+")", r.all) })
+		err := publishFile(o.JUnit, true, func(w io.Writer) error { return reconcile.WriteJUnit(w, name+")", r.all) })
 		if err != nil {
 			return nil, fmt.Errorf("replay: --junit: %w", err)
 		}
@@ -395,11 +396,11 @@ func Convert(dir string, paths []string, force bool, wrote func(Converted)) erro
 				"use --force to replace it, or convert into another folder")
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := durable.MkdirAll(durable.OS, dir, 0o755); err != nil {
 		return fmt.Errorf("replay: --convert: %w", err)
 	}
 	for _, o := range outs {
-		if err := writeFileAtomic(o.path, o.trace.Encode); err != nil {
+		if err := publishFile(o.path, force, o.trace.Encode); err != nil {
 			return fmt.Errorf("replay: --convert: %w", err)
 		}
 		wrote(Converted{Path: o.path, Tab: o.trace.Tab, Capture: o.capture, Records: len(o.trace.Records)})
@@ -410,21 +411,25 @@ func Convert(dir string, paths []string, force bool, wrote func(Converted)) erro
 // saveTrace writes a shrunk failing trace to dir, its meta record saying
 // what failed and how to reproduce it, and returns its path.
 func saveTrace(dir string, t *reconcile.Trace, pol reconcile.Policy, invariant int) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := durable.MkdirAll(durable.OS, dir, 0o755); err != nil {
 		return "", fmt.Errorf("--save: %w", err)
 	}
 	path := filepath.Join(dir, reconcile.SafeName(t.Name)+".jsonl")
 	saved := t.Failing(pol, invariant, fmt.Sprintf("dshctl replay --policy %s %s", pol.Name, path))
-	if err := writeFileAtomic(path, saved.Encode); err != nil {
+	if err := publishFile(path, true, saved.Encode); err != nil {
 		return "", fmt.Errorf("--save: %w", err)
 	}
 	return path, nil
 }
 
-// writeFileAtomic writes path through a temporary file in the same folder,
-// so a reader never sees half a report.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+// publishFile writes path (mode 0644 when new) through a temporary file in
+// the same folder, fsynced before it is published, so that path holds the
+// whole file or what it held before, even after a crash. Without replace
+// a file at path, even one that appears meanwhile, is not replaced
+// (fs.ErrExist).
+func publishFile(path string, replace bool, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
@@ -442,8 +447,17 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 	if err = write(tmp); err != nil {
 		return err
 	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
 	if err = tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err = durable.Publish(tmp.Name(), path, replace); err != nil {
+		return err
+	}
+	// Best effort, as export's: the file's bytes are synced already, and
+	// some file systems refuse to sync a folder.
+	_ = durable.SyncDir(dir)
+	return nil
 }
