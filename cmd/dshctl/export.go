@@ -143,10 +143,8 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 			return nil
 		}
 	}
-	for _, src := range sources { // before the folder is made
-		if _, err := export.CheckPath(dir, src.Service); err != nil {
-			return sessionview.ExplainExport(err)
-		}
+	if err := export.CheckDir(dir, sources); err != nil { // before the folder is made
+		return sessionview.ExplainExport(err)
 	}
 	if err := export.MakeDir(dir); err != nil {
 		return err

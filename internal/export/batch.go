@@ -45,6 +45,21 @@ func StoreSources(ctx context.Context, svc seam.Service) ([]Source, error) {
 	return slices.CompactFunc(sources, func(a, b Source) bool { return a.ID == b.ID }), nil
 }
 
+// CheckDir is CheckPath of the folder dir for each store that sources come
+// from, once per store: an export into dir must not write inside any.
+func CheckDir(dir string, sources []Source) error {
+	checked := map[seam.Service]bool{}
+	for _, src := range sources {
+		if !checked[src.Service] {
+			checked[src.Service] = true
+			if _, err := CheckPath(dir, src.Service); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Result says what the export of one session to a file did.
 type Result struct {
 	ID   string
@@ -61,8 +76,8 @@ type Result struct {
 // and returns the results in the order of sessions. Files are named
 // FileName(id), made unique among the sessions the way subagent folders are
 // (a second id with the same safe name gets a ~2 suffix), so the names
-// depend on the ids alone. Each store is listed once for the descendants
-// of all its sessions. A session that fails does not stop the others;
+// depend on the ids alone. Each store is listed and indexed once for the
+// descendants of all its sessions. A session that fails does not stop the others;
 // cancelling ctx stops them all.
 func ToDir(ctx context.Context, sessions []Source, dir string, opts DirOptions) []Result {
 	results := make([]Result, len(sessions))
@@ -70,12 +85,13 @@ func ToDir(ctx context.Context, sessions []Source, dir string, opts DirOptions) 
 	for i, s := range sessions {
 		results[i] = Result{ID: s.ID, Path: filepath.Join(dir, "dsh-session-"+names.name(s.ID)+".zip")}
 	}
-	listed := map[seam.Service][]seam.Entry{}
+	trees := map[seam.Service]*Tree{}
 	listErr := map[seam.Service]error{}
 	if !opts.NoSubagents {
 		for _, s := range sessions {
-			if _, ok := listed[s.Service]; !ok {
-				listed[s.Service], listErr[s.Service] = s.Service.List(ctx)
+			if _, ok := trees[s.Service]; !ok {
+				entries, err := s.Service.List(ctx)
+				trees[s.Service], listErr[s.Service] = NewTree(entries), err
 			}
 		}
 	}
@@ -95,7 +111,7 @@ func ToDir(ctx context.Context, sessions []Source, dir string, opts DirOptions) 
 				} else {
 					var subagents []string
 					if !opts.NoSubagents {
-						subagents = Descendants(listed[svc], r.ID)
+						subagents = trees[svc].Descendants(r.ID)
 					}
 					r.Bytes, r.Err = WriteFile(ctx, r.Path, opts.Force, svc, func(w io.Writer) error {
 						var err error

@@ -16,6 +16,17 @@ import (
 // read names no parent and is left out, and a parent that is not in the
 // store simply has no descendants to give.
 func Descendants(entries []seam.Entry, root string) []string {
+	return NewTree(entries).Descendants(root)
+}
+
+// Tree is the parent → children index of a store's sessions, built once
+// for the descendants of any number of them.
+type Tree struct {
+	children map[string][]*seam.Header
+}
+
+// NewTree indexes entries (what seam.Service.List returned) by parent.
+func NewTree(entries []seam.Entry) *Tree {
 	children := map[string][]*seam.Header{}
 	seen := map[string]bool{}
 	for i := range entries {
@@ -31,6 +42,12 @@ func Descendants(entries []seam.Entry, root string) []string {
 			return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.ID, b.ID))
 		})
 	}
+	return &Tree{children}
+}
+
+// Descendants is Descendants of the tree's entries.
+func (t *Tree) Descendants(root string) []string {
+	children := t.children
 	var out []string
 	visited := map[string]bool{root: true}
 	// A stack of the sessions still to visit, the next one last: a deep
