@@ -134,7 +134,7 @@ func (rep *Report) MarshalJSON() ([]byte, error) {
 		Inconclusive int          `json:"inconclusive"`
 		Generated    *Generated   `json:"generated"`
 		Results      []ResultJSON `json:"results"`
-	}{rep.Policy, nonEmpty(rep.Shard), rep.Traces, rep.Passed, rep.Failed, rep.Inconclusive, rep.Generated,
+	}{rep.Policy, termui.OrNull(rep.Shard), rep.Traces, rep.Passed, rep.Failed, rep.Inconclusive, rep.Generated,
 		make([]ResultJSON, len(rep.Results))}
 	for i, r := range rep.Results {
 		v.Results[i] = NewResultJSON(r)
@@ -166,8 +166,8 @@ type violationJSON struct {
 
 // NewResultJSON is r as JSON.
 func NewResultJSON(r reconcile.Result) ResultJSON {
-	v := ResultJSON{Name: r.Name, Source: nonEmpty(r.Source), Tab: nonEmpty(r.Tab), Policy: r.Policy, Verdict: r.Verdict,
-		Expect: nonEmpty(r.Expect), Events: r.Events, Reconciles: r.Reconciles, Violations: []violationJSON{},
+	v := ResultJSON{Name: r.Name, Source: termui.OrNull(r.Source), Tab: termui.OrNull(r.Tab), Policy: r.Policy, Verdict: r.Verdict,
+		Expect: termui.OrNull(r.Expect), Events: r.Events, Reconciles: r.Reconciles, Violations: []violationJSON{},
 		Warnings: append([]string{}, r.Warnings...), Notes: append([]string{}, r.Notes...)}
 	for _, x := range r.Violations {
 		vj := violationJSON{Violation: x}
@@ -177,13 +177,6 @@ func NewResultJSON(r reconcile.Result) ResultJSON {
 		v.Violations = append(v.Violations, vj)
 	}
 	return v
-}
-
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // Generated counts the generated traces of a run.

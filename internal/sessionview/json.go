@@ -72,7 +72,7 @@ func NewJSON(s *inspect.Session, word func(error) string) JSON {
 		ID:        h.ID,
 		State:     s.State,
 		SizeBytes: snap.SizeBytes,
-		Revision:  nonEmpty(snap.Revision),
+		Revision:  termui.OrNull(snap.Revision),
 		Location: locationJSON{Backend: loc.Backend, Path: loc.Path, Encoding: loc.Encoding, Generation: loc.Generation,
 			OlderGenerations: append([]int{}, loc.OlderGenerations...), TornBytes: loc.TornBytes, UncommittedBytes: loc.UncommittedBytes},
 	}
@@ -80,7 +80,7 @@ func NewJSON(s *inspect.Session, word func(error) string) JSON {
 		j.Error = ptr(word(s.Err))
 	}
 	if s.HeaderKnown {
-		j.Project, j.ParentSession, j.Origin, j.AgentPreset = nonEmpty(h.Cwd), nonEmpty(h.ParentSession), nonEmpty(h.Origin), nonEmpty(h.AgentPreset)
+		j.Project, j.ParentSession, j.Origin, j.AgentPreset = termui.OrNull(h.Cwd), termui.OrNull(h.ParentSession), termui.OrNull(h.Origin), termui.OrNull(h.AgentPreset)
 		j.Version, j.DelegationDepth, j.Seeded = ptr(h.Version), ptr(h.DelegationDepth), ptr(h.Seeded())
 		j.CreatedAt, j.CreatedAtMs = termui.JSONTime(h.CreatedAt, true)
 		j.EventCount = ptr(snap.EventCount)
@@ -105,7 +105,7 @@ func newOpenTurnJSON(t *inspect.OpenTurn) *openTurnJSON {
 		j.Step = ptr(t.Step)
 	}
 	for _, c := range t.PendingCalls {
-		p := pendingCallJSON{CallID: c.CallID, Name: nonEmpty(c.Name), Step: c.Step}
+		p := pendingCallJSON{CallID: c.CallID, Name: termui.OrNull(c.Name), Step: c.Step}
 		if c.Started() {
 			p.CallSeq = ptr(c.CallSeq)
 		}
@@ -148,11 +148,3 @@ func NewStatJSON(r *inspect.StatReport, word func(error) string) StatJSON {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// nonEmpty is s, or nil (null) when s is empty.
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}

@@ -218,7 +218,7 @@ func NewVerifyJSON(r *inspect.SessionReport) VerifyJSON {
 	loc := r.Location
 	v := VerifyJSON{ID: r.ID, Stray: r.Stray, Status: string(r.Status), Events: r.State.Events,
 		LastSeq: seqPtr(r.State.LastSeq), Bytes: r.State.Bytes, Frames: r.State.Frames, Lines: r.State.Lines, Findings: []findingJSON{},
-		Location: verifyLocationJSON{Backend: nonEmpty(loc.Backend), Path: loc.Path, Encoding: nonEmpty(loc.Encoding),
+		Location: verifyLocationJSON{Backend: termui.OrNull(loc.Backend), Path: loc.Path, Encoding: termui.OrNull(loc.Encoding),
 			OlderGenerations: append([]int{}, loc.OlderGenerations...)}}
 	if loc.Backend != "" {
 		v.Location.Generation = &loc.Generation
@@ -231,7 +231,7 @@ func NewVerifyJSON(r *inspect.SessionReport) VerifyJSON {
 		v.Prefix = &prefixJSON{Events: pr.Events, Bytes: seqPtr(pr.Bytes), After: seqPtr(pr.After), Hidden: pr.Hidden}
 	}
 	if rp := r.Repair; rp != nil {
-		v.Repair = &repairJSON{DryRun: rp.DryRun, Skipped: nonEmpty(rp.Skipped), Removed: NewRepairsJSON(rp.Removed), Rewrite: rp.Rewrite,
+		v.Repair = &repairJSON{DryRun: rp.DryRun, Skipped: termui.OrNull(rp.Skipped), Removed: NewRepairsJSON(rp.Removed), Rewrite: rp.Rewrite,
 			Salvaged: rp.Salvaged, Before: toStateJSON(rp.Before), After: toStateJSON(rp.After)}
 		if rp.Salvaged > 0 {
 			v.Repair.SalvagedFrom = &rp.SalvagedFrom
@@ -251,7 +251,7 @@ func toStateJSON(s *inspect.LogState) *stateJSON {
 }
 
 func toPositionJSON(p seam.Pos) positionJSON {
-	j := positionJSON{Path: nonEmpty(p.Path), Offset: seqPtr(p.Offset), Seq: seqPtr(p.Seq)}
+	j := positionJSON{Path: termui.OrNull(p.Path), Offset: seqPtr(p.Offset), Seq: seqPtr(p.Seq)}
 	if p.Frame >= 0 {
 		j.Frame = &p.Frame
 	}

@@ -82,6 +82,15 @@ func Count(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// OrNull is s as a JSON string member that is always present: null when
+// s is empty.
+func OrNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 // WriteJSON writes v as indented JSON, or as one compact line.
 func WriteJSON(w io.Writer, indent bool, v any) error {
 	enc := json.NewEncoder(w)
