@@ -72,7 +72,8 @@ func TestTextAndJSONReports(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", want, buf.String())
 		}
 	}
-	// The CLI's -o json encodes Results as they are: they must round-trip.
+	// Results round-trip through JSON (replay -o json writes its own shape,
+	// replay.ResultJSON, from them).
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)

@@ -265,7 +265,9 @@ func stringEnd(raw []byte, i int) int {
 	}
 }
 
-// valueEnd returns the index after the value starting at raw[i].
+// valueEnd returns the index after the value starting at raw[i] of JSON
+// already validated, so without the bounds checks of scanValue, which
+// reads unvalidated bytes.
 func valueEnd(raw []byte, i int) int {
 	switch raw[i] {
 	case '"':

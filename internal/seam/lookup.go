@@ -187,7 +187,7 @@ func scanValue(raw []byte, i int) int {
 }
 
 // ValueEnd returns the index after the JSON value that starts at raw[i],
-// under Lookup's terms (strings skipped eight bytes at a time, nothing
+// under Lookup's terms (strings skipped with bytes.IndexByte, nothing
 // validated), or -1 when it does not end.
 func ValueEnd(raw []byte, i int) int { return scanValue(raw, i) }
 

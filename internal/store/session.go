@@ -90,7 +90,8 @@ func OpenSessions(ctx context.Context, r Request, args []string, o Options) (*Se
 
 // OpenEachSession is OpenSessions for a batch that goes on when a session
 // cannot be opened: it gives each such argument to failed and leaves it
-// out. It fails only when ctx is done.
+// out. It fails only when ctx is done or, with no args, when the store
+// cannot be opened.
 func OpenEachSession(ctx context.Context, r Request, args []string, o Options, failed func(arg string, err error)) (*Sessions, error) {
 	return openSessions(ctx, r, args, o, failed)
 }
