@@ -31,8 +31,6 @@ type appendOptions struct {
 	expectNext *int64
 }
 
-var appendFormats = []string{termui.FormatTable, termui.FormatJSON, termui.FormatJSONL}
-
 func newAppendCmd(e *env, g *globals) *cobra.Command {
 	var o appendOptions
 	var expectNext int64
@@ -48,7 +46,7 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: completeSessions(e, g, sessionThenFile),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(termui.FormatTable, appendFormats...)
+			format, err := g.outputFormat(termui.FormatTable, listFormats...)
 			if err != nil {
 				return err
 			}
@@ -95,7 +93,7 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 			return sessionview.PrintAppend(e.out(format), res)
 		},
 	}
-	setFormats(cmd, appendFormats...)
+	setFormats(cmd, listFormats...)
 	f := cmd.Flags()
 	f.BoolVar(&o.assignSeq, "assign-seq", false, "number the events from the stored next seq (and set time when absent)")
 	f.Int64Var(&expectNext, "expect-next-seq", 0, "write nothing unless the log's next seq is `N` (a safe retry; see above)")

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/buildinfo"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/replay"
+	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -84,7 +86,7 @@ func registerCompletions(root *cobra.Command) {
 		"compression":    {"zstd", "none"},
 		"mode":           {inspect.ModeTolerateTail.String(), inspect.ModeStrict.String(), inspect.ModePointInTime.String()},
 		"sqlite-schema":  {"17", "14"},
-		"format-version": {"4", "3", "2", "1", "0"},
+		"format-version": formatVersions(),
 		"origin":         {"subagent"},
 	}
 	// Flags naming a folder complete folder names.
@@ -157,4 +159,13 @@ func newManCmd(root *cobra.Command) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// formatVersions are the log formats dshctl writes, newest first.
+func formatVersions() []string {
+	var out []string
+	for v := seam.MaxVersion; v >= 0; v-- {
+		out = append(out, strconv.Itoa(v))
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
@@ -60,7 +61,7 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 	f.IntVarP(&sel.Limit, "limit", "n", 0, "print at most `N` sessions (0: all)")
 	f.StringVar(&sel.Sort, "sort", "updated", "order: created|updated|size|events (newest or largest first)")
 	f.BoolVar(&strict, "strict", false, "exit 1 when any session cannot be read")
-	f.Int64Var(&budget, "scan-budget", inspect.DefaultScanBudget, "bytes read per session and direction (and 16 times as many decoded) to prove blankness and find the last prompt")
+	f.Int64Var(&budget, "scan-budget", inspect.DefaultScanBudget, fmt.Sprintf("bytes read per session and direction (and %d times as many decoded) to prove blankness and find the last prompt", seam.ScanDecodedFactor))
 	return cmd
 }
 

@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Formats of the commands, for -o and its completion (setFormats).
+// Formats of the commands, for -o and its completion (setFormats):
+// listFormats for those whose default is a table (list, stat, append,
+// verify, export), catFormats for cat.
 var (
 	listFormats = []string{termui.FormatTable, termui.FormatJSON, termui.FormatJSONL}
 	catFormats  = []string{termui.FormatJSONL, termui.FormatJSON, termui.FormatText}
