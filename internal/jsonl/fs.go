@@ -111,7 +111,7 @@ func checkRegular(name string, fi fs.FileInfo) error {
 	return &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", errNotRegular, typeName(fi.Mode()))}
 }
 
-// typeName names the type of a file that is not regular.
+// typeName names the type of a file, for messages about the wrong one.
 func typeName(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeSymlink != 0:
@@ -124,6 +124,8 @@ func typeName(m fs.FileMode) string {
 		return "a socket"
 	case m&fs.ModeDevice != 0:
 		return "a device"
+	case m.IsRegular():
+		return "a regular file"
 	}
 	return "of an unknown type"
 }

@@ -413,3 +413,28 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 	}
 	return c.file.Write(p)
 }
+
+// TestCreateWhereAFileIs: a regular file where a project folder should be
+// is named for what it is, and is left alone.
+func TestCreateWhereAFileIs(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	file := filepath.Join(root, "--plain--")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := openStore(t, root, Options{BackupDir: t.TempDir()})
+	hdr := header("new", 4)
+	hdr.Cwd = "/plain"
+	w, err := s.Create(ctx, hdr, seam.CreateOptions{})
+	if err == nil {
+		err = w.Flush(ctx)
+		w.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "not a directory (a regular file)") {
+		t.Errorf("Create under a file: %v, want it named as not a directory", err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "x" {
+		t.Errorf("the file changed: %q", b)
+	}
+}

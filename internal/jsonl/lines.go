@@ -18,7 +18,9 @@ var errLongLine = errors.New("record too long")
 var blankLine = []byte{'\n'}
 
 // lineReader splits a stream into '\n'-terminated lines, holding at most
-// one line of max bytes plus a buffer, whatever the stream holds:
+// about twice max bytes plus a buffer, whatever the stream holds (a long
+// line is gathered in parts, then joined into a buffer kept for the next
+// one):
 //
 //   - a line longer than max (without its '\n') is consumed without being
 //     kept and reported as errLongLine, with its length;

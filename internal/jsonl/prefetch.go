@@ -2,7 +2,6 @@ package jsonl
 
 import (
 	"errors"
-	"io"
 	"sync"
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
@@ -78,11 +77,7 @@ func newPrefetcher(z *zstdReader, d *zstdframe.Decoder) *prefetcher {
 
 // next returns the next step; the walk must not have ended.
 func (p *prefetcher) next() prefetched {
-	st, ok := <-p.out
-	if !ok {
-		return prefetched{perr: io.ErrUnexpectedEOF}
-	}
-	return st
+	return <-p.out
 }
 
 // recycle gives back the storage of content the reader is done with.

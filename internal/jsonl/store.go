@@ -65,8 +65,9 @@ type Options struct {
 // writes (a tool result of a few MiB is large; images are offloaded to
 // files of their own), far below what a hostile log can make a reader hold
 // or decode. A record streamed from a large frame is gathered in memory as
-// it is read, so the record limit is what a read may hold: 32 MiB keeps a
-// command under 100 MB whatever the log holds.
+// it is read, then joined, so a read may hold about twice the record
+// limit: 32 MiB keeps a command under 100 MB whatever the log holds (the
+// bad_*.txtar scripts measure it).
 const (
 	DefaultMaxRecordBytes = 32 << 20
 	DefaultMaxFrameBytes  = 256 << 20

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/durable"
@@ -187,7 +188,7 @@ func (s *Store) mkdirIn(dir string) (bool, error) {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
 		return false, symlinkError("mkdir", dir)
 	case err == nil:
-		return false, &fs.PathError{Op: "mkdir", Path: dir, Err: fmt.Errorf("%w (%s)", errNotRegular, typeName(fi.Mode()))}
+		return false, &fs.PathError{Op: "mkdir", Path: dir, Err: fmt.Errorf("%w (%s)", syscall.ENOTDIR, typeName(fi.Mode()))}
 	case !errors.Is(err, fs.ErrNotExist):
 		return false, err
 	}

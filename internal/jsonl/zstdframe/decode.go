@@ -79,9 +79,6 @@ func (d *Decoder) SetLimit(n int64) {
 	d.limit = n
 }
 
-// Limit returns the most content the decoder decodes from one frame.
-func (d *Decoder) Limit() int64 { return d.limit }
-
 // SetContext makes the decoder stop when ctx is done: reads of frame
 // content, and LastFrame's search, then fail with ctx's error. A nil ctx
 // never stops it.
