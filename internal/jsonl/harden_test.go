@@ -438,3 +438,42 @@ func TestCreateWhereAFileIs(t *testing.T) {
 		t.Errorf("the file changed: %q", b)
 	}
 }
+
+// TestCutFrameWithFramesInside: a frame that the end of the file cuts but
+// that has complete frames inside it is damage, not a torn tail (a crash
+// cuts only the frame being written, so frames after its start are
+// committed data): a read and a write open refuse the log, and the write
+// open cuts nothing.
+func TestCutFrameWithFramesInside(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	path, err := hostile.Session(root, "s", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A frame header and a raw block that claims 100 KiB, holding two
+	// complete frames of later turns; the file ends inside the block.
+	cut := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x04, (21 - 10) << 3}
+	size := 100 << 10
+	v := uint32(size) << 3 // raw block, not the last
+	cut = append(cut, byte(v), byte(v>>8), byte(v>>16))
+	cut = hostile.Frame(cut, hostile.Text(hostile.Turn(5, 2)))
+	cut = hostile.Frame(cut, hostile.Text(hostile.Turn(10, 3)))
+	if err := hostile.Append(path, cut); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	s, _ := openStore(t, root, Options{BackupDir: t.TempDir()})
+	if _, err := scanAll(t, s, "s"); !errors.Is(err, seam.ErrCorrupt) {
+		t.Errorf("read: %v, want ErrCorrupt", err)
+	}
+	if h, err := s.Open(ctx, "s", seam.Write); !errors.Is(err, seam.ErrCorrupt) {
+		if err == nil {
+			h.Close()
+		}
+		t.Errorf("write open: %v, want ErrCorrupt", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Errorf("the log changed: %d bytes, was %d", len(after), len(before))
+	}
+}
