@@ -425,3 +425,48 @@ func TestCancelStopsWork(t *testing.T) {
 		t.Errorf("backups left: %v", entries)
 	}
 }
+
+// TestRawKeepsEmptyLines: raw records, concatenated, are the log's text,
+// runs of empty lines included (served in slices, not a record per line),
+// with each record's Offset where its text starts.
+func TestRawKeepsEmptyLines(t *testing.T) {
+	ctx := context.Background()
+	for _, zstd := range []bool{false, true} {
+		root := t.TempDir()
+		path, err := hostile.Session(root, "s", zstd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := strings.Repeat("\n", 70000) // longer than one slice
+		body := hostile.Turn(0, 1) + "\n\n\n" + hostile.Turn(5, 2) + run + hostile.Turn(10, 3)
+		text := hostile.Header("s") + body
+		var log []byte
+		if zstd { // the header in a frame of its own, as dsh writes it
+			log = hostile.Frame(hostile.Frame(nil, hostile.Text(hostile.Header("s"))), hostile.Text(body))
+		} else {
+			log = []byte(text)
+		}
+		if err := os.WriteFile(path, log, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := openStore(t, root, Options{})
+		h, err := s.Open(ctx, "s", seam.Read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw bytes.Buffer
+		for r, err := range h.(seam.RawReader).Raw(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Offset != int64(raw.Len()) {
+				t.Fatalf("zstd %v: raw record at %d has Offset %d", zstd, raw.Len(), r.Offset)
+			}
+			raw.Write(r.Line)
+		}
+		h.Close()
+		if raw.String() != text {
+			t.Errorf("zstd %v: raw records hold %d bytes, the log %d", zstd, raw.Len(), len(text))
+		}
+	}
+}
