@@ -80,12 +80,18 @@ compare() {
 }
 
 # tree DIR: the names, types, modes and contents of everything under DIR,
-# with the time in backup file names masked.
+# with the times a repair ran masked: in backup file names, and in a backup
+# record's savedAt and restore command.
 tree() {
 	(
 		cd "$1"
 		find . -mindepth 1 -printf '%P %y %m\n' | sort
-		find . -type f -print0 | sort -z | xargs -0 -r sha256sum
+		find . -type f -print0 | sort -z | while IFS= read -r -d '' f; do
+			case $f in
+			*/backups/*.json) sed -E 's/"savedAt": "[^"]*"/"savedAt": <time>/; s/[0-9]{8}T[0-9]{6}(\.[0-9]+)?Z/<time>/g' "$f" | sha256sum | sed "s|-\$|$f|" ;;
+			*) sha256sum "$f" ;;
+			esac
+		done
 	) | sed -E 's/[0-9]{8}T[0-9]{6}(\.[0-9]+)?Z/<time>/g'
 }
 
