@@ -262,14 +262,7 @@ func scanAll(tb testing.TB, s *Store, id string) ([]seam.Event, error) {
 		return nil, err
 	}
 	defer h.Close()
-	var out []seam.Event
-	for e, err := range h.Scan(ctx, seam.ScanOptions{}) {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return collect(h.Scan(ctx, seam.ScanOptions{}))
 }
 
 // readJSONL returns the JSON values of the lines of a file.
