@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,32 +21,11 @@ import (
 // the log's path and its event count.
 func genTurnLog(tb testing.TB, enc Encoding, size int64, open bool) (root, path string, events int64) {
 	tb.Helper()
-	root = tb.TempDir()
-	id := "turns"
-	dir := filepath.Join(root, "--big--", id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	path = filepath.Join(dir, LogName(0, enc))
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
+	w := newLogWriter(tb, enc, "turns")
+	defer w.close()
 	rng := rand.New(rand.NewPCG(3, uint64(size)))
 	raw := make([]byte, 36<<10)
-	h := seam.Header{ID: id, CreatedAt: 1785331618000, Cwd: "/big"}
-	var written int64
-	put := func(text []byte) {
-		if enc == Zstd {
-			text = zstdframe.AppendFrame(nil, text)
-		}
-		if _, err := f.Write(text); err != nil {
-			tb.Fatal(err)
-		}
-		written += int64(len(text))
-	}
-	put(append(h.AppendJSON(nil), '\n'))
+	h := w.hdr
 	var batch []byte
 	add := func(typ, data string) {
 		e := seam.Event{Type: typ, Seq: events, Time: h.CreatedAt + events, Data: []byte(data)}
@@ -59,7 +36,7 @@ func genTurnLog(tb testing.TB, enc Encoding, size int64, open bool) (root, path 
 		events++
 	}
 	for turn := 1; ; turn++ {
-		last := written >= size
+		last := w.written >= size
 		batch = batch[:0]
 		call := fmt.Sprintf("call_%d", turn)
 		add("turn/start", fmt.Sprintf(`{"turn":%d}`, turn))
@@ -75,9 +52,9 @@ func genTurnLog(tb testing.TB, enc Encoding, size int64, open bool) (root, path 
 			add("step/end", fmt.Sprintf(`{"turn":%d,"step":1}`, turn))
 			add("turn/end", fmt.Sprintf(`{"turn":%d,"reason":{"kind":"completed"}}`, turn))
 		}
-		put(batch)
+		w.put(batch)
 		if last {
-			return root, path, events
+			return w.root, w.path, events
 		}
 	}
 }

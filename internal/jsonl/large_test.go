@@ -14,43 +14,60 @@ import (
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
+// logWriter writes the v0 log of one session, in a new root, batch by
+// batch (a zstd frame each when zstd), after its header, counting the
+// bytes written.
+type logWriter struct {
+	tb         testing.TB
+	root, path string
+	hdr        seam.Header
+	enc        Encoding
+	f          *os.File
+	written    int64
+}
+
+func newLogWriter(tb testing.TB, enc Encoding, id string) *logWriter {
+	tb.Helper()
+	w := &logWriter{tb: tb, root: tb.TempDir(), hdr: seam.Header{ID: id, CreatedAt: 1785331618000, Cwd: "/big"}, enc: enc}
+	dir := filepath.Join(w.root, "--big--", id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	w.path = filepath.Join(dir, LogName(0, enc))
+	var err error
+	if w.f, err = os.Create(w.path); err != nil {
+		tb.Fatal(err)
+	}
+	w.put(append(w.hdr.AppendJSON(nil), '\n'))
+	return w
+}
+
+func (w *logWriter) put(text []byte) {
+	if w.enc == Zstd {
+		text = zstdframe.AppendFrame(nil, text)
+	}
+	if _, err := w.f.Write(text); err != nil {
+		w.tb.Fatal(err)
+	}
+	w.written += int64(len(text))
+}
+
+func (w *logWriter) close() { w.f.Close() }
+
 // genLog writes a v0 session log of at least size bytes into a new root and
 // returns the root, the log path and the event count. Payloads are random
 // base64, so a zstd log is about as large as a plain one. packed logs end
 // every batch with a packed text-chunks row.
 func genLog(tb testing.TB, enc Encoding, packed bool, size int64) (root, path string, events int64) {
 	tb.Helper()
-	root = tb.TempDir()
-	id := fmt.Sprintf("big-%s-%v", enc, packed)
-	dir := filepath.Join(root, "--big--", id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	path = filepath.Join(dir, LogName(0, enc))
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
+	w := newLogWriter(tb, enc, fmt.Sprintf("big-%s-%v", enc, packed))
+	defer w.close()
 	rng := rand.New(rand.NewPCG(1, uint64(size)))
 	raw := make([]byte, 3<<10)
 	blob := make([]byte, base64.StdEncoding.EncodedLen(len(raw)))
-	h := seam.Header{ID: id, CreatedAt: 1785331618000, Cwd: "/big"}
-	header := append(h.AppendJSON(nil), '\n')
-	var written int64
-	put := func(text []byte) {
-		if enc == Zstd {
-			text = zstdframe.AppendFrame(nil, text)
-		}
-		if _, err := f.Write(text); err != nil {
-			tb.Fatal(err)
-		}
-		written += int64(len(text))
-	}
-	put(header)
 	var batch []byte
 	t0 := int64(1785331618000)
-	for written < size {
+	for w.written < size {
 		batch = batch[:0]
 		for range 16 {
 			for i := range raw {
@@ -66,9 +83,9 @@ func genLog(tb testing.TB, enc Encoding, packed bool, size int64) (root, path st
 				events, t0+events, blob[:64])
 			events += 3
 		}
-		put(batch)
+		w.put(batch)
 	}
-	return root, path, events
+	return w.root, w.path, events
 }
 
 // TestStatReadsOnlyTail proves that Stat and List take the event count from
