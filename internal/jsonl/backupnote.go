@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -70,16 +69,7 @@ func (h *handle) describeBackup(backup string) error {
 		return err
 	}
 	path := noteName(backup)
-	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err == nil {
-		err = writeAll(f, data.Bytes())
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
+	err := writeNew(fsys, path, data.Bytes(), nil)
 	if err == nil {
 		err = syncDir(fsys, filepath.Dir(path))
 	}

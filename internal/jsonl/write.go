@@ -816,7 +816,7 @@ func writeNew(fsys fileSystem, path string, content []byte, prepare func(file) e
 		err = prepare(f)
 	}
 	if err == nil {
-		_, err = f.Write(content)
+		err = writeAll(f, content)
 	}
 	if err == nil {
 		err = f.Sync()
