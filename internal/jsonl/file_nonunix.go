@@ -24,12 +24,6 @@ func openFile(name string, flag int, perm fs.FileMode) (file, error) {
 	return osFile{f}, nil
 }
 
-// openReadOnly opens name for reading, as openFile does.
-func openReadOnly(name string) (file, error) { return openFile(name, os.O_RDONLY, 0) }
-
-// readDir reads a folder, sorted by name.
-func readDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
-
 type osFile struct{ *os.File }
 
 // Chown does nothing: these systems' files have no Unix owner to keep.

@@ -1,4 +1,4 @@
-//go:build unix && !linux
+//go:build !linux
 
 package jsonl
 
@@ -7,7 +7,8 @@ import (
 	"os"
 )
 
-// openReadOnly opens name for reading, as openFile does.
+// openReadOnly opens name for reading, as openFile does (Linux opens a
+// bare descriptor: rawfile_linux.go).
 func openReadOnly(name string) (file, error) { return openFile(name, os.O_RDONLY, 0) }
 
 // readDir reads a folder, sorted by name.
