@@ -168,3 +168,47 @@ func TestV2V4ZstdCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteOpenSeededMarkerBeforeTail: a write open reads only the tail
+// (from the last turn/end), so for preview-architecture-review, whose
+// session/end-seed comes before its last turn/end, it looks for the marker
+// as a read open does; both open the same count of inherited events, and
+// an append lands after them.
+func TestWriteOpenSeededMarkerBeforeTail(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(filepath.Join(fixturesDir(t), "dsh-v2-v4"))); err != nil {
+		t.Fatal(err)
+	}
+	const id = "preview-architecture-review"
+	s, _ := openStore(t, root, Options{AllowUnknownTypes: true, BackupDir: t.TempDir()})
+	r, err := s.Open(ctx, id, seam.Read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := r.InheritedEventCount()
+	r.Close()
+	if want == 0 {
+		t.Fatal("the fixture is not seeded")
+	}
+	w, err := s.Open(ctx, id, seam.Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if got := w.InheritedEventCount(); got != want {
+		t.Fatalf("write open: %d inherited events, read open %d", got, want)
+	}
+	snap, err := w.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := seam.Event{Type: "session/title", Seq: snap.EventCount, Time: 1787472200000, Data: []byte(`{"title":"t"}`)}
+	if err := w.Append(ctx, []seam.Event{e}); err != nil {
+		t.Fatal(err)
+	}
+	events, err := scanAll(t, s, id)
+	if err != nil || int64(len(events)) != snap.EventCount+1 {
+		t.Fatalf("after the append: %d events, %v; want %d", len(events), err, snap.EventCount+1)
+	}
+}
