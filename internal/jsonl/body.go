@@ -348,17 +348,16 @@ func (z *zstdReader) unterminated() error {
 		"frame at byte %d does not end on a record boundary", z.cur.Offset)
 }
 
-// frameCap returns the most content the next frame may decode to: the
-// frame limit or, when less is left of the decoded budget, that (then
-// byBudget is set).
-func (z *zstdReader) frameCap() (n int64, byBudget bool) {
-	n = z.l.lim.frame
-	if z.budget.decoded > 0 {
-		if left := z.budget.decoded - (z.dec.Decoded() - z.decoded0); left < n {
+// frameCap returns the most content the next frame may decode to, after
+// used bytes were decoded: limit (the frame limit) or, when less is left
+// of the decoded budget, that (then byBudget is set; 0 when none is left).
+func (b budget) frameCap(limit, used int64) (n int64, byBudget bool) {
+	if b.decoded > 0 {
+		if left := b.decoded - used; left < limit {
 			return max(left, 0), true
 		}
 	}
-	return n, false
+	return limit, false
 }
 
 func (z *zstdReader) enterFrame() error {
@@ -391,7 +390,7 @@ func (z *zstdReader) enterFrame() error {
 	if z.budget.phys > 0 && z.n+f.Size > z.budget.phys {
 		return errBudget
 	}
-	capN, byBudget := z.frameCap()
+	capN, byBudget := z.budget.frameCap(z.l.lim.frame, z.dec.Decoded()-z.decoded0)
 	if capN == 0 {
 		return errBudget
 	}

@@ -355,13 +355,8 @@ func (s *reverseState) zstd(ctx context.Context, size int64) error {
 		}
 		// The decoded budget bounds each frame's decoding too: a frame
 		// past what is left of it is not decoded to the end.
-		capN, byBudget := l.lim.frame, false
-		if s.budget.decoded > 0 {
-			if left := s.budget.decoded - (d.Decoded() - start); left < capN {
-				capN, byBudget = left, true
-			}
-		}
-		if capN <= 0 {
+		capN, byBudget := s.budget.frameCap(l.lim.frame, d.Decoded()-start)
+		if capN == 0 {
 			return s.r.budgetError(errBudget)
 		}
 		d.SetLimit(capN)
