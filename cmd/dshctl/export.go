@@ -143,19 +143,22 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 			return nil
 		}
 	}
-	if err := export.CheckDir(dir, sources); err != nil { // before the folder is made
-		return sessionview.ExplainExport(err)
+	var results []export.Result
+	if len(sources) > 0 { // no folder is made when every session failed to open
+		if err := export.CheckDir(dir, sources); err != nil { // before the folder is made
+			return sessionview.ExplainExport(err)
+		}
+		if err := export.MakeDir(dir); err != nil {
+			return err
+		}
+		bar := e.out(format).NewProgress("exporting sessions", len(sources))
+		results = export.ToDir(ctx, sources, dir, export.DirOptions{
+			Options: export.Options{NoSubagents: o.noSubagents},
+			Force:   o.force,
+			Jobs:    o.jobs,
+			Done:    func(export.Result) { bar.Add(1) },
+		})
+		bar.Finish()
 	}
-	if err := export.MakeDir(dir); err != nil {
-		return err
-	}
-	bar := e.out(format).NewProgress("exporting sessions", len(sources))
-	results := export.ToDir(ctx, sources, dir, export.DirOptions{
-		Options: export.Options{NoSubagents: o.noSubagents},
-		Force:   o.force,
-		Jobs:    o.jobs,
-		Done:    func(export.Result) { bar.Add(1) },
-	})
-	bar.Finish()
 	return sessionview.ReportExports(ctx, e.out(format), append(results, unopened...))
 }
