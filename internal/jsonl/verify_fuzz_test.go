@@ -41,7 +41,9 @@ func fuzzVerify(t *testing.T, enc Encoding, log []byte) {
 		damaged = damaged || f.Class == seam.ClassDamage
 	}
 	events, rerr := scanAll(t, s, "s")
-	refused := errors.Is(rerr, seam.ErrCorrupt) || errors.Is(rerr, seam.ErrUnsupportedFormat)
+	// A frame past a decoder limit (a window of terabytes) is refused as
+	// a limit; verify finds it as damage all the same.
+	refused := errors.Is(rerr, seam.ErrCorrupt) || errors.Is(rerr, seam.ErrUnsupportedFormat) || errors.Is(rerr, seam.ErrLimit)
 	switch {
 	case rerr != nil && !refused:
 		t.Fatalf("read: %v", rerr)
@@ -99,6 +101,13 @@ func FuzzVerifyZstd(f *testing.F) {
 	}
 	f.Add(zstdframe.AppendFrame(nil, []byte(fuzzLines[0]+fuzzLines[1]+"garbage\n")))
 	f.Add(append(zstdframe.AppendFrame(nil, []byte(fuzzLines[0])), "JUNK"...))
+	// A complete frame whose window (3 TiB) is past the decoder's limit,
+	// last and before a turn/end: the reader refuses it as a limit.
+	// One raw block, the last: its header is size<<3 | 1, little-endian.
+	bh := len(fuzzLines[1])<<3 | 1
+	huge := append([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xfc, byte(bh), byte(bh >> 8), byte(bh >> 16)}, fuzzLines[1]...)
+	f.Add(append(zstdframe.AppendFrame(nil, []byte(fuzzLines[0])), huge...))
+	f.Add(zstdframe.AppendFrame(append(zstdframe.AppendFrame(nil, []byte(fuzzLines[0])), huge...), []byte(fuzzLines[2]+fuzzLines[3])))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fuzzVerify(t, Zstd, append(head[:len(head):len(head)], body...))
 	})
