@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/dshctl/dshctl/internal/buildinfo"
+	"github.com/dshctl/dshctl/internal/sessionview"
+	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -53,6 +55,8 @@ func newEnv() *env {
 type globals struct {
 	store  string
 	output string
+	// maxRecord and maxFrame are the JSONL reader limits (store.Request).
+	maxRecord, maxFrame int64
 }
 
 // run executes one dshctl invocation and returns its exit code.
@@ -67,7 +71,7 @@ func run(args []string, e *env) int {
 	if c, _, ferr := root.Find(args); ferr == nil {
 		helpCmd = c.CommandPath()
 	}
-	return termui.Report(e.stderr, err, helpCmd)
+	return termui.Report(e.stderr, sessionview.LimitHint(err), helpCmd)
 }
 
 func newRootCmd(e *env, g *globals) *cobra.Command {
@@ -90,6 +94,14 @@ func newRootCmd(e *env, g *globals) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.store, "store", "", "session store: a JSONL root directory, a SQLite database (sqlite:PATH) or a dsh home (default $DSHCTL_STORE, $DSH_HOME/sessions, ~/.dsh/sessions)")
 	pf.StringVarP(&g.output, "output", "o", "", "output format: table|json|jsonl (cat also: text)")
+	pf.Int64Var(&g.maxRecord, "max-record-bytes", store.DefaultMaxRecordBytes, "longest record of a JSONL log a command reads; a read holds up to twice this in memory")
+	pf.Int64Var(&g.maxFrame, "max-frame-bytes", store.DefaultMaxFrameBytes, "most decoded content of one zstd frame a command reads")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if g.maxRecord <= 0 || g.maxFrame <= 0 {
+			return termui.Usagef("--max-record-bytes and --max-frame-bytes must be positive")
+		}
+		return nil
+	}
 	root.Flags().BoolVar(&version, "version", false, "show dshctl's version, commit and Go version")
 
 	root.AddCommand(

@@ -65,8 +65,24 @@ func (l *logFile) putDecoder(d *zstdframe.Decoder) { l.decs.put(d) }
 // longRecord reports a record of n bytes (its '\n' included) at p, longer
 // than l's record limit.
 func (l *logFile) longRecord(n int64, p seam.Pos) error {
-	return l.errorf(seam.ErrLimit, p, "record of %d bytes exceeds the record limit of %s", n-1, sizeText(l.lim.record))
+	return l.limitf(ErrRecordLimit, p, "record of %d bytes exceeds the record limit of %s", n-1, sizeText(l.lim.record))
 }
+
+// limitf builds the seam.ErrLimit error of a read stopped by limit
+// (ErrRecordLimit or ErrFrameLimit), which its cause wraps so that a
+// caller can say which option raises it.
+func (l *logFile) limitf(limit error, p seam.Pos, format string, args ...any) *seam.Error {
+	return &seam.Error{Kind: seam.ErrLimit, ID: l.id, Pos: p, Err: &limitError{limit: limit, msg: fmt.Sprintf(format, args...)}}
+}
+
+// limitError is the cause of a limit error: its message, and the limit.
+type limitError struct {
+	limit error
+	msg   string
+}
+
+func (e *limitError) Error() string { return e.msg }
+func (e *limitError) Unwrap() error { return e.limit }
 
 // sizeText is n bytes as people read it: "64 MiB", or the bytes.
 func sizeText(n int64) string {
@@ -316,7 +332,7 @@ func (l *logFile) frameError(err error, idx int, base int64) error {
 	case errors.Is(err, zstdframe.ErrTorn):
 		return l.errorf(seam.ErrCorrupt, p, "frame at byte %d is incomplete", off)
 	case errors.Is(err, zstdframe.ErrTooLarge) && fe.ContentLimit() > 0:
-		return l.errorf(seam.ErrLimit, p, "frame at byte %d holds more than %s of content, the frame limit", off, sizeText(fe.ContentLimit()))
+		return l.limitf(ErrFrameLimit, p, "frame at byte %d holds more than %s of content, the frame limit", off, sizeText(fe.ContentLimit()))
 	case errors.Is(err, zstdframe.ErrTooLarge):
 		return l.errorf(seam.ErrLimit, p, "frame at byte %d exceeds a decoder limit: %s", off, detail)
 	case strings.HasPrefix(detail, "invalid frame magic"):
@@ -419,7 +435,7 @@ func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 		// few KiB of frames can hold GiBs of them: the search gives up
 		// past one frame limit of content.
 		if stepped > l.lim.frame {
-			return t, l.errorf(seam.ErrLimit, l.pos(end, -1, -1, -1),
+			return t, l.limitf(ErrFrameLimit, l.pos(end, -1, -1, -1),
 				"no valid record in the last %d bytes of content before byte %d (the frame limit is %s)", stepped, end, sizeText(l.lim.frame))
 		}
 		var content []byte

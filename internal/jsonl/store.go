@@ -73,6 +73,15 @@ const (
 	DefaultMaxFrameBytes  = 256 << 20
 )
 
+// ErrRecordLimit and ErrFrameLimit are what the cause of a seam.ErrLimit
+// error matches when a read stopped at Options.MaxRecordBytes or
+// Options.MaxFrameBytes, the limits a caller may raise. A frame beyond
+// the decoder's own limits (a window over 8 MiB) matches neither.
+var (
+	ErrRecordLimit = errors.New("record limit")
+	ErrFrameLimit  = errors.New("frame limit")
+)
+
 // Store is a JSONL session store rooted at one directory. It implements
 // seam.Service, seam.LockProber and, through its handles, seam.RawReader.
 type Store struct {

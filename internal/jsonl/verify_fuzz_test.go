@@ -1,12 +1,14 @@
 package jsonl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -47,7 +49,7 @@ func fuzzVerify(t *testing.T, enc Encoding, log []byte) {
 	switch {
 	case rerr != nil && !refused:
 		t.Fatalf("read: %v", rerr)
-	case !damaged && tailTypeRefusal(rerr, res):
+	case !damaged && tailRefusal(rerr, res):
 		return
 	case refused != damaged:
 		t.Fatalf("the reader says %v; verify finds %+v", rerr, res.Findings())
@@ -71,15 +73,15 @@ func fuzzVerify(t *testing.T, enc Encoding, log []byte) {
 	}
 }
 
-// tailTypeRefusal reports whether err is an open's refusal of the type of
-// the last row, a row that verify (reading forward) finds in the
-// uncommitted tail. An open knows only the tail: it checks the types of the
-// last row that decodes, before anything says whether that row is
-// committed; only a full read can tell.
-func tailTypeRefusal(err error, res inspect.CheckResult) bool {
+// tailRefusal reports whether err is an open's refusal of the last row,
+// a row that verify (reading forward) finds in the uncommitted tail: of
+// its type, or of its length past the record limit. An open knows only
+// the tail: it checks the last row that decodes, before anything says
+// whether that row is committed; only a full read can tell.
+func tailRefusal(err error, res inspect.CheckResult) bool {
 	var se *seam.Error
-	return errors.Is(err, seam.ErrUnsupportedFormat) && errors.As(err, &se) && res.Uncommitted != nil &&
-		se.Pos.Offset >= res.Uncommitted.Offset
+	return (errors.Is(err, seam.ErrUnsupportedFormat) || errors.Is(err, ErrRecordLimit)) && errors.As(err, &se) &&
+		res.Uncommitted != nil && se.Pos.Offset >= res.Uncommitted.Offset
 }
 
 func FuzzVerifyPlain(f *testing.F) {
@@ -111,4 +113,35 @@ func FuzzVerifyZstd(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fuzzVerify(t, Zstd, append(head[:len(head):len(head)], body...))
 	})
+}
+
+// TestVerifyAgreesOnLimits holds verify to the reader (fuzzVerify) on logs
+// past a reader limit, which fuzzing reaches rarely: a record over the
+// record limit in the uncommitted tail, plain and zstd, and a frame
+// whose window is past the decoder's limit.
+func TestVerifyAgreesOnLimits(t *testing.T) {
+	title := `{"type":"session/title","seq":1,"time":1,"data":{"title":"`
+	long := hostile.Repeat('a', DefaultMaxRecordBytes+1)
+	plain := append([]byte(fuzzLines[0]+title), bytes.Repeat([]byte{'a'}, DefaultMaxRecordBytes+1)...)
+	bh := len(fuzzLines[1])<<3 | 1
+	huge := append([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xfc, byte(bh), byte(bh >> 8), byte(bh >> 16)}, fuzzLines[1]...)
+	for _, c := range []struct {
+		name string
+		enc  Encoding
+		body []byte
+	}{
+		{"plain long tail record", None, append(plain, "\"}}\n"...)},
+		{"zstd long tail record", Zstd, hostile.Frame(zstdframe.AppendFrame(nil, []byte(fuzzLines[0])),
+			hostile.Text(title), long, hostile.Text("\"}}\n"))},
+		{"zstd window past the limit", Zstd, zstdframe.AppendFrame(append(zstdframe.AppendFrame(nil, []byte(fuzzLines[0])), huge...),
+			[]byte(fuzzLines[2]+fuzzLines[3]))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			head := []byte(headerFor("s"))
+			if c.enc == Zstd {
+				head = zstdframe.AppendFrame(nil, head)
+			}
+			fuzzVerify(t, c.enc, append(head, c.body...))
+		})
+	}
 }

@@ -68,6 +68,19 @@ func Explain(err error) error {
 	case errors.As(err, &ut):
 		return ut.Refusal("read")
 	}
+	return LimitHint(err)
+}
+
+// LimitHint is err with the flag that raises the reader limit it stopped
+// at, when it did and has no hint yet; else err.
+func LimitHint(err error) error {
+	switch {
+	case termui.Hint(err) != "":
+	case errors.Is(err, store.ErrRecordLimit):
+		return termui.WithHint(err, "to read it, raise the limit with --max-record-bytes: a read holds up to twice the limit in memory")
+	case errors.Is(err, store.ErrFrameLimit):
+		return termui.WithHint(err, "to read it, raise the limit with --max-frame-bytes")
+	}
 	return err
 }
 

@@ -59,6 +59,15 @@ func TestExplain(t *testing.T) {
 		{err: &inspect.FilterError{Field: "Types", Pattern: "[", Err: errors.New("bad pattern")}, msg: `--type "[": bad pattern`, usage: true},
 		{err: &inspect.UnknownTypesError{ID: "s", Version: 4, Types: map[string]int64{"p/x": 1}},
 			msg: `read "s": unsupported session log: dsh refuses this log: event type "p/x" (1) is unknown to format v4 and not ignorable (a plugin's, or a newer dsh's) (seq 0)`},
+		{err: &seam.Error{Kind: seam.ErrLimit, Op: "open", ID: "s", Pos: seam.NoPos, Err: fmt.Errorf("record of 9 bytes: %w", store.ErrRecordLimit)},
+			msg:  `open "s": exceeds a reader limit: record of 9 bytes: record limit`,
+			hint: "to read it, raise the limit with --max-record-bytes: a read holds up to twice the limit in memory"},
+		{err: &seam.Error{Kind: seam.ErrLimit, Op: "read", ID: "s", Pos: seam.NoPos, Err: fmt.Errorf("frame at byte 9: %w", store.ErrFrameLimit)},
+			msg: `read "s": exceeds a reader limit: frame at byte 9: frame limit`, hint: "to read it, raise the limit with --max-frame-bytes"},
+		// A limit no option raises, and a limit error with its own hint.
+		{err: &seam.Error{Kind: seam.ErrLimit, Op: "read", ID: "s", Pos: seam.NoPos, Err: errors.New("window of 9 bytes")},
+			msg: `read "s": exceeds a reader limit: window of 9 bytes`},
+		{err: termui.WithHint(fmt.Errorf("x: %w", store.ErrRecordLimit), "h"), msg: "x: record limit", hint: "h"},
 	} {
 		got := Explain(c.err)
 		var h termui.HintError

@@ -120,7 +120,11 @@ func NewVerifyPrinter(o termui.Out, backupDir string) *VerifyPrinter {
 // Report prints r, and on stderr why it could not be checked.
 func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
 	if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
-		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", r.ID, termui.OneLineError(r.Err))
+		err := Explain(r.Err)
+		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", r.ID, termui.OneLineError(err))
+		if h := termui.Hint(err); h != "" {
+			fmt.Fprintf(p.o.Stderr, "hint: %s\n", h)
+		}
 	}
 	switch p.o.Format {
 	case termui.FormatJSON:

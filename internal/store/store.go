@@ -103,6 +103,16 @@ var (
 	ErrSessionFolder = errors.New("a session folder, not a store")
 	// ErrNoBackupDir fails a repair of a store opened without a BackupDir.
 	ErrNoBackupDir = seam.ErrNoBackupDir
+	// ErrRecordLimit and ErrFrameLimit match a read of a JSONL store
+	// stopped (seam.ErrLimit) at Options.MaxRecordBytes or MaxFrameBytes.
+	ErrRecordLimit = jsonl.ErrRecordLimit
+	ErrFrameLimit  = jsonl.ErrFrameLimit
+)
+
+// The reader limits of a JSONL store when Options leaves them 0.
+const (
+	DefaultMaxRecordBytes = jsonl.DefaultMaxRecordBytes
+	DefaultMaxFrameBytes  = jsonl.DefaultMaxFrameBytes
 )
 
 // Error is a failure to find or open the store Spec names: Kind is one of
@@ -138,6 +148,9 @@ func (e *Error) Unwrap() []error {
 type Request struct {
 	Flag   string
 	Getenv func(string) string
+	// MaxRecordBytes and MaxFrameBytes are the reader limits of the
+	// stores opened through r (see Options), where Options leaves them 0.
+	MaxRecordBytes, MaxFrameBytes int64
 	// Note receives what the user should know about the store chosen (see
 	// Options.Note); nil drops it.
 	Note func(msg string)
@@ -182,6 +195,12 @@ func (r Request) options(o Options) Options {
 	}
 	if o.Note == nil {
 		o.Note = r.Note
+	}
+	if o.MaxRecordBytes == 0 {
+		o.MaxRecordBytes = r.MaxRecordBytes
+	}
+	if o.MaxFrameBytes == 0 {
+		o.MaxFrameBytes = r.MaxFrameBytes
 	}
 	return o
 }

@@ -74,6 +74,20 @@ func InvalidValue(name, value, kind string, err error) error {
 // store it quotes.
 func OneLineError(err error) string { return OneLine(err.Error()) }
 
+// Hint is the hint err carries (WithHint, or an error with a Hint
+// method: one that knows its fix), on one line; "" when it has none.
+func Hint(err error) string {
+	var h HintError
+	var hinted interface{ Hint() string }
+	switch {
+	case errors.As(err, &h) && h.Hint != "":
+		return OneLine(h.Hint)
+	case errors.As(err, &hinted):
+		return OneLine(hinted.Hint())
+	}
+	return ""
+}
+
 // Report prints err to w the way cli.md asks, "dshctl: " and one line,
 // then its hint line, and returns the exit status: ExitFindings (nothing
 // printed: the report said it), ExitUsage (with a hint to run helpCmd
@@ -93,13 +107,8 @@ func Report(w io.Writer, err error, helpCmd string) int {
 		msg = "interrupted"
 	}
 	fmt.Fprintf(w, "dshctl: %s\n", msg)
-	var h HintError
-	var hinted interface{ Hint() string } // an error that knows its fix
-	switch {
-	case errors.As(err, &h) && h.Hint != "":
-		fmt.Fprintf(w, "hint: %s\n", OneLine(h.Hint))
-	case errors.As(err, &hinted) && hinted.Hint() != "":
-		fmt.Fprintf(w, "hint: %s\n", OneLine(hinted.Hint()))
+	if h := Hint(err); h != "" {
+		fmt.Fprintf(w, "hint: %s\n", h)
 	}
 	var u UsageError
 	if errors.As(err, &u) {
