@@ -100,7 +100,7 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 	f.BoolVar(&o.closeInterrupted, "close-interrupted", false, "after the events, append the closers of the turn left open, as dsh's resume does")
 	f.BoolVar(&o.create, "create", false, "create the session when it does not exist (SESSION is then its exact id)")
 	f.StringVar(&o.header.Cwd, "cwd", "", "with --create: the session's working directory")
-	f.IntVar(&o.header.Version, "format-version", seam.MaxVersion, "with --create: the log format version (default: the newest in the store, v4 in an empty one)")
+	f.IntVar(&o.header.Version, "format-version", 0, "with --create: the log format version (default: the newest in the store, v4 in an empty one)")
 	f.StringVar(&o.compression, "compression", "", "with --create: zstd or none; other than the store's only in a new or empty store")
 	f.IntVar(&o.sqliteSchema, "sqlite-schema", 0, "with --create in a new SQLite store (--store sqlite:PATH): schema 17 (default) or 14")
 	f.StringVar(&o.header.ParentSession, "parent", "", "with --create: the parent session id")

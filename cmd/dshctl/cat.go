@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/export"
@@ -59,13 +60,13 @@ func newCatCmd(e *env, g *globals) *cobra.Command {
 	f.BoolVar(&o.frames, "frames", false, "with --raw: mark zstd frame boundaries and offsets")
 	f.BoolVar(&o.tail, "include-tail", false, "with --raw: also print the records dsh does not serve (an uncommitted tail)")
 	f.Int64Var(&o.Filter.From, "from", 0, "first seq to print")
-	f.Int64Var(&o.Filter.To, "to", -1, "last seq to print")
+	f.Int64Var(&o.Filter.To, "to", 0, "last seq to print (default: the last)")
 	f.StringArrayVar(&o.Filter.Types, "type", nil, "print only events of this type (repeatable, glob: 'tool/*')")
 	f.Int64Var(&o.Filter.Turn, "turn", 0, "print only the events of turn `N`")
 	f.BoolVar(&o.header, "header", false, "with a filter: print the header line too")
 	f.BoolVar(&o.Closers, "closers", false, "append the synthetic closers of an interrupted tail turn (in memory only)")
 	f.BoolVarP(&o.Follow, "follow", "f", false, "keep printing new events as they are appended")
-	f.IntVar(&o.width, "width", inspect.DefaultTranscriptWidth, "with -o text: wrap and cut lines at this many columns (default: the terminal's width; 0: no limit)")
+	f.IntVar(&o.width, "width", 0, fmt.Sprintf("with -o text: wrap and cut lines at this many columns (default: the terminal's width, piped %d; 0: no limit)", inspect.DefaultTranscriptWidth))
 	f.BoolVar(&o.noPager, "no-pager", false, "with -o text on a terminal: do not page")
 	return cmd
 }
@@ -95,8 +96,11 @@ func (o *catOptions) check(cmd *cobra.Command, format string) error {
 	case o.width < 0:
 		return termui.Usagef("--width must not be negative")
 	}
+	if !cmd.Flags().Changed("width") {
+		o.width = inspect.DefaultTranscriptWidth
+	}
 	o.header = o.header || !filtered
-	f.HasTo, f.HasTurn = f.To >= 0, cmd.Flags().Changed("turn")
+	f.HasTo, f.HasTurn = cmd.Flags().Changed("to"), cmd.Flags().Changed("turn")
 	return nil
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -11,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dshctl/dshctl/internal/buildinfo"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
@@ -93,7 +91,7 @@ func newRootCmd(e *env, g *globals) *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.store, "store", "", "session store: a JSONL root directory, a SQLite database (sqlite:PATH) or a dsh home (default $DSHCTL_STORE, $DSH_HOME/sessions, ~/.dsh/sessions)")
-	pf.StringVarP(&g.output, "output", "o", "", "output format: table|json|jsonl (cat also: text)")
+	pf.StringVarP(&g.output, "output", "o", "", "output format: table|json|jsonl; cat takes jsonl|json|text, replay and version also text")
 	pf.Int64Var(&g.maxRecord, "max-record-bytes", store.DefaultMaxRecordBytes, "longest record of a JSONL log a command reads; a read holds up to twice this in memory")
 	pf.Int64Var(&g.maxFrame, "max-frame-bytes", store.DefaultMaxFrameBytes, "most decoded content of one zstd frame a command reads")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
@@ -130,9 +128,8 @@ func newRootCmd(e *env, g *globals) *cobra.Command {
 		return err
 	}
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
-		if version { // what `dshctl version` prints
-			_, err := fmt.Fprintln(e.stdout, buildinfo.Read())
-			return err
+		if version {
+			return printVersion(e, g)
 		}
 		return cmd.Help()
 	}
@@ -148,8 +145,10 @@ func flagError(cmd *cobra.Command, err error) error {
 	switch {
 	case errors.As(err, &inv):
 		return termui.InvalidValue(inv.GetFlag().Name, inv.GetValue(), inv.GetFlag().Value.Type(), err)
-	case errors.As(err, &nf) && nf.GetSpecifiedName() == "version" && cmd.HasParent():
+	case errors.As(err, &nf) && nf.GetSpecifiedName() == "version" && cmd.Name() == "append":
 		return termui.Usage(termui.WithHint(err, "--version is dshctl's own (dshctl --version); the log format of a new session is --format-version"))
+	case errors.As(err, &nf) && nf.GetSpecifiedName() == "version" && cmd.HasParent():
+		return termui.Usage(termui.WithHint(err, "--version is dshctl's own: dshctl --version, or dshctl version"))
 	}
 	return termui.Usage(err)
 }

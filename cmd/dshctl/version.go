@@ -18,19 +18,23 @@ func newVersionCmd(e *env, g *globals) *cobra.Command {
 		Example: `  dshctl version
   dshctl version -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := g.outputFormat(termui.FormatText, versionFormats...)
-			if err != nil {
-				return err
-			}
-			b := buildinfo.Read()
-			if format != termui.FormatText {
-				return e.out(format).WriteJSON(e.stdout, b)
-			}
-			_, err = fmt.Fprintln(e.stdout, b)
-			return err
-		},
+		RunE: func(*cobra.Command, []string) error { return printVersion(e, g) },
 	}
 	setFormats(cmd, versionFormats...)
 	return cmd
+}
+
+// printVersion prints what `dshctl version` and `dshctl --version` show,
+// in the -o format.
+func printVersion(e *env, g *globals) error {
+	format, err := g.outputFormat(termui.FormatText, versionFormats...)
+	if err != nil {
+		return err
+	}
+	b := buildinfo.Read()
+	if format != termui.FormatText {
+		return e.out(format).WriteJSON(e.stdout, b)
+	}
+	_, err = fmt.Fprintln(e.stdout, b)
+	return err
 }

@@ -58,7 +58,19 @@ type Finding struct {
 	Severity Severity
 	// Repaired is set on the tail findings a repair removed.
 	Repaired bool
+	// Limit names the reader limit that kept what the finding is about
+	// from being checked: a record or frame over it.
+	Limit Limit
 }
+
+// Limit is a reader limit (the backend's options MaxRecordBytes and
+// MaxFrameBytes), which a user may raise.
+type Limit string
+
+const (
+	LimitRecord Limit = "record"
+	LimitFrame  Limit = "frame"
+)
 
 // Status sums up a session's report.
 type Status string
@@ -349,6 +361,10 @@ func CheckSession(ctx context.Context, svc seam.Service, id string, o Options) *
 	case !o.Repair:
 	case why != "":
 		r.Repair = &RepairReport{DryRun: o.DryRun, Skipped: why}
+	case res.Uncommitted != nil && res.Uncommitted.NotChecked:
+		// The write open would stop at the same record: a dry run says
+		// what the repair would.
+		r.Err, r.Status, r.NotRepaired = fmt.Errorf("repair: %w", ErrTailNotChecked), StatusFailed, true
 	case res.Torn == nil && res.Uncommitted == nil:
 	case o.DryRun:
 		p, from := trimPlan(&res, sum, o.Salvage)
@@ -418,7 +434,7 @@ func judge(id string, res *CheckResult, sum seam.LogSummary, mode Mode, repair b
 		if repair && m == ModePointInTime {
 			m = ModeTolerateTail
 		}
-		r.Findings = append(r.Findings, Finding{Finding: f.Finding, Severity: severity(f.Class, m, f.body)})
+		r.Findings = append(r.Findings, Finding{Finding: f.Finding, Severity: severity(f.Class, m, f.body), Limit: f.limit()})
 	}
 	if first >= 0 {
 		f := res.findings[first]
@@ -489,6 +505,10 @@ func trimPlan(res *CheckResult, sum seam.LogSummary, salvage bool) (seam.TrimPla
 	}
 	return p, from
 }
+
+// ErrTailNotChecked is the error of a repair of a tail whose first record
+// is over the reader's record limit: the repair must read it to remove it.
+var ErrTailNotChecked = errors.New("the uncommitted tail starts with a record over the record limit, which a repair must read")
 
 // ErrInterruptedAfterRepair is the error of a report whose repair was
 // done when the run was cancelled, before the check of its result.

@@ -59,10 +59,22 @@ type LogCheck struct {
 // checkFinding is a finding with what a verify mode needs to judge it.
 type checkFinding struct {
 	seam.Finding
-	order  int
-	body   bool  // about the log's body (after its header)
-	events int64 // committed events before it
-	bytes  int64 // where the sound prefix before it ends, -1 when unknown
+	order      int
+	body       bool  // about the log's body (after its header)
+	events     int64 // committed events before it
+	bytes      int64 // where the sound prefix before it ends, -1 when unknown
+	notChecked bool  // about a record over the record limit, not checked
+}
+
+// limit is the reader limit that kept what f is about from being checked.
+func (f *checkFinding) limit() Limit {
+	switch {
+	case f.notChecked || f.Code == "record-too-large":
+		return LimitRecord
+	case f.Code == "frame-too-large":
+		return LimitFrame
+	}
+	return ""
 }
 
 // checkState is everything a rollback restores.
@@ -104,6 +116,9 @@ type speculation struct {
 	records int64 // bad records in the region
 	rewrite int   // committed records before it in its frame
 	bytes   int64 // where it starts: the start of its line or frame
+	// overLimit says its first record is over the reader's record limit
+	// (seam.ErrLimit): a repair, which must read it, cannot either.
+	overLimit bool
 }
 
 type unitMark struct {
@@ -188,6 +203,10 @@ type UncommittedTail struct {
 	// which a repair writes back as a frame of their own.
 	Rewrite int
 	Records int64
+	// NotChecked says its first record is over the reader's record limit
+	// (seam.ErrLimit): it was not checked, and a repair, which reads it,
+	// cannot either.
+	NotChecked bool
 }
 
 // NewLogCheck returns a LogCheck ready for a log's records.
@@ -262,7 +281,7 @@ func (c *LogCheck) Record(r *seam.Record, p seam.Pos) {
 		if first < st.next {
 			code, msg = "seq-overlap", fmt.Sprintf("seq overlap: %d → %d (seq %d again)", st.next-1, first, first)
 		}
-		c.bad(p, code, msg, r.Packed == nil && r.Event.Type == typeTurnEnd)
+		c.bad(p, code, msg, r.Packed == nil && r.Event.Type == typeTurnEnd, false)
 		st.next = r.NextSeq()
 		return
 	}
@@ -353,14 +372,16 @@ func (c *LogCheck) unknown(e *seam.Event, p seam.Pos) {
 func (c *LogCheck) BadRecord(p seam.Pos, cause error, turnEnd bool) {
 	c.path = p.Path
 	if errors.Is(cause, seam.ErrNotChecked) {
-		c.bad(p, "record-too-large", strings.TrimSuffix(causeText(cause), ": "+seam.ErrNotChecked.Error())+", so it was not checked", turnEnd)
+		c.bad(p, "record-too-large", strings.TrimSuffix(causeText(cause), ": "+seam.ErrNotChecked.Error())+", so it was not checked",
+			turnEnd, errors.Is(cause, seam.ErrLimit))
 		return
 	}
-	c.bad(p, recordCode(cause), causeText(cause), turnEnd)
+	c.bad(p, recordCode(cause), causeText(cause), turnEnd, false)
 }
 
-// bad handles a record that does not continue the log.
-func (c *LogCheck) bad(p seam.Pos, code, msg string, turnEnd bool) {
+// bad handles a record that does not continue the log; overLimit says it
+// is over the reader's record limit.
+func (c *LogCheck) bad(p seam.Pos, code, msg string, turnEnd, overLimit bool) {
 	st := &c.st
 	if turnEnd && st.spec != nil {
 		c.commit(p)
@@ -373,7 +394,7 @@ func (c *LogCheck) bad(p seam.Pos, code, msg string, turnEnd bool) {
 		st.spec = &sp
 	} else {
 		at := st.clone()
-		sp := &speculation{at: at, pos: p, code: code, cause: msg, order: c.order + 1, bytes: p.Offset}
+		sp := &speculation{at: at, pos: p, code: code, cause: msg, order: c.order + 1, bytes: p.Offset, overLimit: overLimit}
 		if p.Frame >= 0 && p.Frame == st.frame {
 			sp.rewrite = st.frameRecs
 		}
@@ -452,9 +473,10 @@ func (c *LogCheck) Result() CheckResult {
 	if sp := st.spec; sp != nil {
 		c.st = sp.at
 		c.found = c.found[:sp.at.nfound]
-		unc = &UncommittedTail{Pos: sp.pos, Offset: sp.bytes, Rewrite: sp.rewrite, Records: sp.records}
+		notChecked := sp.code == "record-too-large"
+		unc = &UncommittedTail{Pos: sp.pos, Offset: sp.bytes, Rewrite: sp.rewrite, Records: sp.records, NotChecked: sp.overLimit}
 		how := "does not continue the log"
-		if sp.code == "record-too-large" {
+		if notChecked {
 			how = "is not known to continue the log"
 		}
 		msg := fmt.Sprintf("uncommitted tail from here on: no turn/end follows, so dsh never committed it; its first record %s: %s", how, sp.cause)
@@ -465,7 +487,7 @@ func (c *LogCheck) Result() CheckResult {
 			msg += fmt.Sprintf("; a repair writes the %s before it in its frame back as a frame of their own", count64(int64(sp.rewrite), "committed record"))
 		}
 		c.found = append(c.found, checkFinding{Finding: seam.Finding{Class: seam.ClassTail, Code: "uncommitted-tail", Pos: sp.pos, Message: msg},
-			order: sp.order, body: true, events: sp.at.events, bytes: sp.bytes})
+			order: sp.order, body: true, events: sp.at.events, bytes: sp.bytes, notChecked: notChecked})
 	}
 	st = &c.st
 	if t := c.torn; t != nil {

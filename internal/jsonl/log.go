@@ -171,7 +171,7 @@ func (l *logFile) readHeader(size int64, dec func() (*zstdframe.Decoder, error))
 		}
 		content, err := d.DecodeAll(l.f, f0, maxHeaderLine)
 		switch {
-		case errors.Is(err, zstdframe.ErrTooLarge):
+		case errors.Is(err, zstdframe.ErrTooLarge) && l.lim.frame > maxHeaderLine:
 			return hi, l.errorf(seam.ErrCorrupt, p0, "first frame is not exactly one header line")
 		case err != nil:
 			return hi, l.frameError(err, 0, 0)

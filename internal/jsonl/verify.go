@@ -189,7 +189,27 @@ func (w *logWalk) record(line []byte, p seam.Pos) {
 // tooLong reports a line verify skips: a record not checked, which the
 // commit rule cannot count as sound.
 func (w *logWalk) tooLong(p seam.Pos, n int64) {
-	w.v.BadRecord(p, fmt.Errorf("record of %d bytes, more than the %d bytes verify holds: %w", n, w.max, seam.ErrNotChecked), false)
+	// Over the reader's own limit, every reader stops at it: a repair
+	// cannot read it either.
+	w.v.BadRecord(p, &notChecked{msg: fmt.Sprintf("record of %d bytes, more than the %d bytes verify holds", n, w.max),
+		overLimit: n > w.l.lim.record}, false)
+}
+
+// notChecked is the cause verify gives a record it did not check
+// (seam.ErrNotChecked), and seam.ErrLimit too when the record is over
+// the reader's record limit.
+type notChecked struct {
+	msg       string
+	overLimit bool
+}
+
+func (e *notChecked) Error() string { return e.msg + ": " + seam.ErrNotChecked.Error() }
+
+func (e *notChecked) Unwrap() []error {
+	if e.overLimit {
+		return []error{seam.ErrNotChecked, seam.ErrLimit}
+	}
+	return []error{seam.ErrNotChecked}
 }
 
 // plain checks a plain log: the header line, then each line (a run of
@@ -430,8 +450,10 @@ func (w *logWalk) frameFailed(err error, f zstdframe.Frame, frame int) error {
 	}
 	code := "frame-checksum"
 	switch {
+	case errors.Is(err, zstdframe.ErrTooLarge) && fe.ContentLimit() > 0:
+		code = "frame-too-large" // over the frame limit: not checked
 	case errors.Is(err, zstdframe.ErrTooLarge):
-		code = "frame-too-large"
+		code = "frame-window" // past what any reader here decodes
 	case !bytes.Contains([]byte(err.Error()), []byte("checksum")):
 		code = "frame-corrupt"
 	}

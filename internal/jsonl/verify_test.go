@@ -510,6 +510,8 @@ func TestVerifyHostile(t *testing.T) {
 			noChecksumFrame(zdata[zends[len(zends)-2]:])), "frame-checksum-missing"},
 		{"huge line", None, slices.Concat(bytes.Join(all[:5], nil), []byte(`{"type":"x","pad":"`), bytes.Repeat([]byte("a"), 3000), []byte("\"}\n"), bytes.Join(all[5:], nil)), "record-too-large"},
 		{"huge torn line", None, slices.Concat(plain, bytes.Repeat([]byte("a"), 5000)), "torn-tail"},
+		// A complete frame whose window (3 TiB) no reader here decodes.
+		{"frame window", Zstd, slices.Concat(zdata[:zends[2]], []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xfc, 0x11, 0, 0, '\n', '\n'}, zdata[zends[2]:]), "frame-window"},
 	}
 	old := verifyMaxRecord
 	verifyMaxRecord = 2048

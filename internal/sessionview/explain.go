@@ -80,6 +80,8 @@ func LimitHint(err error) error {
 		return termui.WithHint(err, "to read it, raise the limit with --max-record-bytes: a read holds up to twice the limit in memory")
 	case errors.Is(err, store.ErrFrameLimit):
 		return termui.WithHint(err, "to read it, raise the limit with --max-frame-bytes")
+	case errors.Is(err, inspect.ErrTailNotChecked):
+		return termui.WithHint(err, "to repair it, raise --max-record-bytes above the record's size (the finding gives it)")
 	}
 	return err
 }
@@ -100,11 +102,15 @@ func explainStore(se *store.Error) error {
 		return termui.WithHint(fmt.Errorf("store %s (from %s) is a project folder of the store %s, not a store", se.Path, from, se.Store),
 			fmt.Sprintf("use --store %s (list --project DIR shows one project's sessions)", se.Store))
 	case store.ErrSessionFolder:
+		what, alone := "folder", "a session log's folder"
+		if se.LogFile {
+			what, alone = "log file", "a session log"
+		}
 		if se.Store == "" {
-			return termui.WithHint(fmt.Errorf("store %s (from %s) is a session log's folder, not a store", se.Path, from),
+			return termui.WithHint(fmt.Errorf("store %s (from %s) is %s, not a store", se.Path, from, alone),
 				"name the session by its path instead: dshctl stat "+se.Path)
 		}
-		return termui.WithHint(fmt.Errorf("store %s (from %s) is the folder of session %s in the store %s, not a store", se.Path, from, se.ID, se.Store),
+		return termui.WithHint(fmt.Errorf("store %s (from %s) is the %s of session %s in the store %s, not a store", se.Path, from, what, se.ID, se.Store),
 			fmt.Sprintf("use --store %s, or name the session by its path: dshctl stat %s", se.Store, se.Path))
 	case store.ErrNotEmpty:
 		return termui.WithHint(fmt.Errorf("store %s already holds sessions: --compression other than the store's applies only to a new or empty store (%v)", se.Path, se.Err),

@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -103,7 +106,13 @@ type VerifyPrinter struct {
 	w         *bufio.Writer
 	backupDir string
 	reports   []VerifyJSON
+	// overLimit names the reader limits (the flags that raise them) that
+	// kept records or frames from being checked.
+	overLimit map[string]bool
 }
+
+// limitFlags are the flags that raise the reader limits.
+var limitFlags = map[inspect.Limit]string{inspect.LimitRecord: "--max-record-bytes", inspect.LimitFrame: "--max-frame-bytes"}
 
 // NewVerifyPrinter prints to o; backupDir is where repairs save what they
 // remove, as reports say it.
@@ -114,7 +123,7 @@ func NewVerifyPrinter(o termui.Out, backupDir string) *VerifyPrinter {
 	if o.ErrTTY && o.TTY && o.Format == termui.FormatTable {
 		w = bufio.NewWriterSize(o.Stdout, 1<<20)
 	}
-	return &VerifyPrinter{o: o, w: w, backupDir: backupDir}
+	return &VerifyPrinter{o: o, w: w, backupDir: backupDir, overLimit: map[string]bool{}}
 }
 
 // Report prints r, and on stderr why it could not be checked.
@@ -124,6 +133,11 @@ func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
 		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", r.ID, termui.OneLineError(err))
 		if h := termui.Hint(err); h != "" {
 			fmt.Fprintf(p.o.Stderr, "hint: %s\n", h)
+		}
+	}
+	for i := range r.Findings {
+		if flag, ok := limitFlags[r.Findings[i].Limit]; ok {
+			p.overLimit[flag] = true
 		}
 	}
 	switch p.o.Format {
@@ -174,6 +188,10 @@ func (p *VerifyPrinter) Summary(mode inspect.Mode, s inspect.Summary) error {
 	}
 	if err == nil {
 		err = p.w.Flush()
+	}
+	if len(p.overLimit) > 0 {
+		flags := slices.Sorted(maps.Keys(p.overLimit))
+		fmt.Fprintf(p.o.Stderr, "hint: what was over a reader limit was not checked; to check it, raise %s\n", strings.Join(flags, " and "))
 	}
 	switch {
 	case err != nil:

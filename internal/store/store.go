@@ -127,6 +127,9 @@ type Error struct {
 	// ErrSessionFolder ("" when it is in none); ID is the session of
 	// ErrSessionFolder.
 	Store, ID string
+	// LogFile says Path is the log file of ErrSessionFolder's session, not
+	// its folder.
+	LogFile bool
 }
 
 func (e *Error) Error() string {
@@ -288,7 +291,7 @@ func Locate(spec Spec, create bool) (Location, error) {
 	}
 	if _, _, ok := jsonl.ParseLogName(filepath.Base(path)); ok {
 		root, id, _ := jsonl.SessionFromPath(path)
-		return Location{}, &Error{Kind: ErrSessionFolder, Spec: spec, Path: path, Store: root, ID: id}
+		return Location{}, &Error{Kind: ErrSessionFolder, Spec: spec, Path: path, Store: root, ID: id, LogFile: true}
 	}
 	return fail(ErrNotDir, path, nil)
 }

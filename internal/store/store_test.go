@@ -169,7 +169,7 @@ func TestLocateRecognises(t *testing.T) {
 			continue
 		}
 		var se *Error
-		if c.err != nil && (!errors.As(err, &se) || se.Path != c.path || se.Store != c.store || se.ID != c.id) {
+		if c.err != nil && (!errors.As(err, &se) || se.Path != c.path || se.Store != c.store || se.ID != c.id || se.LogFile != (c.path == log)) {
 			t.Errorf("Locate(%s): error %#v, want store %q, id %q", c.path, err, c.store, c.id)
 		}
 	}
