@@ -3,6 +3,7 @@ package seam
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // The helpers below read JSON that is already known to be valid, such as
@@ -49,8 +50,11 @@ func LookupAll(raw []byte, keys []string, vals []json.RawMessage) bool {
 		if vend < 0 {
 			return true
 		}
+		// A key with escapes, or with bytes that are not UTF-8 (which a
+		// decoder reads as U+FFFD), is compared decoded.
+		decode := bytes.IndexByte(k, '\\') >= 0 || !utf8.Valid(k)
 		for j, key := range keys {
-			if string(k) == key || bytes.IndexByte(k, '\\') >= 0 && unquote(k) == key {
+			if !decode && string(k) == key || decode && unquote(k) == key {
 				vals[j] = raw[i:vend:vend]
 			}
 		}
