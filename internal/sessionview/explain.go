@@ -137,4 +137,13 @@ func explainInput(in *store.InputError) error {
 
 // Reason is err as a reason for a session's state: Explain's words, on
 // one line as errors are printed.
-func Reason(err error) string { return termui.OneLineError(Explain(err)) }
+func Reason(err error) string {
+	// The row names the session: the operation and id that a seam error
+	// starts with ("list "s": ...") would say it twice.
+	if se, ok := err.(*seam.Error); ok && se.Kind != seam.ErrNotFound {
+		c := *se
+		c.Op, c.ID = "", ""
+		err = &c
+	}
+	return termui.OneLineError(Explain(err))
+}
