@@ -93,7 +93,7 @@ func newRootCmd(e *env, g *globals) *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.store, "store", "", "session store: a JSONL root directory, a SQLite database (sqlite:PATH) or a dsh home (default $DSHCTL_STORE, $DSH_HOME/sessions, ~/.dsh/sessions)")
-	pf.StringVarP(&g.output, "output", "o", "", "output format: table|json|jsonl (cat also: text)")
+	pf.StringVarP(&g.output, "output", "o", "", "output format: table|json|jsonl (cat and replay also: text)")
 	pf.Int64Var(&g.maxRecord, "max-record-bytes", store.DefaultMaxRecordBytes, "longest record of a JSONL log a command reads; a read holds up to twice this in memory")
 	pf.Int64Var(&g.maxFrame, "max-frame-bytes", store.DefaultMaxFrameBytes, "most decoded content of one zstd frame a command reads")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
