@@ -3,6 +3,7 @@ package termui
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -44,11 +45,25 @@ func PagerCommand(lookup func(string) (string, bool)) string {
 // cmdline (see PagerCommand) writing to stdout, or stdout itself when
 // cmdline is empty. Callers page only when stdout is a terminal. They must
 // call the returned function once the output is written: it waits for the
-// pager. A pager that cannot be started is passed over, like git does.
+// pager. A pager that cannot be found or started is passed over with a
+// warning on stderr, and the output goes to stdout, as git does.
 func StartPager(cmdline string, stdout, stderr io.Writer) (io.Writer, func() error) {
 	none := func() error { return nil }
 	if cmdline == "" {
 		return stdout, none
+	}
+	skip := func(err error) (io.Writer, func() error) {
+		fmt.Fprintf(stderr, "dshctl: warning: cannot run the pager %q (%v); writing to the terminal\n", cmdline, err)
+		return stdout, none
+	}
+	// The shell would start whatever the command is, and a pager it cannot
+	// find would fail only once the output had gone into the shell.
+	name := pagerProgram(cmdline)
+	if name == "" {
+		return stdout, none
+	}
+	if _, err := exec.LookPath(name); err != nil {
+		return skip(err)
 	}
 	var cmd *exec.Cmd
 	if runtime.GOOS == "windows" {
@@ -64,13 +79,24 @@ func StartPager(cmdline string, stdout, stderr io.Writer) (io.Writer, func() err
 	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		return stdout, none
+		return skip(err)
 	}
 	if err := cmd.Start(); err != nil {
-		return stdout, none
+		return skip(err)
 	}
 	p := &pager{w: in, cmd: cmd}
 	return p, p.wait
+}
+
+// pagerProgram is the program a pager command line runs: its first word
+// after any VAR=value assignments; "" when it has none.
+func pagerProgram(cmdline string) string {
+	for _, w := range strings.Fields(cmdline) {
+		if runtime.GOOS == "windows" || !strings.Contains(w, "=") {
+			return w
+		}
+	}
+	return ""
 }
 
 func (p *pager) Write(b []byte) (int, error) {

@@ -2,6 +2,7 @@ package termui
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,24 @@ func TestColour(t *testing.T) {
 		getenv := func(k string) string { return map[string]string{"NO_COLOR": tc.noColor, "TERM": tc.term}[k] }
 		if got := Colour(tc.tty, getenv); got != tc.want {
 			t.Errorf("tty=%v NO_COLOR=%q TERM=%q: colour %v, want %v", tc.tty, tc.noColor, tc.term, got, tc.want)
+		}
+	}
+}
+
+func TestPagerProgram(t *testing.T) {
+	for in, want := range map[string]string{
+		"less -FRX":          "less",
+		"  most  ":           "most",
+		"LESS=R LV=-c less":  "less",
+		"LESS=R":             "",
+		"/usr/bin/less -R":   "/usr/bin/less",
+		"nosuchpager --flag": "nosuchpager",
+	} {
+		if runtime.GOOS == "windows" && strings.Contains(in, "=") {
+			continue
+		}
+		if got := pagerProgram(in); got != want {
+			t.Errorf("pagerProgram(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
