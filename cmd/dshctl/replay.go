@@ -20,10 +20,10 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 		Use:   "replay [TRACE|CAPTURE|DIR...]",
 		Short: "Replay web-client traces and browser captures through the reconcile state machine and check its invariants",
 		Long:  help("replay"),
-		Example: `  dshctl replay testdata/traces testdata/captures
-  dshctl replay --policy legacy --junit replay.xml testdata/traces
+		Example: `  dshctl replay traces/ captures/
+  dshctl replay --policy legacy --junit replay.xml traces/
   dshctl replay --convert regressions/ session.har
-  dshctl replay --shard 2/4 --junit replay-2.xml testdata/traces
+  dshctl replay --shard 2/4 --junit replay-2.xml traces/
   dshctl replay --generate 10000 --seed 1 --save failures/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := g.outputFormat(termui.FormatText, termui.FormatText, termui.FormatTable, termui.FormatJSON, termui.FormatJSONL)
