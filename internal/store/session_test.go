@@ -44,7 +44,7 @@ func TestOpenEachSessionAll(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "--w--", "not~id", filepath.Base(logs[0])), []byte("x"), 0o600)
 	os.WriteFile(filepath.Join(root, "--w--", filepath.Base(logs[0])), []byte("x"), 0o600)
 	want := map[string]string{
-		"not~id":                `^folder name "not~id" is not an encoded session id: .* \(.*not~id\)$`,
+		"not~id":               `^folder name "not~id" is not an encoded session id: .* \(.*not~id\)$`,
 		filepath.Base(logs[0]): `^log file placed directly in a project folder \(old flat layout\) \(.*--w--.session.*\)$`,
 	}
 	if os.Symlink(t.TempDir(), filepath.Join(root, "--elsewhere--")) == nil {
