@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/dshctl/dshctl/internal/fixture"
@@ -490,5 +491,24 @@ func BenchmarkWrapBefore(b *testing.B) {
 	b.SetBytes(int64(len(line)))
 	for b.Loop() {
 		wrapBefore(line, 70, 78)
+	}
+}
+
+// TestHasControl: the byte scan agrees with unicode.IsControl on every
+// rune, and on bytes that are not UTF-8.
+func TestHasControl(t *testing.T) {
+	for r := rune(0); r <= 0x10ffff; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue
+		}
+		s := "a" + string(r) + "b"
+		if want := r != '\n' && r != '\t' && unicode.IsControl(r); hasControl(s) != want {
+			t.Errorf("hasControl(%q) = %v", s, !want)
+		}
+	}
+	for _, s := range []string{"\xc2", "a\xc2", "\xc2\xa0", "\x80\x9f", "\xe2\x80\x8b"} {
+		if hasControl(s) {
+			t.Errorf("hasControl(%q) = true", s)
+		}
 	}
 }
