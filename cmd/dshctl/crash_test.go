@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -514,15 +515,17 @@ func TestInterrupt(t *testing.T) {
 	backups := t.TempDir()
 	for _, c := range []struct {
 		args []string
-		// settle is how long after opening the log the signal waits.
-		settle time.Duration
+		// printing: the signal waits for the first output, not for the
+		// log to be open.
+		printing bool
 	}{
 		{args: []string{"list", "--all"}},
 		{args: []string{"stat", "--exact", "a"}},
 		{args: []string{"cat", "a"}},
 		{args: []string{"append", "--assign-seq", "a"}},
-		// Past the first prompt's read: inside the transcript.
-		{args: []string{"cat", "-o", "text", "--width", "80", "g"}, settle: 150 * time.Millisecond},
+		// Output comes once a prompt is being written: the signal lands
+		// inside the transcript.
+		{args: []string{"cat", "-o", "text", "--width", "80", "g"}, printing: true},
 	} {
 		args := c.args
 		for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
@@ -537,11 +540,20 @@ func TestInterrupt(t *testing.T) {
 				cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+backups)
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
+				stdout := &firstWrite{printed: make(chan struct{})}
+				cmd.Stdout = stdout
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				waitBusy(cmd.Process.Pid, root)
-				time.Sleep(c.settle)
+				if c.printing {
+					select {
+					case <-stdout.printed:
+					case <-time.After(10 * time.Second):
+						t.Errorf("%v printed nothing in 10 s", args)
+					}
+				} else {
+					waitBusy(cmd.Process.Pid, root)
+				}
 				sent := time.Now()
 				cmd.Process.Signal(sig)
 				// A command that ignores the signal is killed, and fails.
@@ -569,6 +581,17 @@ func TestInterrupt(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(backups, "dshctl", "backups")); len(entries) != 0 {
 		t.Errorf("an interrupted command left backups: %v", entries)
 	}
+}
+
+// firstWrite discards what is written, closing printed on the first write.
+type firstWrite struct {
+	once    sync.Once
+	printed chan struct{}
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.printed) })
+	return len(p), nil
 }
 
 // hugePrompt is a user/message event of seq whose text is n bytes of
