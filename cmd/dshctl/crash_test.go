@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -499,14 +500,34 @@ func TestInterrupt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Session g holds prompts of 2 MB each, which a transcript wraps in
+	// some 20 ms each (it took minutes: quadratic).
+	path, err := hostile.Session(root, "g", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := int64(5); seq < 17; seq++ {
+		if err := hostile.Append(path, hostile.Frame(nil, hostile.Text(hugePrompt(seq, 2<<20)))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	before := treeState(t, root)
 	backups := t.TempDir()
-	for _, args := range [][]string{
-		{"list", "--all"},
-		{"stat", "--exact", "a"},
-		{"cat", "a"},
-		{"append", "--assign-seq", "a"},
+	for _, c := range []struct {
+		args []string
+		// printing: the signal waits for the first output, not for the
+		// log to be open.
+		printing bool
+	}{
+		{args: []string{"list", "--all"}},
+		{args: []string{"stat", "--exact", "a"}},
+		{args: []string{"cat", "a"}},
+		{args: []string{"append", "--assign-seq", "a"}},
+		// Output comes once a prompt is being written: the signal lands
+		// inside the transcript.
+		{args: []string{"cat", "-o", "text", "--width", "80", "g"}, printing: true},
 	} {
+		args := c.args
 		for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 			// The goal is 100 ms from the signal to the exit. On a loaded
 			// machine a process may wait that long for a CPU, so the best
@@ -519,14 +540,29 @@ func TestInterrupt(t *testing.T) {
 				cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+backups)
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
+				stdout := &firstWrite{printed: make(chan struct{})}
+				cmd.Stdout = stdout
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				waitBusy(cmd.Process.Pid, root)
+				if c.printing {
+					select {
+					case <-stdout.printed:
+					case <-time.After(10 * time.Second):
+						t.Errorf("%v printed nothing in 10 s", args)
+					}
+				} else {
+					waitBusy(cmd.Process.Pid, root)
+				}
 				sent := time.Now()
 				cmd.Process.Signal(sig)
+				// A command that ignores the signal is killed, and fails.
+				hung := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
 				err := cmd.Wait()
 				stopped := time.Since(sent)
+				if !hung.Stop() {
+					t.Fatalf("%v ignored %v: killed after %v", args, sig, stopped)
+				}
 				if cmd.ProcessState.ExitCode() != 1 || stderr.String() != "dshctl: interrupted\n" {
 					t.Fatalf("%v after %v: %v: %s", args, sig, err, stderr.String())
 				}
@@ -545,6 +581,30 @@ func TestInterrupt(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(backups, "dshctl", "backups")); len(entries) != 0 {
 		t.Errorf("an interrupted command left backups: %v", entries)
 	}
+}
+
+// firstWrite discards what is written, closing printed on the first write.
+type firstWrite struct {
+	once    sync.Once
+	printed chan struct{}
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.printed) })
+	return len(p), nil
+}
+
+// hugePrompt is a user/message event of seq whose text is n bytes of
+// words, some wide, without a newline.
+func hugePrompt(seq int64, n int) string {
+	words := []string{"the", "session", "log", "holds", "日本語の", "events,", "a", "reasonably", "long", "line", "über"}
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString(words[(i*7+i/3)%len(words)])
+		b.WriteByte(' ')
+	}
+	text, _ := json.Marshal(b.String())
+	return fmt.Sprintf(`{"type":"user/message","seq":%d,"time":1785331918300,"data":{"id":"big%d","role":"user","content":[{"type":"text","text":%s}],"source":{"kind":"user"}},"surfaceOp":"append"}`+"\n", seq, seq, text)
 }
 
 // treeState lists the files under root with their sizes and times.

@@ -2,9 +2,11 @@ package inspect
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +36,9 @@ type TranscriptOptions struct {
 	Color bool
 	// Location is the zone of the times in turn headers; nil means UTC.
 	Location *time.Location
+	// Context, when it ends, stops the rendering, also inside an event:
+	// Render then returns its error. Nil means context.Background().
+	Context context.Context
 }
 
 // ANSI styles.
@@ -65,6 +70,8 @@ type Transcript struct {
 	names map[string]string
 	shown map[string]bool
 	wrote bool
+	ctx   context.Context
+	err   error // of the event being rendered: the context's end or a write
 }
 
 // NewTranscript returns a Transcript writing to w.
@@ -79,6 +86,10 @@ func NewTranscript(w io.Writer, o TranscriptOptions) *Transcript {
 	}
 	if t.o.Location == nil {
 		t.o.Location = time.UTC
+	}
+	t.ctx = o.Context
+	if t.ctx == nil {
+		t.ctx = context.Background()
 	}
 	return t
 }
@@ -121,9 +132,13 @@ func (t *Transcript) Flush() error {
 	return nil
 }
 
-// Render writes the lines for e, if any, with a single Write.
+// Render writes the lines for e, if any, with a single Write, but for a
+// text longer than flushBytes, which is written as it is rendered.
 func (t *Transcript) Render(e *seam.Event) error {
-	t.buf = t.buf[:0]
+	if err := t.ctx.Err(); err != nil {
+		return err
+	}
+	t.buf, t.err = t.buf[:0], nil
 	t.replaced(e)
 	switch e.Type {
 	case typeTurnStart:
@@ -152,7 +167,7 @@ func (t *Transcript) Render(e *seam.Event) error {
 	case typeSessionTitle:
 		var d struct{ Title string }
 		if json.Unmarshal(e.Data, &d) == nil {
-			t.labelled("title", sgrBlue, d.Title)
+			t.labelled("title", sgrBlue, t.headText(d.Title))
 		}
 	case typeEndSeed:
 		// v2+ marks the end of a fork's inherited events with inherited:
@@ -176,6 +191,12 @@ func (t *Transcript) Render(e *seam.Event) error {
 			t.styled(sgrDim, t.line("· "+clean(e.Type)+" ", t.head(e.Data)))
 			t.nl()
 		}
+	}
+	if t.err == nil {
+		t.err = t.ctx.Err() // a wrap stops there too
+	}
+	if t.err != nil {
+		return t.err
 	}
 	if len(t.buf) == 0 {
 		return nil
@@ -228,7 +249,7 @@ func (t *Transcript) turnEnd(e *seam.Event) {
 		s += " " + clean(r.Error.Code)
 	}
 	if r.Error.Message != "" {
-		s += ": " + oneLine(r.Error.Message)
+		s += ": " + oneLine(t.headText(r.Error.Message))
 	}
 	t.styled(sgrRed, t.cut(s+" ──"))
 	t.nl()
@@ -393,15 +414,23 @@ func contentText(bs []block) string {
 }
 
 // labelled writes "label: text", indenting the text's later lines, and
-// with Wrap wrapping every line at the width.
+// with Wrap wrapping every line at the width. Its cost is linear in the
+// text, which a log does not bound: a long one is written out as it is
+// rendered (see more), and the rendering stops when the context ends.
 func (t *Transcript) labelled(label, style, text string) {
 	t.styled(style, label+":")
-	lines := strings.Split(clean(strings.TrimRight(text, "\n")), "\n")
-	for i, line := range lines {
-		indent, col := " ", runewidth.StringWidth(label)+1
+	text = clean(strings.TrimRight(text, "\n"))
+	col := runewidth.StringWidth(label) + 1
+	for i := 0; text != "" || i == 0; i++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		indent := " "
 		if i > 0 {
 			t.nl()
 			indent, col = "  ", 0
+		}
+		if !t.more() {
+			return
 		}
 		if line == "" {
 			continue
@@ -411,53 +440,93 @@ func (t *Transcript) labelled(label, style, text string) {
 			t.buf = append(t.buf, line...)
 			continue
 		}
-		for j, part := range wrap(line, t.width-col-len(indent), t.width-2) {
+		j := 0
+		for part := range wrap(t.ctx, line, t.width-col-len(indent), t.width-2) {
 			if j > 0 {
 				t.nl()
 				indent = "  "
 			}
+			j++
 			t.buf = append(t.buf, indent...)
 			t.buf = append(t.buf, part...)
+			if !t.more() {
+				return
+			}
 		}
 	}
 	t.nl()
 }
 
-// wrap cuts line into parts no wider than first columns for the first part
-// and rest for the others, at spaces where it can, mid-word where a word is
-// wider than a line. Tabs become spaces, so that widths are known.
-func wrap(line string, first, rest int) []string {
-	line = strings.ReplaceAll(line, "\t", "    ")
-	var parts []string
-	limit := max(first, 1)
-	for runewidth.StringWidth(line) > limit {
-		cut, lastSpace, w := 0, -1, 0
-		for i, r := range line {
-			rw := runewidth.RuneWidth(r)
-			if w+rw > limit {
-				cut = i
+// wrap yields the parts of line no wider than first columns for the first
+// part and rest for the others, cut at spaces where it can, mid-word where
+// a word is wider than a line; a rune wider than a line is a part of its
+// own. Tabs become spaces, so that widths are known. Widths are summed
+// rune by rune (runewidth.RuneWidth) in one pass per part, so the cost is
+// linear in the line; a cluster of several visible runes (an emoji
+// sequence) counts as their sum, a safe guess at its width. The end of ctx
+// stops it, also inside a long part.
+func wrap(ctx context.Context, line string, first, rest int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		line := strings.ReplaceAll(line, "\t", "    ")
+		limit, yielded := max(first, 1), false
+		for {
+			// cut: the first rune past the limit (-1: the rest fits);
+			// lastSpace: the last space before it.
+			cut, lastSpace, w, n := -1, -1, 0, 0
+			for i, r := range line {
+				if n++; n%(1<<16) == 0 && ctx.Err() != nil {
+					return
+				}
+				rw := runewidth.RuneWidth(r)
+				if w+rw > limit {
+					cut = i
+					break
+				}
+				if r == ' ' {
+					lastSpace = i
+				}
+				w += rw
+			}
+			if cut < 0 {
 				break
 			}
-			if r == ' ' {
-				lastSpace = i
+			if cut == 0 {
+				_, cut = utf8.DecodeRuneInString(line)
 			}
-			w += rw
+			part, next := line[:cut], line[cut:]
+			if lastSpace > 0 && next[0] != ' ' {
+				part, next = line[:lastSpace], line[lastSpace:]
+			}
+			yielded = true
+			if !yield(strings.TrimRight(part, " ")) {
+				return
+			}
+			line = strings.TrimLeft(next, " ")
+			limit = max(rest, 1)
 		}
-		if cut == 0 {
-			cut = len(line)
+		if line != "" || !yielded {
+			yield(line)
 		}
-		part, next := line[:cut], line[cut:]
-		if lastSpace > 0 && !strings.HasPrefix(next, " ") {
-			part, next = line[:lastSpace], line[lastSpace:]
-		}
-		parts = append(parts, strings.TrimRight(part, " "))
-		line = strings.TrimLeft(next, " ")
-		limit = max(rest, 1)
 	}
-	if line != "" || len(parts) == 0 {
-		parts = append(parts, line)
+}
+
+// flushBytes is how much of one event's rendering is held before it is
+// written out: an event is one Write unless its text is longer.
+const flushBytes = 64 << 10
+
+// more is called after each line of a long text: it reports whether
+// rendering goes on (false once the context ended or a write failed, the
+// error kept in t.err), and writes out what is rendered once there is
+// flushBytes of it.
+func (t *Transcript) more() bool {
+	if t.err == nil {
+		t.err = t.ctx.Err()
 	}
-	return parts
+	if t.err == nil && len(t.buf) >= flushBytes {
+		_, t.err = t.w.Write(t.buf)
+		t.buf = t.buf[:0]
+	}
+	return t.err == nil
 }
 
 func (t *Transcript) styled(style, s string) {
@@ -495,6 +564,19 @@ func (t *Transcript) line(prefix, text string) string {
 	return s
 }
 
+// headText returns the head of a text that is shown whole when short (a
+// title, an error message): with a capped width, its first 8 lines' worth
+// of runes, ended by "…" when that leaves something out.
+func (t *Transcript) headText(s string) string {
+	if t.width < 0 {
+		return s
+	}
+	if head := prefixRunes(s, 8*t.width); len(head) < len(s) {
+		return ellipsis(head)
+	}
+	return s
+}
+
 // head returns what line needs of b as text: all of it, or, when the width
 // is capped, enough bytes to hold the runes line looks at and one more.
 func (t *Transcript) head(b []byte) string {
@@ -527,14 +609,7 @@ func oneLine(s string) string {
 // other control character (escape sequences included) becomes U+FFFD, so a
 // log cannot move the cursor or recolour the screen.
 func clean(s string) string {
-	ok := true
-	for _, r := range s {
-		if r != '\n' && r != '\t' && unicode.IsControl(r) {
-			ok = false
-			break
-		}
-	}
-	if ok {
+	if !hasControl(s) {
 		return s
 	}
 	s = strings.ReplaceAll(s, "\r\n", "\n")
@@ -544,4 +619,20 @@ func clean(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// hasControl reports whether s holds a control character other than "\n"
+// and "\t" (unicode.IsControl: C0, DEL and C1, which UTF-8 encodes as
+// 0xC2 0x80–0x9F). It looks at bytes, not runes: several times faster on
+// the megabytes of a long message.
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 && c != '\n' && c != '\t', c == 0x7f:
+			return true
+		case c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f:
+			return true
+		}
+	}
+	return false
 }

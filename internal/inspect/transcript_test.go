@@ -2,17 +2,23 @@ package inspect
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/mattn/go-runewidth"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/")
@@ -221,8 +227,14 @@ func TestWrap(t *testing.T) {
 		{"日本語の文章です", 6, 6, []string{"日本語", "の文章", "です"}},
 		{"a\tb", 3, 3, []string{"a", "b"}},
 		{"", 5, 5, []string{""}},
+		{"   ", 5, 5, []string{"   "}},
+		{"ab      ", 2, 2, []string{"ab"}},
+		// A rune wider than the line is a part of its own (it was the
+		// whole rest of the line).
+		{"日本語", 1, 1, []string{"日", "本", "語"}},
+		{"a 日本", 1, 3, []string{"a", "日", "本"}},
 	} {
-		if got := wrap(c.line, c.first, c.rest); !slices.Equal(got, c.want) {
+		if got := slices.Collect(wrap(context.Background(), c.line, c.first, c.rest)); !slices.Equal(got, c.want) {
 			t.Errorf("wrap(%q, %d, %d) = %q, want %q", c.line, c.first, c.rest, got, c.want)
 		}
 	}
@@ -242,6 +254,261 @@ func TestTranscriptWraps(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
 		if len(line) > 20 {
 			t.Errorf("line %q is wider than 20 columns", line)
+		}
+	}
+}
+
+// wrapBefore is wrap as it was before it was made linear: it measured the
+// rest of the line (runewidth.StringWidth, by grapheme cluster) once per
+// part, quadratic in the line. It is the reference wrap must match.
+func wrapBefore(line string, first, rest int) []string {
+	line = strings.ReplaceAll(line, "\t", "    ")
+	var parts []string
+	limit := max(first, 1)
+	for runewidth.StringWidth(line) > limit {
+		cut, lastSpace, w := 0, -1, 0
+		for i, r := range line {
+			rw := runewidth.RuneWidth(r)
+			if w+rw > limit {
+				cut = i
+				break
+			}
+			if r == ' ' {
+				lastSpace = i
+			}
+			w += rw
+		}
+		if cut == 0 {
+			cut = len(line)
+		}
+		part, next := line[:cut], line[cut:]
+		if lastSpace > 0 && !strings.HasPrefix(next, " ") {
+			part, next = line[:lastSpace], line[lastSpace:]
+		}
+		parts = append(parts, strings.TrimRight(part, " "))
+		line = strings.TrimLeft(next, " ")
+		limit = max(rest, 1)
+	}
+	if line != "" || len(parts) == 0 {
+		parts = append(parts, line)
+	}
+	return parts
+}
+
+// wrapAlphabet is what the random lines are made of: ASCII words and runs
+// of spaces, tabs, wide CJK and Hangul, an emoji, combining marks (alone
+// and after a space), a control character as a log may hold it and
+// U+FFFD, as clean leaves one.
+var wrapAlphabet = []string{"a", "bc", "defgh", "ijklmnopqrstuvwxyz", " ", "  ", "\t", "日", "本語", "한국어", "😀",
+	"e\u0301", "\u0308", " \u0301", "\x1b", "\ufffd", "é", "Ω", "-", "."}
+
+// TestWrapAsBefore: wrap cuts every line as the quadratic wrap did, for
+// widths of 2 columns and more (at 1, a wide rune now is a part of its own
+// instead of leaving the line unwrapped).
+func TestWrapAsBefore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 433))
+	for n := range 20000 {
+		var b strings.Builder
+		for range rng.IntN(60) {
+			b.WriteString(wrapAlphabet[rng.IntN(len(wrapAlphabet))])
+		}
+		line := b.String()
+		first, rest := 2+rng.IntN(30), 2+rng.IntN(30)
+		if n%4 == 0 {
+			first = rng.IntN(5) - 2 // a label as wide as the line
+		}
+		if first < 2 && strings.ContainsAny(line, "日本語한국어😀") {
+			first = 2
+		}
+		want := wrapBefore(line, first, rest)
+		if got := slices.Collect(wrap(context.Background(), line, first, rest)); !slices.Equal(got, want) {
+			t.Fatalf("wrap(%q, %d, %d) = %q, want %q", line, first, rest, got, want)
+		}
+	}
+}
+
+// TestTranscriptWrapsAsBefore renders the golden logs wrapped at several
+// widths with the quadratic wrap and with wrap: the same bytes.
+func TestTranscriptWrapsAsBefore(t *testing.T) {
+	events := append(append(fixtureEvents(t, "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c"),
+		fixtureEvents(t, "task_review_01___x")...), v4Turn()...)
+	events = append(events, errorTurns()...)
+	for _, width := range []int{12, 20, 33, 40, 80, 100} {
+		o := TranscriptOptions{Width: width, Wrap: true}
+		got := render(t, o, events)
+		// The same rendering, wrapping with wrapBefore.
+		var want strings.Builder
+		for _, line := range strings.Split(render(t, TranscriptOptions{Width: width}, events), "\n") {
+			want.WriteString(rewrapBefore(line, width))
+		}
+		if got+"\n" != want.String() {
+			t.Errorf("width %d: wrapped transcript differs from the one wrapped before:\n%s\n---\n%s", width, got, want.String())
+		}
+	}
+}
+
+// rewrapBefore wraps one line of an unwrapped transcript as labelled did
+// with wrapBefore: a "label: " line or an indented later line.
+func rewrapBefore(line string, width int) string {
+	label, text, ok := strings.Cut(line, ": ")
+	indent, col := " ", runewidth.StringWidth(label)+1
+	switch {
+	case strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "  →") && !strings.HasPrefix(line, "  ←") &&
+		!strings.HasPrefix(line, "  ✗") && !strings.HasPrefix(line, "  thinking: ") && !strings.HasPrefix(line, "  (interrupted)"):
+		indent, col, text = "  ", 0, line[2:]
+	case !ok || !slices.Contains([]string{"user", "assistant", "title", "system", "developer"}, strings.SplitN(label, " ", 2)[0]):
+		return line + "\n"
+	default:
+		label += ":"
+	}
+	var b strings.Builder
+	if indent == " " {
+		b.WriteString(label)
+	}
+	for j, part := range wrapBefore(text, width-col-len(indent), width-2) {
+		if j > 0 {
+			b.WriteString("\n")
+			indent = "  "
+		}
+		b.WriteString(indent + part)
+	}
+	return b.String() + "\n"
+}
+
+// hugeText is n bytes of prose-like text: words of mixed lengths, some
+// wide runes, no newline.
+func hugeText(n int) string {
+	words := []string{"the", "session", "log", "holds", "日本語の", "events,", "a", "reasonably", "long", "line", "über"}
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString(words[(i*7+i/3)%len(words)])
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// TestTranscriptLongText: a multi-megabyte prompt is wrapped in time
+// linear in it (it was quadratic: minutes), written out as it is rendered,
+// and a long title is cut to 8 lines' worth.
+func TestTranscriptLongText(t *testing.T) {
+	text := hugeText(4 << 20)
+	data, _ := json.Marshal(map[string]any{"role": "user", "content": []map[string]string{{"type": "text", "text": text}}, "source": map[string]string{"kind": "user"}})
+	title, _ := json.Marshal(map[string]string{"title": text})
+	events := []seam.Event{{Type: "user/message", Data: data}, {Type: "session/title", Data: title}}
+	var w countWriter
+	tr := NewTranscript(&w, TranscriptOptions{Width: 80, Wrap: true})
+	start := time.Now()
+	for i := range events {
+		if err := tr.Render(&events[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("rendering 4 MiB took %v", d)
+	}
+	if w.writes < 2 || w.max > 2*flushBytes {
+		t.Errorf("%d writes, the largest %d bytes: the long prompt was not written out as rendered", w.writes, w.max)
+	}
+	got := render(t, TranscriptOptions{Width: 80, Wrap: true}, events[1:])
+	if n := strings.Count(got, "\n"); n < 8 || n > 10 || !strings.HasSuffix(got, "…\n") {
+		t.Errorf("long title: %d lines, ends %q", n, got[max(0, len(got)-20):])
+	}
+	got = render(t, TranscriptOptions{Width: 80}, events[1:])
+	if n := utf8.RuneCountInString(got); n != len("title: ")+8*80+2 {
+		t.Errorf("long title piped: %d runes", n)
+	}
+}
+
+type countWriter struct{ writes, max, n int }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.writes++
+	w.max = max(w.max, len(p))
+	w.n += len(p)
+	return len(p), nil
+}
+
+// cancelWriter cancels the context once n bytes were written.
+type cancelWriter struct {
+	n      int
+	cancel context.CancelFunc
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	if w.n -= len(p); w.n <= 0 {
+		w.cancel()
+	}
+	return len(p), nil
+}
+
+// TestTranscriptCancel: the end of the context stops a transcript between
+// events and inside a long one, wrapped or not.
+func TestTranscriptCancel(t *testing.T) {
+	// Lines of 1,000 bytes, which are not wrapped when piped.
+	text := strings.Repeat(hugeText(1000)+"\n", 8<<10)
+	data, _ := json.Marshal(map[string]any{"role": "user", "content": []map[string]string{{"type": "text", "text": text}}, "source": map[string]string{"kind": "user"}})
+	e := seam.Event{Type: "user/message", Data: data}
+	for _, wrapped := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		w := &cancelWriter{n: 1 << 20, cancel: cancel}
+		tr := NewTranscript(w, TranscriptOptions{Width: 80, Wrap: wrapped, Context: ctx})
+		if err := tr.Render(&e); !errors.Is(err, context.Canceled) {
+			t.Errorf("wrapped %v: %v, want context.Canceled", wrapped, err)
+		}
+		if written := 1<<20 - w.n; written > 1<<20+2*flushBytes {
+			t.Errorf("wrapped %v: %d bytes written after the end", wrapped, written)
+		}
+		small := prompt(1, 0, "user")
+		if err := tr.Render(&small); !errors.Is(err, context.Canceled) {
+			t.Errorf("next event: %v", err)
+		}
+	}
+	// A line of zero-width runes is one part, whose scan stops too.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := slices.Collect(wrap(ctx, strings.Repeat("\u0301", 1<<17)+strings.Repeat("x", 100), 10, 10)); len(got) != 0 {
+		t.Errorf("wrap after the end yielded %d parts", len(got))
+	}
+}
+
+// BenchmarkWrap wraps a 1 MB line of prose at 80 columns.
+func BenchmarkWrap(b *testing.B) {
+	line := hugeText(1 << 20)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		for range wrap(context.Background(), line, 70, 78) {
+		}
+	}
+}
+
+// BenchmarkWrapBefore is BenchmarkWrap with the quadratic wrap, to compare
+// (minutes a run: go test -run - -bench WrapBefore -benchtime 1x).
+func BenchmarkWrapBefore(b *testing.B) {
+	if testing.Short() {
+		b.Skip("minutes")
+	}
+	line := hugeText(1 << 20)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		wrapBefore(line, 70, 78)
+	}
+}
+
+// TestHasControl: the byte scan agrees with unicode.IsControl on every
+// rune, and on bytes that are not UTF-8.
+func TestHasControl(t *testing.T) {
+	for r := rune(0); r <= 0x10ffff; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue
+		}
+		s := "a" + string(r) + "b"
+		if want := r != '\n' && r != '\t' && unicode.IsControl(r); hasControl(s) != want {
+			t.Errorf("hasControl(%q) = %v", s, !want)
+		}
+	}
+	for _, s := range []string{"\xc2", "a\xc2", "\xc2\xa0", "\x80\x9f", "\xe2\x80\x8b"} {
+		if hasControl(s) {
+			t.Errorf("hasControl(%q) = true", s)
 		}
 	}
 }

@@ -201,7 +201,7 @@ func ExplainExport(err error) error {
 // it added. A log holding event types dsh refuses is printed whole, then
 // refused.
 func PrintLog(ctx context.Context, o termui.Out, w io.Writer, h seam.Handle, so inspect.StreamOptions, header bool, width int, widthSet bool) error {
-	res, err := inspect.Stream(ctx, h, so, LogSink(o, w, header, width, widthSet))
+	res, err := inspect.Stream(ctx, h, so, LogSink(ctx, o, w, header, width, widthSet))
 	if res.Closers > 0 && o.Format != termui.FormatJSON {
 		fmt.Fprintf(o.Stderr, "dshctl: %s for the interrupted turn printed, not stored\n", termui.Count(res.Closers, "synthetic closer"))
 	}

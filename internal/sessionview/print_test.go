@@ -171,7 +171,7 @@ func TestLogSink(t *testing.T) {
 	} {
 		var w bytes.Buffer
 		o, _, _ := out(c.format, false)
-		sink := LogSink(o, &w, c.header, 0, false)
+		sink := LogSink(context.Background(), o, &w, c.header, 0, false)
 		if err := sink.Header(&h); err != nil {
 			t.Fatal(err)
 		}
@@ -186,11 +186,11 @@ func TestLogSink(t *testing.T) {
 		}
 	}
 	o, _, _ := out(termui.FormatJSON, false)
-	if _, ok := LogSink(o, nil, false, 0, false).(*export.Document); !ok {
+	if _, ok := LogSink(context.Background(), o, nil, false, 0, false).(*export.Document); !ok {
 		t.Error("-o json is not one document")
 	}
 	o, _, _ = out(termui.FormatText, true)
-	if _, ok := LogSink(o, nil, true, 0, false).(*inspect.Transcript); !ok {
+	if _, ok := LogSink(context.Background(), o, nil, true, 0, false).(*inspect.Transcript); !ok {
 		t.Error("-o text is not a transcript")
 	}
 }

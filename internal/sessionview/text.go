@@ -1,6 +1,7 @@
 package sessionview
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -102,8 +103,9 @@ func NoSessions(project string, hidden int) string {
 // LogSink prints a log to w as cat does in o.Format: FormatJSON, one
 // document; FormatText, a transcript for people, wrapped to width when
 // given (widthSet; 0: no limit) or to the terminal (o.Width); else the
-// canonical JSONL, its header line only with header.
-func LogSink(o termui.Out, w io.Writer, header bool, width int, widthSet bool) inspect.Sink {
+// canonical JSONL, its header line only with header. The end of ctx stops
+// a transcript inside a long event.
+func LogSink(ctx context.Context, o termui.Out, w io.Writer, header bool, width int, widthSet bool) inspect.Sink {
 	switch o.Format {
 	case termui.FormatJSON:
 		return export.NewDocument(w)
@@ -114,7 +116,7 @@ func LogSink(o termui.Out, w io.Writer, header bool, width int, widthSet bool) i
 		case width == 0:
 			width = -1 // no limit
 		}
-		return inspect.NewTranscript(w, inspect.TranscriptOptions{Width: width, Color: o.Colour, Wrap: o.TTY || widthSet})
+		return inspect.NewTranscript(w, inspect.TranscriptOptions{Width: width, Color: o.Colour, Wrap: o.TTY || widthSet, Context: ctx})
 	}
 	if !header {
 		return noHeader{export.NewCanonical(w)}
