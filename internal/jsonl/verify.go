@@ -46,6 +46,9 @@ func (s *Store) VerifyLog(ctx context.Context, id string, v seam.LogVisitor) (se
 	}
 	fc, err := s.checkFolder(projects[0], seg)
 	if err != nil {
+		// The folder, as the log is unknown: a report of a folder that
+		// cannot be read says where it is.
+		sum.Location = seam.Location{Path: fc.dir}
 		return sum, &seam.Error{Kind: seam.ErrIO, Op: "verify", ID: id, Pos: seam.NoPos, Err: err}
 	}
 	d := &fc.sessionDir

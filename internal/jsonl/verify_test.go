@@ -3,7 +3,9 @@ package jsonl
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -727,4 +729,39 @@ type countingCheck struct {
 func (c *countingCheck) BadRecords(p seam.Pos, n int64) {
 	c.counted += n
 	c.LogCheck.BadRecords(p, n)
+}
+
+// TestVerifyUnreadableSessionFolder checks a store in which one session
+// folder cannot be read (mode 000, which root ignores, so the test fails
+// its reads): its check fails on its own, located at the folder, and every
+// other session is checked (issue 16 item 4, for verify).
+func TestVerifyUnreadableSessionFolder(t *testing.T) {
+	root := copyTree(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "jsonl-none"))
+	closed := filepath.Join(root, "--home-dev-projects-demo-app--", compactID)
+	s, tfs := openStore(t, root, Options{})
+	tfs.set(&tfs.failReadDir, func(path string) error {
+		if path == closed {
+			return &fs.PathError{Op: "open", Path: path, Err: fs.ErrPermission}
+		}
+		return nil
+	})
+	var failed []*inspect.SessionReport
+	var checked int
+	sum, err := inspect.Verify(context.Background(), s, nil, inspect.Options{Report: func(r *inspect.SessionReport) error {
+		if r.Status == inspect.StatusFailed {
+			failed = append(failed, r)
+		} else if !r.Stray {
+			checked++
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if len(failed) != 1 || failed[0].ID != compactID || !errors.Is(failed[0].Err, fs.ErrPermission) || failed[0].Location.Path != closed {
+		t.Fatalf("failed reports: %+v", failed)
+	}
+	if sum.Failed != 1 || checked != sum.Sessions-1 || checked < 5 {
+		t.Errorf("summary %+v, %d sessions checked", sum, checked)
+	}
 }
