@@ -156,7 +156,7 @@ func (s *Store) checkFolder(project, seg string) (folderCheck, error) {
 				"encoding mismatch: session artifact %q uses %s, but this store holds %s logs; dsh refuses the session (use a separate root or select the matching compression)",
 				path, genc.suffix(), enc.suffix())
 		case ok && !e.Type().IsRegular():
-			fc.add(seam.ClassDamage, "not-regular-file", path, "%s is not a regular file", path)
+			fc.add(seam.ClassDamage, "not-regular-file", path, "%s is %s, not a regular file: dshctl does not read or write it in a store, so the log is not checked", path, typeName(e.Type()))
 		case ok:
 			gens = append(gens, gen)
 		case name == lockName && !e.Type().IsRegular():
