@@ -20,10 +20,10 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 		Use:   "replay [TRACE|CAPTURE|DIR...]",
 		Short: "Replay web-client traces and browser captures through the reconcile state machine and check its invariants",
 		Long:  help("replay"),
-		Example: `  dshctl replay testdata/traces testdata/captures
-  dshctl replay --policy legacy --junit replay.xml testdata/traces
+		Example: `  dshctl replay traces/ captures/
+  dshctl replay --policy legacy --junit replay.xml traces/
   dshctl replay --convert regressions/ session.har
-  dshctl replay --shard 2/4 --junit replay-2.xml testdata/traces
+  dshctl replay --shard 2/4 --junit replay-2.xml traces/
   dshctl replay --generate 10000 --seed 1 --save failures/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := g.outputFormat(termui.FormatText, termui.FormatText, termui.FormatTable, termui.FormatJSON, termui.FormatJSONL)
@@ -40,7 +40,7 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 				if len(args) == 0 {
 					return termui.Usagef("--convert needs a capture or a folder of captures")
 				}
-				return replay.Convert(convert, args, force, func(c replay.Converted) { fmt.Fprintln(e.stdout, c) })
+				return convertCaptures(e, format, convert, args, force)
 			}
 			switch {
 			case len(args) == 0 && o.Generate == 0:
@@ -95,4 +95,30 @@ func runReplay(ctx context.Context, e *env, format string, o replay.Options, arg
 		return err
 	}
 	return p.Summary(rep)
+}
+
+// convertCaptures runs --convert: a line per trace written, or per -o
+// jsonl a JSON line, or per -o json one array of them all.
+func convertCaptures(e *env, format, dir string, args []string, force bool) error {
+	out := e.out(format)
+	var all []replay.Converted
+	var werr error
+	err := replay.Convert(dir, args, force, func(c replay.Converted) {
+		switch {
+		case werr != nil:
+		case format == termui.FormatJSON:
+			all = append(all, c)
+		case format == termui.FormatJSONL:
+			werr = out.WriteJSON(e.stdout, c)
+		default:
+			_, werr = fmt.Fprintln(e.stdout, c)
+		}
+	})
+	if err == nil && format == termui.FormatJSON {
+		werr = out.WriteJSON(e.stdout, append([]replay.Converted{}, all...))
+	}
+	if err == nil && werr != nil {
+		err = fmt.Errorf("replay: --convert: %w", werr)
+	}
+	return err
 }

@@ -69,7 +69,7 @@ func run(args []string, e *env) int {
 	if c, _, ferr := root.Find(args); ferr == nil {
 		helpCmd = c.CommandPath()
 	}
-	return termui.Report(e.stderr, sessionview.LimitHint(err), helpCmd)
+	return termui.Report(e.stderr, sessionview.AddHint(err), helpCmd)
 }
 
 func newRootCmd(e *env, g *globals) *cobra.Command {

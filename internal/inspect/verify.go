@@ -60,18 +60,26 @@ type Finding struct {
 	Severity Severity
 	// Repaired is set on the tail findings a repair removed.
 	Repaired bool
-	// Limit names the reader limit that kept what the finding is about
-	// from being checked: a record or frame over it.
-	Limit Limit
+	// Remedy says what a user can do about it, for the command line to
+	// word with its flags; "" when nothing is to be said.
+	Remedy Remedy
 }
 
-// Limit is a reader limit (the backend's options MaxRecordBytes and
-// MaxFrameBytes), which a user may raise.
-type Limit string
+// Remedy is what a user can do about a finding.
+type Remedy string
 
 const (
-	LimitRecord Limit = "record"
-	LimitFrame  Limit = "frame"
+	// RemedyRecordLimit: a record over the reader's record limit (the
+	// backend's MaxRecordBytes) was not checked; raising it checks it.
+	RemedyRecordLimit Remedy = "record-limit"
+	// RemedyFrameLimit: the same for a zstd frame (MaxFrameBytes).
+	RemedyFrameLimit Remedy = "frame-limit"
+	// RemedySalvage: a torn final frame holds complete records that a
+	// repair with salvage re-appends.
+	RemedySalvage Remedy = "salvage"
+	// RemedyCloseTurn: an open tail turn that an append which closes
+	// interrupted turns closes now (dsh closes it on resume).
+	RemedyCloseTurn Remedy = "close-turn"
 )
 
 // Status sums up a session's report.
@@ -436,7 +444,7 @@ func judge(id string, res *CheckResult, sum seam.LogSummary, mode Mode, repair b
 		if repair && m == ModePointInTime {
 			m = ModeTolerateTail
 		}
-		r.Findings = append(r.Findings, Finding{Finding: f.Finding, Severity: severity(f.Class, m, f.body), Limit: f.limit()})
+		r.Findings = append(r.Findings, Finding{Finding: f.Finding, Severity: severity(f.Class, m, f.body), Remedy: remedyOf(&f)})
 	}
 	if first >= 0 {
 		f := res.findings[first]

@@ -59,22 +59,11 @@ type LogCheck struct {
 // checkFinding is a finding with what a verify mode needs to judge it.
 type checkFinding struct {
 	seam.Finding
-	order      int
-	body       bool  // about the log's body (after its header)
-	events     int64 // committed events before it
-	bytes      int64 // where the sound prefix before it ends, -1 when unknown
-	notChecked bool  // about a record over the record limit, not checked
-}
-
-// limit is the reader limit that kept what f is about from being checked.
-func (f *checkFinding) limit() Limit {
-	switch {
-	case f.notChecked || f.Code == "record-too-large":
-		return LimitRecord
-	case f.Code == "frame-too-large":
-		return LimitFrame
-	}
-	return ""
+	order  int
+	body   bool  // about the log's body (after its header)
+	events int64 // committed events before it
+	bytes  int64 // where the sound prefix before it ends, -1 when unknown
+	remedy Remedy
 }
 
 // checkState is everything a rollback restores.
@@ -518,7 +507,7 @@ func (c *LogCheck) Result() CheckResult {
 			msg += fmt.Sprintf("; a repair writes the %s before it in its frame back as a frame of their own", count64(int64(sp.rewrite), "committed record"))
 		}
 		c.found = append(c.found, checkFinding{Finding: seam.Finding{Class: seam.ClassTail, Code: "uncommitted-tail", Pos: sp.pos, Message: msg},
-			order: sp.order, body: true, events: sp.at.events, bytes: sp.bytes, notChecked: notChecked})
+			order: sp.order, body: true, events: sp.at.events, bytes: sp.bytes, remedy: remedyIf(sp.overLimit, RemedyRecordLimit)})
 	}
 	st = &c.st
 	if t := c.torn; t != nil {
@@ -537,13 +526,13 @@ func (c *LogCheck) Result() CheckResult {
 			if t.Salvage != t.SalvageRecords {
 				span = count64(t.Salvage, "event") + ", " + span
 			}
-			msg += fmt.Sprintf("; it holds %s (%s) that dsh 0.1.0 salvaged: --repair --salvage re-appends them",
+			msg += fmt.Sprintf("; it holds %s (%s) that dsh 0.1.0 salvaged",
 				count64(t.SalvageRecords, "complete record"), span)
 		case t.Pos.Frame >= 0:
 			msg += "; it holds no complete record that continues the log"
 		}
 		c.found = append(c.found, checkFinding{Finding: seam.Finding{Class: seam.ClassTail, Code: "torn-tail", Pos: t.Pos, Message: msg},
-			order: c.order + 1, body: true, events: st.events, bytes: t.Pos.Offset})
+			order: c.order + 1, body: true, events: st.events, bytes: t.Pos.Offset, remedy: remedyIf(t.Salvage > 0, RemedySalvage)})
 	}
 	for _, u := range c.unkns {
 		if u.idx >= 0 && u.idx < len(c.found) && u.count > 1 && strings.HasPrefix(c.found[u.idx].Message, "event type ") {
@@ -564,7 +553,7 @@ func (c *LogCheck) Result() CheckResult {
 	if ot != nil {
 		c.order++
 		c.found = append(c.found, checkFinding{Finding: seam.Finding{Class: seam.ClassNote, Code: "open-turn",
-			Pos: seam.Pos{Path: c.path, Offset: -1, Frame: -1, Line: -1, Seq: st.turnStart}, Message: openTurnText(ot)}, order: c.order, body: true, events: st.events, bytes: -1})
+			Pos: seam.Pos{Path: c.path, Offset: -1, Frame: -1, Line: -1, Seq: st.turnStart}, Message: openTurnText(ot)}, order: c.order, body: true, events: st.events, bytes: -1, remedy: RemedyCloseTurn})
 	}
 	if n := st.dropped; n > 0 {
 		c.order++
@@ -598,7 +587,28 @@ func openTurnText(ot *OpenTurn) string {
 	if len(parts) > 0 {
 		s += " (" + strings.Join(parts, ", ") + ")"
 	}
-	return s + ": dsh will close it on resume, as dshctl append --close-interrupted does"
+	return s + ": dsh will close it on resume"
+}
+
+// remedyOf is what a user can do about f.
+func remedyOf(f *checkFinding) Remedy {
+	switch {
+	case f.remedy != "":
+		return f.remedy
+	case f.Code == "record-too-large":
+		return RemedyRecordLimit
+	case f.Code == "frame-too-large":
+		return RemedyFrameLimit
+	}
+	return ""
+}
+
+// remedyIf is r when cond holds, else none.
+func remedyIf(cond bool, r Remedy) Remedy {
+	if cond {
+		return r
+	}
+	return ""
 }
 
 // semantic applies the bracketing and pairing rules to one committed event.

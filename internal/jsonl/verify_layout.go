@@ -164,7 +164,7 @@ func (s *Store) checkFolder(project, seg string) (folderCheck, error) {
 				"%s is %s, not a regular file: neither dsh nor dshctl can lock the session to write it (replace it with an empty file)", path, typeName(e.Type()))
 		case isStaleTemp(name):
 			fc.add(seam.ClassIrregular, "stray-temp-file", path,
-				"temp file %s was left by a killed writer: dsh ignores it, and the next write open (append, verify --repair) removes it", name)
+				"temp file %s was left by a killed writer: dsh ignores it, and the next write (an append or a repair) removes it", name)
 		case strings.HasSuffix(name, ".tmp"):
 			fc.add(seam.ClassIrregular, "stray-temp-file", path, "temp file %s: dsh ignores it", name)
 		case strings.HasPrefix(name, "session") && strings.Contains(name, ".jsonl"):

@@ -540,3 +540,99 @@ func TestCaptureStatusesOnlyTab(t *testing.T) {
 		t.Errorf("the fetch before the socket is not left out as t2's history load: %v", t2.Notes)
 	}
 }
+
+// socketHAR is a capture of one socket whose received text frames are
+// frames (tab-created t1 first), and one asset.
+func socketHAR(frames ...string) string {
+	b := &capBuilder{host: "dsh.example.test"}
+	b.frame(at(time.Second), `{"type":"tab-created","tabId":"t1","id":"t1"}`)
+	for k, f := range frames {
+		b.frame(at(time.Second+time.Duration(k+1)*100*time.Millisecond), f)
+	}
+	b.request("GET", "/assets/app.js", at(100*time.Millisecond), at(120*time.Millisecond), nil, 200, nil)
+	socket := harOutEntry{ResourceType: "websocket", StartedDateTime: at(900 * time.Millisecond).Format(time.RFC3339Nano), Time: 1,
+		Request:  harOutRequest{Method: "GET", URL: "wss://" + b.host + "/ws", Headers: []any{}, QueryString: []any{}},
+		Response: harOutResponse{Status: 101, Headers: []any{}, Content: harOutContent{MimeType: "x-unknown"}},
+		Messages: b.frames}
+	return mustMarshal(harDoc{Log: harLog{Version: "1.2", Entries: append(b.entries, socket)}})
+}
+
+// TestCaptureFrameShapes: a frame of the chat protocol (a JSON object with
+// a type) whose fields have other shapes than the server's is an error
+// naming the frame, as the same frame in a trace file is; JSON without a
+// type and text that is not JSON are noise, counted in the notes; an
+// unknown type is a warning naming the frame in the HAR.
+func TestCaptureFrameShapes(t *testing.T) {
+	cases := []struct {
+		name, frame string
+		err         string // the error, or "" for a trace
+		note        string // with no error: a note the trace carries
+		warning     string // with no error: its only warning
+	}{
+		{name: "turnId a number", frame: `{"type":"turn-start","tabId":"t1","turnId":7}`,
+			err: `x.har: 1 frame of the chat protocol cannot be read; the first, entry 1 frame 1 (received 2026-11-30T10:00:01.100Z), a "turn-start" frame: field turnId: unexpected number`},
+		{name: "queued message an object", frame: `{"type":"message-queued","tabId":"t1","messageId":"q","message":{"text":"x"}}`,
+			err: `a "message-queued" frame: field message: unexpected object`},
+		{name: "tabId a number", frame: `{"type":"usage","tabId":5}`, err: `a "usage" frame: field tabId: unexpected number`},
+		{name: "unknown type, tabId a number", frame: `{"type":"brand-new","tabId":5}`, err: `a "brand-new" frame: field tabId`},
+		{name: "JSON without type", frame: `{"ping":1}`, note: "1 JSON without a type"},
+		{name: "type not a string", frame: `{"type":5,"tabId":"t1"}`, note: "1 JSON without a type"},
+		{name: "not JSON", frame: `ping`, note: "1 not JSON"},
+		{name: "unknown type", frame: `{"type":"brand-new","tabId":"t1"}`,
+			warning: `entry 1 frame 1 (received 2026-11-30T10:00:01.100Z): unknown event type "brand-new"; skipped`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			traces, err := DecodeCapture(strings.NewReader(socketHAR(c.frame)), "x.har")
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil || len(traces) != 1 {
+				t.Fatalf("%d traces, %v", len(traces), err)
+			}
+			res := Run(traces[0], Options{})
+			if c.note != "" && !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, c.note) }) {
+				t.Errorf("notes %q, want one saying %q", res.Notes, c.note)
+			}
+			if want := []string{c.warning}; c.warning != "" && !slices.Equal(res.Warnings, want) || c.warning == "" && len(res.Warnings) > 0 {
+				t.Errorf("warnings %q, want %q", res.Warnings, c.warning)
+			}
+			// The asset is an other request, said so (README).
+			if !slices.Contains(res.Notes, "capture: 1 other request ignored (not a send, a cancel or a chunk fetch: assets, other API calls)") {
+				t.Errorf("notes %q: the asset is not counted", res.Notes)
+			}
+		})
+	}
+}
+
+// TestCaptureFileErrors: an empty file, a truncated one and a byte order
+// mark are told apart from other malformed JSON, at the right offset.
+func TestCaptureFileErrors(t *testing.T) {
+	good := socketHAR(`{"type":"turn-start","tabId":"t1","turnId":"a"}`)
+	cases := []struct{ name, in, err string }{
+		{"empty", "", "x.har: not a HAR capture: the file is empty"},
+		{"blank", " \n\t\n", "x.har: not a HAR capture: the file is empty"},
+		{"bom only", "\xef\xbb\xbf", "x.har: not a HAR capture: the file is empty"},
+		{"truncated in an entry", good[:len(good)-40], fmt.Sprintf("x.har: malformed JSON: the file ends at byte %d, inside log.entries[1] (cut short?)", len(good)-40)},
+		{"truncated after entries", good[:len(good)-2], fmt.Sprintf("x.har: malformed JSON: the file ends at byte %d (cut short?)", len(good)-2)},
+		{"bom then truncated", "\xef\xbb\xbf" + good[:len(good)-40], fmt.Sprintf("x.har: malformed JSON: the file ends at byte %d, inside log.entries[1] (cut short?)", len(good)-37)},
+		{"syntax error in an entry", strings.Replace(good, `"time":1,`, `"time":1,,`, 1), "x.har: malformed JSON in log.entries[1]: invalid character ','"},
+		{"syntax error at the top", `{"log" 5}`, "x.har: malformed JSON at byte "},
+		{"not JSON", "<html>", "x.har: malformed JSON at byte 0: invalid character '<'"},
+		{"bom", "\xef\xbb\xbf" + good, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := DecodeCapture(strings.NewReader(c.in), "x.har")
+			switch {
+			case c.err == "" && err != nil:
+				t.Fatal(err)
+			case c.err != "" && (err == nil || !strings.HasPrefix(err.Error(), c.err)):
+				t.Fatalf("error %v, want %q", err, c.err)
+			}
+		})
+	}
+}

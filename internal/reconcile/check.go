@@ -64,9 +64,10 @@ type Violation struct {
 	Invariant int       `json:"invariant"`
 	Name      string    `json:"name"`
 	Detail    string    `json:"detail"`
-	Index     int       `json:"index"`          // 0-based record index; len(records) for the end of the trace
-	Line      int       `json:"line,omitempty"` // line in the trace file, when known
-	Event     string    `json:"event"`          // the record as a trace line, or "end of trace"
+	Index     int       `json:"index"`            // 0-based record index; len(records) for the end of the trace
+	Line      int       `json:"line,omitempty"`   // line in the trace file, when known
+	Origin    string    `json:"origin,omitempty"` // where in a capture the record came from, when known
+	Event     string    `json:"event"`            // the record as a trace line, or "end of trace"
 	Before    *Snapshot `json:"before"`
 	After     *Snapshot `json:"after"`
 }
@@ -109,7 +110,7 @@ func Run(t *Trace, opts Options) Result {
 	}
 	tab := traceTab(t)
 	res := Result{Name: t.Name, Source: t.Source, Tab: tab, Policy: pol.Name, Expect: t.Expect, Events: len(t.Records), Notes: t.Notes}
-	main := runOnce(t.Records, tab, pol, runOpts{check: true})
+	main := runOnce(t.Records, tab, pol, runOpts{check: true, where: t.where()})
 	res.Warnings, res.Reconciles, res.Violations = main.warnings, main.points, main.violations
 	// A trace that proves nothing must not read as a pass.
 	if len(t.Records) == 0 {
@@ -165,6 +166,27 @@ type runOpts struct {
 	// they answered in the full replay (for the replay without scroll
 	// events, whose request numbers shift when deferrals collapse).
 	answered map[int]reqKey
+	// where names record i in warnings, when the trace says where its
+	// records came from (Trace.Origins); nil: "record i".
+	where func(i int) string
+}
+
+// where returns the function that names a record of t by where it came
+// from, or nil when t does not say (a trace file: its records are named by
+// index and line).
+func (t *Trace) where() func(int) string {
+	if len(t.Origins) != len(t.Records) {
+		return nil
+	}
+	return func(i int) string {
+		if i >= 0 && i < len(t.Origins) && t.Origins[i] != "" {
+			return t.Origins[i]
+		}
+		if i == len(t.Origins) {
+			return "end of trace"
+		}
+		return fmt.Sprintf("record %d", i)
+	}
 }
 
 // runOnce replays recs. Records keep their index when scroll records are
@@ -173,6 +195,7 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 	be := NewBackend(recs, tab)
 	tr := newTruth(be.la, tab)
 	m := newMachine(pol, tab, be, router(recs, o.answered))
+	m.where = o.where
 	var out runOut
 	end := len(recs)
 	ck := newChecker(tr, m, pol, end+1)
@@ -191,6 +214,9 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 			if vs := ck.point(&a); len(vs) > 0 {
 				for k := range vs {
 					vs[k].Index, vs[k].Line, vs[k].Event = i, rec.Line, rec.String()
+					if o.where != nil {
+						vs[k].Origin = o.where(i)
+					}
 				}
 				out.violations, out.warnings = vs, m.warnings
 				return out

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -116,6 +117,7 @@ type timed struct {
 	class int
 	n     int // order of arrival, for a stable merge
 	rec   Record
+	from  string // where in the capture the record comes from
 }
 
 // capture gathers the records of each tab while the entries are read.
@@ -127,12 +129,24 @@ type capture struct {
 	statuses []timed // statuses frames, given to every tab they name
 
 	frames, ignoredSent, binary, notJSON, noTab int
+	otherJSON                                   int // JSON frames without a type: another protocol
 	sockets                                     int
 	apiBodies, apiWithout                       int // JSON API responses, and those saved without their body
+	otherRequests                               int // neither a send, a cancel nor a chunk fetch
 	skipped                                     []string
 	n                                           int
 	fetchPaths                                  map[string]bool // chunk endpoints seen, by path with the tab as {tab}
-	failedGets                                  []harEntry
+	failedGets                                  []failedGet
+
+	// Frames of the chat protocol that do not decode: the capture
+	// cannot be replayed, the first says why.
+	unreadable int
+	firstBad   error
+}
+
+type failedGet struct {
+	entry int
+	e     harEntry
 }
 
 type tabRecords struct {
@@ -145,18 +159,37 @@ type tabRecords struct {
 type pendingFetch struct {
 	start, end int64
 	rec        Record
+	from       string
 }
 
 // DecodeCapture reads a HAR capture and returns one trace per tab, sorted by
 // tab id, each named after the capture and its tab. A file that is not a
-// HAR, a capture without WebSocket frames and one saved without response
-// bodies are errors naming the file and what is missing.
+// HAR, a capture without WebSocket frames, one saved without response
+// bodies and one holding a frame of the chat protocol that does not decode
+// are errors naming the file and what is missing or wrong.
 func DecodeCapture(r io.Reader, path string) ([]*Trace, error) {
 	c := &capture{path: path, in: interner{}, rows: rowCache{}, tabs: map[string]*tabRecords{}, fetchPaths: map[string]bool{}}
 	if err := c.read(r); err != nil {
 		return nil, err
 	}
 	return c.traces()
+}
+
+// bom is the UTF-8 byte order mark some editors write first; JSON text
+// must not start with it, so readers skip it.
+var bom = []byte("\xef\xbb\xbf")
+
+// skipBOM returns r without a leading byte order mark, and its length.
+func skipBOM(r io.Reader) (io.Reader, int) {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(r)
+	}
+	if head, _ := br.Peek(len(bom)); bytes.Equal(head, bom) {
+		br.Discard(len(bom))
+		return br, len(bom)
+	}
+	return br, 0
 }
 
 // budget fails a read once more than maxEntry bytes arrived since mark:
@@ -182,18 +215,43 @@ func (c *capture) fail(format string, args ...any) error {
 
 // read walks {"log": {…, "entries": [ … ]}} entry by entry.
 func (c *capture) read(r io.Reader) error {
-	b := &budget{r: r}
+	r, skipped := skipBOM(r)
+	b := &budget{r: r, read: int64(skipped)}
 	dec := json.NewDecoder(b)
 	dec.UseNumber()
+	started := false // a token was read: the file is not empty
+	in := ""         // the value being decoded, for errors
 	bad := func(err error) error {
 		var syn *json.SyntaxError
-		if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return c.fail("malformed JSON at byte %d: %v", dec.InputOffset(), err)
+		switch {
+		case errors.Is(err, io.EOF) && !started:
+			return c.fail("%w: the file is empty", ErrNotCapture)
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			// The decoder's offsets are where the value it was reading
+			// started; what was read is where the file ends.
+			where := ""
+			if in != "" {
+				where = ", inside " + in
+			}
+			return c.fail("malformed JSON: the file ends at byte %d%s (cut short?)", b.read, where)
+		case errors.As(err, &syn) && in != "":
+			// A syntax error's offset counts from no fixed point of the
+			// file when it comes from Decode: name the value instead.
+			return c.fail("malformed JSON in %s: %v", in, err)
+		case errors.As(err, &syn):
+			return c.fail("malformed JSON at byte %d: %v", dec.InputOffset()+int64(skipped), err)
 		}
 		return c.fail("%v", err)
 	}
-	open := func(want json.Delim, what string) error {
+	token := func() (json.Token, error) {
 		tok, err := dec.Token()
+		if err == nil {
+			started = true
+		}
+		return tok, err
+	}
+	open := func(want json.Delim, what string) error {
+		tok, err := token()
 		if err != nil {
 			return bad(err)
 		}
@@ -204,9 +262,9 @@ func (c *capture) read(r io.Reader) error {
 	}
 	// members walks the members of the object just opened, and its end;
 	// inner reads the value of the member name, the others are skipped.
-	members := func(name string, inner func() error) error {
+	members := func(path, name string, inner func() error) error {
 		for dec.More() {
-			key, err := dec.Token()
+			key, err := token()
 			if err != nil {
 				return bad(err)
 			}
@@ -218,11 +276,13 @@ func (c *capture) read(r io.Reader) error {
 			}
 			var skip json.RawMessage
 			b.mark = b.read
+			in = fmt.Sprintf("%s%v", path, key)
 			if err := dec.Decode(&skip); err != nil {
 				return bad(err)
 			}
+			in = ""
 		}
-		if _, err := dec.Token(); err != nil {
+		if _, err := token(); err != nil {
 			return bad(err)
 		}
 		return nil
@@ -231,11 +291,11 @@ func (c *capture) read(r io.Reader) error {
 	if err := open('{', "the file is not a JSON object with log.entries"); err != nil {
 		return err
 	}
-	err := members("log", func() error {
+	err := members("", "log", func() error {
 		if err := open('{', "log is not an object"); err != nil {
 			return err
 		}
-		return members("entries", func() error {
+		return members("log.", "entries", func() error {
 			if err := open('[', "log.entries is not an array"); err != nil {
 				return err
 			}
@@ -243,9 +303,11 @@ func (c *capture) read(r io.Reader) error {
 			for i := 0; dec.More(); i++ {
 				var raw json.RawMessage
 				b.mark = b.read
+				in = fmt.Sprintf("log.entries[%d]", i)
 				if err := dec.Decode(&raw); err != nil {
 					return bad(err)
 				}
+				in = ""
 				var e harEntry
 				if err := json.Unmarshal(raw, &e); err != nil {
 					c.skipped = append(c.skipped, fmt.Sprintf("entry %d: %v", i, err))
@@ -253,7 +315,7 @@ func (c *capture) read(r io.Reader) error {
 				}
 				c.entry(i, &e)
 			}
-			if _, err := dec.Token(); err != nil {
+			if _, err := token(); err != nil {
 				return bad(err)
 			}
 			return nil
@@ -280,17 +342,35 @@ func (c *capture) tab(id string) *tabRecords {
 	return t
 }
 
-func (c *capture) add(tab string, at int64, class int, rec Record) {
+func (c *capture) add(tab string, at int64, class int, rec Record, from string) {
 	t := c.tab(tab)
 	c.n++
-	t.recs = append(t.recs, timed{at: at, class: class, n: c.n, rec: rec})
+	t.recs = append(t.recs, timed{at: at, class: class, n: c.n, rec: rec, from: from})
+}
+
+// stamp writes a capture time (µs since the epoch) as termui does: RFC
+// 3339, UTC, milliseconds.
+func stamp(at int64) string {
+	return time.UnixMicro(at).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// frameAt names a WebSocket frame of a capture as jq would find it: the
+// socket's index in log.entries, the frame's in its _webSocketMessages,
+// and when it came.
+func frameAt(entry, k int, at int64) string {
+	return fmt.Sprintf("entry %d frame %d (received %s)", entry, k, stamp(at))
+}
+
+// requestAt names request entry of a capture, and what happened at.
+func requestAt(entry int, method, path, what string, at int64) string {
+	return fmt.Sprintf("entry %d (%s %s, %s %s)", entry, method, path, what, stamp(at))
 }
 
 func (c *capture) entry(i int, e *harEntry) {
 	if e.Messages != nil {
 		c.sockets++
-		for _, m := range e.Messages {
-			c.message(m)
+		for k, m := range e.Messages {
+			c.message(i, k, m)
 		}
 		return
 	}
@@ -313,11 +393,15 @@ func (c *capture) entry(i int, e *harEntry) {
 		u = &url.URL{}
 	}
 	failed := e.Response.Status >= 400 || e.Response.Status == 0 || e.Error != ""
+	used := false
 	switch strings.ToUpper(e.Request.Method) {
 	case "POST":
-		c.post(e, u, at, end, body, hasBody, failed)
+		used = c.post(i, e, u, at, end, body, hasBody, failed)
 	case "GET":
-		c.get(e, u, at, end, body, failed)
+		used = c.get(i, e, u, at, end, body, failed)
+	}
+	if !used {
+		c.otherRequests++
 	}
 }
 
@@ -366,7 +450,8 @@ func stringMember(obj []byte, name string) string {
 	return ""
 }
 
-func (c *capture) message(m harWSMessage) {
+// message reads frame k of the socket of entry i.
+func (c *capture) message(i, k int, m harWSMessage) {
 	if m.Type != "receive" {
 		c.ignoredSent++
 		return
@@ -380,18 +465,30 @@ func (c *capture) message(m harWSMessage) {
 		c.notJSON++
 		return
 	}
+	at := micros(m.Time)
 	ev, err := decodeEvent(data, c.in)
 	if err != nil {
-		c.notJSON++
+		// A frame with a type is one of the chat protocol (or of a
+		// newer one): leaving it out would change the verdict, so the
+		// capture cannot be replayed. JSON without a type is another
+		// protocol's (a heartbeat, a dev server's).
+		if typ := stringMember(data, "type"); typ == "" {
+			c.otherJSON++
+		} else {
+			c.unreadable++
+			if c.firstBad == nil {
+				c.firstBad = fmt.Errorf("%s, a %q frame: %w", frameAt(i, k, at), typ, err)
+			}
+		}
 		return
 	}
 	c.frames++
-	at := micros(m.Time)
+	from := frameAt(i, k, at)
 	rec := Record{Kind: KindWS, Ev: ev}
 	switch {
 	case ev.Type == "statuses":
 		c.n++
-		c.statuses = append(c.statuses, timed{at: at, n: c.n, rec: rec})
+		c.statuses = append(c.statuses, timed{at: at, n: c.n, rec: rec, from: from})
 		// It goes to every tab it names (replay.md), and is that tab's
 		// frame: a tab it alone names is a trace too, and the history
 		// load rule counts from it.
@@ -410,7 +507,7 @@ func (c *capture) message(m harWSMessage) {
 		if t.firstFrame < 0 || at < t.firstFrame {
 			t.firstFrame = at
 		}
-		c.add(ev.TabID, at, 0, rec)
+		c.add(ev.TabID, at, 0, rec, from)
 	}
 }
 
@@ -428,38 +525,41 @@ func (c *capture) tabOf(body []byte, u *url.URL) string {
 	return ""
 }
 
-func (c *capture) post(e *harEntry, u *url.URL, at, end int64, resp []byte, hasResp, failed bool) {
+// post maps a POST of entry i to a send or a cancel; false when it is
+// neither.
+func (c *capture) post(i int, e *harEntry, u *url.URL, at, end int64, resp []byte, hasResp, failed bool) bool {
 	var req []byte
 	if e.Request.PostData != nil {
 		req = object([]byte(e.Request.PostData.Text))
 	}
 	if req == nil {
-		return
+		return false
 	}
 	if strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/cancel") {
 		id := stringMember(req, "messageId")
 		if id == "" {
 			id = stringMember(req, "queueId")
 		}
-		if id != "" {
-			c.addTo(c.tabOf(req, u), at, Record{Kind: KindCancel, ID: id}, "POST "+u.Path)
+		if id == "" {
+			return false
 		}
-		return
+		c.addTo(c.tabOf(req, u), at, Record{Kind: KindCancel, ID: id}, "POST "+u.Path, requestAt(i, "POST", u.Path, "sent", at))
+		return true
 	}
 	msg := member(req, "message")
 	if msg == nil || msg[0] != '"' {
-		return
+		return false
 	}
 	id := stringMember(req, "queueId")
 	if id == "" {
 		id = "har-" + strconv.FormatInt(at, 36) + "-" + strconv.Itoa(c.n)
 	}
 	tab := c.tabOf(req, u)
-	if !c.addTo(tab, at, Record{Kind: KindSend, ID: id, Text: stringOf(msg)}, "POST "+u.Path) {
-		return
+	if !c.addTo(tab, at, Record{Kind: KindSend, ID: id, Text: stringOf(msg)}, "POST "+u.Path, requestAt(i, "POST", u.Path, "sent", at)) {
+		return true
 	}
 	if e.Time < 0 {
-		return // no answer within the capture
+		return true // no answer within the capture
 	}
 	ans := Record{Kind: KindHTTP, ID: id, Status: "ok"}
 	body := object(resp)
@@ -476,36 +576,39 @@ func (c *capture) post(e *harEntry, u *url.URL, at, end int64, resp []byte, hasR
 	}
 	if ans.Status == "" {
 		c.skipped = append(c.skipped, fmt.Sprintf("POST %s: the answer's body was not saved", u.Path))
-		return
+		return true
 	}
-	c.add(tab, end, 1, ans)
+	c.add(tab, end, 1, ans, requestAt(i, "POST", u.Path, "answered", end))
+	return true
 }
 
 // addTo adds an HTTP record of a request about tab, or notes that the
 // request names no tab.
-func (c *capture) addTo(tab string, at int64, rec Record, what string) bool {
+func (c *capture) addTo(tab string, at int64, rec Record, what, from string) bool {
 	if tab == "" {
 		c.skipped = append(c.skipped, what+": names no tab")
 		return false
 	}
-	c.add(tab, at, 1, rec)
+	c.add(tab, at, 1, rec, from)
 	return true
 }
 
-func (c *capture) get(e *harEntry, u *url.URL, at, end int64, resp []byte, failed bool) {
+// get maps a GET of entry i to a chunk fetch; false when it is none (a
+// failed GET is decided once every chunk endpoint is known).
+func (c *capture) get(i int, e *harEntry, u *url.URL, at, end int64, resp []byte, failed bool) bool {
 	if failed {
-		c.failedGets = append(c.failedGets, *e)
-		return
+		c.failedGets = append(c.failedGets, failedGet{i, *e})
+		return true
 	}
 	body := object(resp)
 	v := member(body, "chunks")
 	if v == nil || v[0] != '[' {
-		return
+		return false
 	}
 	rows, err := decodeChunks("chunks", v, c.in, c.rows)
 	if err != nil {
 		c.skipped = append(c.skipped, fmt.Sprintf("GET %s: %v", u.Path, err))
-		return
+		return true
 	}
 	tab := ""
 	for _, r := range rows {
@@ -519,48 +622,60 @@ func (c *capture) get(e *harEntry, u *url.URL, at, end int64, resp []byte, faile
 	}
 	if tab == "" {
 		c.skipped = append(c.skipped, fmt.Sprintf("GET %s: chunks of no known tab", u.Path))
-		return
+		return true
 	}
 	c.fetchPaths[strings.Replace(u.Path, "/"+tab+"/", "/{tab}/", 1)] = true
 	t := c.tab(tab)
 	if u.Query().Has("before") {
 		t.dropped.older++
-		return
+		return true
 	}
 	if rows == nil {
 		rows = []Chunk{}
 	}
-	t.fetches = append(t.fetches, pendingFetch{start: at, end: end, rec: Record{Kind: KindFetch, HasRows: true, Rows: rows, rows: newRowSet(rows)}})
+	t.fetches = append(t.fetches, pendingFetch{start: at, end: end, rec: Record{Kind: KindFetch, HasRows: true, Rows: rows, rows: newRowSet(rows)},
+		from: requestAt(i, "GET", u.Path, "answered", end)})
+	return true
 }
 
 // failedFetches maps failed GETs to fetch errors when their path is that of
-// a chunk endpoint seen answering.
+// a chunk endpoint seen answering; the others are other requests.
 func (c *capture) failedFetches() {
-	for i := range c.failedGets {
-		e := &c.failedGets[i]
+	for _, g := range c.failedGets {
+		e := &g.e
 		u, err := url.Parse(e.Request.URL)
-		if err != nil || u.Query().Has("before") {
+		if err == nil && u.Query().Has("before") && c.tabOf(nil, u) != "" {
+			c.tab(c.tabOf(nil, u)).dropped.older++
 			continue
 		}
-		tab := c.tabOf(nil, u)
-		if tab == "" || !c.fetchPaths[strings.Replace(u.Path, "/"+tab+"/", "/{tab}/", 1)] {
-			continue
+		tab := ""
+		if err == nil {
+			tab = c.tabOf(nil, u)
 		}
-		start, err := time.Parse(time.RFC3339Nano, e.StartedDateTime)
-		if err != nil {
+		start, terr := time.Parse(time.RFC3339Nano, e.StartedDateTime)
+		if tab == "" || terr != nil || !c.fetchPaths[strings.Replace(u.Path, "/"+tab+"/", "/{tab}/", 1)] {
+			c.otherRequests++
 			continue
 		}
 		at := start.UnixMicro()
-		c.tab(tab).fetches = append(c.tab(tab).fetches, pendingFetch{start: at, end: at + int64(max(e.Time, 0)*1000), rec: Record{Kind: KindFetch, FetchErr: true}})
+		end := at + int64(max(e.Time, 0)*1000)
+		c.tab(tab).fetches = append(c.tab(tab).fetches, pendingFetch{start: at, end: end, rec: Record{Kind: KindFetch, FetchErr: true},
+			from: requestAt(g.entry, "GET", u.Path, "failed", end)})
 	}
 }
 
 func (c *capture) traces() ([]*Trace, error) {
-	if c.sockets == 0 || c.frames+c.binary+c.notJSON == 0 {
+	if c.sockets == 0 || c.frames+c.binary+c.notJSON+c.otherJSON+c.unreadable == 0 {
 		return nil, c.fail("the capture holds no WebSocket frames: open DevTools (Network) before the page connects, use the chat, then save with \"Save all as HAR with content\"")
 	}
 	if c.apiBodies > 0 && c.apiWithout == c.apiBodies {
 		return nil, c.fail("the capture has no response bodies (%d JSON responses saved without content): save it with \"Save all as HAR with content\"", c.apiWithout)
+	}
+	if c.unreadable > 0 {
+		// As a frame of a trace file whose fields have other shapes
+		// than replay.md's: a checker never passes on traffic it could
+		// not read.
+		return nil, c.fail("%s of the chat protocol cannot be read; the first, %w", plural(c.unreadable, "frame"), c.firstBad)
 	}
 	c.failedFetches()
 	var ids []string
@@ -572,13 +687,17 @@ func (c *capture) traces() ([]*Trace, error) {
 		}
 	}
 	if len(ids) == 0 {
-		return nil, c.fail("no WebSocket frame of the chat protocol (a JSON object with type and tabId) among %d frames", c.frames+c.binary+c.notJSON)
+		return nil, c.fail("no WebSocket frame of the chat protocol (a JSON object with type and tabId) among %d frames", c.frames+c.binary+c.notJSON+c.otherJSON)
 	}
 	slices.Sort(ids)
 	base := c.path[strings.LastIndexAny(c.path, `/\`)+1:]
 	var common []string
-	if n := c.ignoredSent + c.binary + c.notJSON + c.noTab; n > 0 {
-		common = append(common, fmt.Sprintf("capture: %s ignored (%d sent by the page, %d binary, %d not JSON, %d of no tab)", plural(n, "frame"), c.ignoredSent, c.binary, c.notJSON, c.noTab))
+	if n := c.ignoredSent + c.binary + c.notJSON + c.otherJSON + c.noTab; n > 0 {
+		common = append(common, fmt.Sprintf("capture: %s ignored (%d sent by the page, %d binary, %d not JSON, %d JSON without a type, %d of no tab)",
+			plural(n, "frame"), c.ignoredSent, c.binary, c.notJSON, c.otherJSON, c.noTab))
+	}
+	if c.otherRequests > 0 {
+		common = append(common, fmt.Sprintf("capture: %s ignored (not a send, a cancel or a chunk fetch: assets, other API calls)", plural(c.otherRequests, "other request")))
 	}
 	slices.Sort(c.skipped)
 	for _, s := range c.skipped {
@@ -605,7 +724,7 @@ func (c *capture) traces() ([]*Trace, error) {
 			req++
 			f.rec.Req = req
 			c.n++
-			recs = append(recs, timed{at: f.end, class: 1, n: c.n, rec: f.rec})
+			recs = append(recs, timed{at: f.end, class: 1, n: c.n, rec: f.rec, from: f.from})
 		}
 		slices.SortStableFunc(recs, func(a, b timed) int {
 			if d := cmpInt(a.at, b.at); d != 0 {
@@ -618,8 +737,9 @@ func (c *capture) traces() ([]*Trace, error) {
 		})
 		tr := &Trace{Name: base + " " + id, Source: c.path, Tab: id, Notes: common,
 			Meta: &Meta{Version: 1, Tab: id, Name: base + " " + id}}
-		for _, r := range recs {
-			tr.Records = append(tr.Records, r.rec)
+		tr.Records, tr.Origins = make([]Record, len(recs)), make([]string, len(recs))
+		for k, r := range recs {
+			tr.Records[k], tr.Origins[k] = r.rec, r.from
 		}
 		if n := t.dropped.initial + t.dropped.older; n > 0 {
 			tr.Notes = append(slices.Clip(tr.Notes), fmt.Sprintf("tab %s: %s left out (%s before the socket opened, %s of older history)",

@@ -18,7 +18,10 @@ func WriteText(w io.Writer, r Result) error {
 	if v := r.First(); v != nil {
 		fmt.Fprintf(&sb, "  invariant %d (%s): %s\n", v.Invariant, v.Name, v.Detail)
 		where := fmt.Sprintf("record %d", v.Index)
-		if v.Line > 0 {
+		switch {
+		case v.Origin != "":
+			where = printable(v.Origin) // a capture's record: no index or line of its own
+		case v.Line > 0:
 			where += fmt.Sprintf(" (line %d)", v.Line)
 		}
 		fmt.Fprintf(&sb, "  at %s: %s\n", where, v.Event)

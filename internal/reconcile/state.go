@@ -175,6 +175,7 @@ type Machine struct {
 	index    int // index of the record being applied
 	out      []applied
 	warnings []string
+	where    func(int) string // names a record in warnings; nil: by index
 }
 
 // newMachine returns a machine for tab in the state of a newly created tab.
@@ -190,7 +191,11 @@ func (m *Machine) reset() {
 }
 
 func (m *Machine) warnf(format string, args ...any) {
-	m.warnings = append(m.warnings, fmt.Sprintf("record %d: ", m.index)+fmt.Sprintf(format, args...))
+	at := fmt.Sprintf("record %d", m.index)
+	if m.where != nil {
+		at = m.where(m.index)
+	}
+	m.warnings = append(m.warnings, at+": "+fmt.Sprintf(format, args...))
 }
 
 // apply runs one record and returns the fetch results it applied.

@@ -46,6 +46,10 @@ type Trace struct {
 	Meta    *Meta    // the meta record, nil when the file has none
 	Records []Record // every record after the meta record, in file order
 	Notes   []string // what an importer left out, for the report
+	// Origins, for a capture's tab, says where each record came from in
+	// the capture (entry, frame, time): reports name records by it, their
+	// index being one only the converted trace has. Nil for trace files.
+	Origins []string
 }
 
 // Meta is the optional first record of a trace. Extra carries the fields
@@ -232,7 +236,11 @@ func decodeTrace(r io.Reader, name string, lines int) (*Trace, error) {
 	t.Records = make([]Record, 0, lines)
 	for sc.Scan() {
 		line++
-		b := trimSpace(sc.Bytes())
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, bom) // as some editors save UTF-8
+		}
+		b = trimSpace(b)
 		if len(b) == 0 {
 			continue
 		}

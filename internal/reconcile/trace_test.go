@@ -198,3 +198,16 @@ func TestStrictWhereItMatters(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeTraceBOM: a byte order mark before the first record is
+// skipped, as editors on Windows write it; elsewhere it is malformed.
+func TestDecodeTraceBOM(t *testing.T) {
+	line := `{"k":"ws","ev":{"type":"tab-created","tabId":"t1","id":"t1"}}` + "\n"
+	tr, err := DecodeTrace(strings.NewReader("\xef\xbb\xbf"+line+line), "x")
+	if err != nil || len(tr.Records) != 2 {
+		t.Fatalf("%v", err)
+	}
+	if _, err := DecodeTrace(strings.NewReader(line+"\xef\xbb\xbf"+line), "x"); err == nil || !strings.HasPrefix(err.Error(), "line 2: malformed JSON") {
+		t.Fatalf("a mark on line 2: %v", err)
+	}
+}

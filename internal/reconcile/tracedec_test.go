@@ -24,6 +24,7 @@ import (
 // encoding/json.
 func refDecodeTrace(data []byte, name string) (*Trace, error) {
 	t := &Trace{Name: name}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a byte order mark first is skipped
 	lines := bytes.Split(data, []byte("\n"))
 	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
 		lines = lines[:len(lines)-1]

@@ -15,7 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/durable"
@@ -158,10 +158,11 @@ type ResultJSON struct {
 	Notes      []string          `json:"notes"`
 }
 
-// violationJSON is a violation with its line null when unknown.
+// violationJSON is a violation with its line and origin null when unknown.
 type violationJSON struct {
 	reconcile.Violation
-	Line *int `json:"line"`
+	Line   *int    `json:"line"`
+	Origin *string `json:"origin"`
 }
 
 // NewResultJSON is r as JSON.
@@ -170,7 +171,7 @@ func NewResultJSON(r reconcile.Result) ResultJSON {
 		Expect: termui.OrNull(r.Expect), Events: r.Events, Reconciles: r.Reconciles, Violations: []violationJSON{},
 		Warnings: append([]string{}, r.Warnings...), Notes: append([]string{}, r.Notes...)}
 	for _, x := range r.Violations {
-		vj := violationJSON{Violation: x}
+		vj := violationJSON{Violation: x, Origin: termui.OrNull(x.Origin)}
 		if x.Line > 0 {
 			vj.Line = &x.Line
 		}
@@ -332,10 +333,13 @@ func (rep *Report) WriteText(w io.Writer) error {
 	return err
 }
 
-// Converted is a capture's tab that Convert wrote as a trace.
+// Converted is a capture's tab that Convert wrote as a trace; -o json and
+// -o jsonl print it as {"path", "source", "tab", "records"}.
 type Converted struct {
-	Path, Tab, Capture string
-	Records            int
+	Path    string `json:"path"`
+	Capture string `json:"source"`
+	Tab     string `json:"tab"`
+	Records int    `json:"records"`
 }
 
 // String says what was written, for people.
@@ -344,21 +348,18 @@ func (c Converted) String() string {
 }
 
 // Convert writes each tab of the captures among paths (files, and the
-// captures of folders, whose JSONL traces are passed over) as a JSONL trace
-// into dir, one file per tab named after the capture and the tab, and
-// tells wrote about each. A trace file named on its own, or no capture at
-// all, is a termui.UsageError. An existing file is replaced only with
-// force; otherwise nothing is written.
+// *.har captures of folders, whose JSONL traces are not read) as a JSONL
+// trace into dir, one file per tab named after the capture and the tab,
+// and tells wrote about each. A trace file named on its own, or no capture
+// at all, is a termui.UsageError. Every name is chosen before anything is
+// written, each distinct (convertedNames); an existing file is replaced
+// only with force, otherwise nothing is written.
 func Convert(dir string, paths []string, force bool, wrote func(Converted)) error {
-	files, err := Files(paths)
+	files, err := captureFiles(paths)
 	if err != nil {
 		return err
 	}
-	type out struct {
-		path, capture string
-		trace         *reconcile.Trace
-	}
-	var outs []out
+	var outs []converted
 	for _, f := range files {
 		rc, err := f.Open()
 		if err != nil {
@@ -369,23 +370,22 @@ func Convert(dir string, paths []string, force bool, wrote func(Converted)) erro
 		switch {
 		case err != nil:
 			return fmt.Errorf("replay: %w", err)
-		case !capture && slices.Contains(paths, f.Path):
-			return termui.Usagef("%s is a JSONL trace already; --convert reads HAR captures", f.Path)
 		case !capture:
-			continue // a folder's trace: JSONL already
+			return termui.Usagef("%s is a JSONL trace already; --convert reads HAR captures", f.Path)
 		}
 		for _, t := range traces {
-			outs = append(outs, out{filepath.Join(dir, reconcile.ConvertedName(f.Path, t.Tab)), f.Path, t})
+			outs = append(outs, converted{name: reconcile.ConvertedName(f.Path, t.Tab), capture: f.Path, trace: t})
 		}
 	}
 	if len(outs) == 0 {
 		return termui.Usagef("--convert: no capture among %s", strings.Join(paths, ", "))
 	}
+	convertedNames(outs)
 	// Nothing is written when a trace would replace a file (a committed
 	// regression trace, say) unless force.
 	for _, o := range outs {
-		if _, err := os.Lstat(o.path); err == nil && !force {
-			return termui.WithHint(fmt.Errorf("replay: --convert: %s: %w", o.path, fs.ErrExist),
+		if _, err := os.Lstat(filepath.Join(dir, o.name)); err == nil && !force {
+			return termui.WithHint(fmt.Errorf("replay: --convert: %s: %w", filepath.Join(dir, o.name), fs.ErrExist),
 				"use --force to replace it, or convert into another folder")
 		}
 	}
@@ -393,12 +393,76 @@ func Convert(dir string, paths []string, force bool, wrote func(Converted)) erro
 		return fmt.Errorf("replay: --convert: %w", err)
 	}
 	for _, o := range outs {
-		if err := publishFile(o.path, force, o.trace.Encode); err != nil {
+		path := filepath.Join(dir, o.name)
+		if err := publishFile(path, force, o.trace.Encode); err != nil {
 			return fmt.Errorf("replay: --convert: %w", err)
 		}
-		wrote(Converted{Path: o.path, Tab: o.trace.Tab, Capture: o.capture, Records: len(o.trace.Records)})
+		wrote(Converted{Path: path, Capture: o.capture, Tab: o.trace.Tab, Records: len(o.trace.Records)})
 	}
 	return nil
+}
+
+// converted is a trace Convert writes, and the name of its file.
+type converted struct {
+	name, capture string
+	trace         *reconcile.Trace
+}
+
+// captureFiles lists the files named and the *.har captures of the folders
+// named, each once: a folder's JSONL traces are not read, so a broken one
+// does not stop its captures from being converted.
+func captureFiles(paths []string) ([]reconcile.File, error) {
+	var out []reconcile.File
+	seen := map[string]bool{}
+	for _, a := range paths {
+		files, err := Files([]string{a})
+		if err != nil {
+			return nil, err
+		}
+		fi, err := os.Stat(a)
+		if err != nil {
+			return nil, fmt.Errorf("replay: %s: %w", a, unwrapPath(err))
+		}
+		for _, f := range files {
+			if fi.IsDir() && !reconcile.IsCaptureName(f.Path) || seen[filepath.Clean(f.Path)] {
+				continue
+			}
+			seen[filepath.Clean(f.Path)] = true
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// convertedNames makes the names of outs distinct, also to a file system
+// that ignores case: names that captures of the same base name (in two
+// folders) or tabs that SafeName maps alike would share get the capture's
+// folder in front, and those still shared a counter (-2, -3, …) in the
+// order of outs, so the same arguments always give the same names.
+func convertedNames(outs []converted) {
+	key := strings.ToLower
+	count := map[string]int{}
+	for _, o := range outs {
+		count[key(o.name)]++
+	}
+	for i := range outs {
+		if count[key(outs[i].name)] > 1 {
+			folder := filepath.Dir(outs[i].capture)
+			if abs, err := filepath.Abs(folder); err == nil {
+				folder = abs
+			}
+			outs[i].name = reconcile.SafeName(filepath.Base(folder)) + "-" + outs[i].name
+		}
+	}
+	taken := map[string]bool{}
+	for i := range outs {
+		name := outs[i].name
+		for n := 2; taken[key(name)]; n++ {
+			name = strings.TrimSuffix(outs[i].name, ".jsonl") + "-" + strconv.Itoa(n) + ".jsonl"
+		}
+		taken[key(name)] = true
+		outs[i].name = name
+	}
 }
 
 // saveTrace writes a shrunk failing trace to dir, its meta record saying

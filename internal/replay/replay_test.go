@@ -313,3 +313,66 @@ func TestPrinter(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertedNames: names that captures of one base name, in two
+// folders or in another case, or tabs that SafeName maps alike would share
+// are made distinct, the same way for the same arguments.
+func TestConvertedNames(t *testing.T) {
+	cases := []struct {
+		name string
+		in   [][2]string // capture, tab
+		want []string
+	}{
+		{"distinct", [][2]string{{"d1/a.har", "t1"}, {"d1/a.har", "t2"}, {"d2/b.har", "t1"}}, []string{"a-t1.jsonl", "a-t2.jsonl", "b-t1.jsonl"}},
+		{"same name in two folders", [][2]string{{"d1/s.har", "tabA"}, {"d2/s.har", "tabA"}, {"d2/s.har", "tabB"}},
+			[]string{"d1-s-tabA.jsonl", "d2-s-tabA.jsonl", "s-tabB.jsonl"}},
+		{"names that differ in case", [][2]string{{"d1/S.har", "t"}, {"d2/s.har", "t"}}, []string{"d1-S-t.jsonl", "d2-s-t.jsonl"}},
+		{"same folder name", [][2]string{{"a/x/s.har", "t"}, {"b/x/s.har", "t"}}, []string{"x-s-t.jsonl", "x-s-t-2.jsonl"}},
+		{"tabs SafeName maps alike", [][2]string{{"d/s.har", "a/b"}, {"d/s.har", "a_b"}}, []string{"d-s-a_b.jsonl", "d-s-a_b-2.jsonl"}},
+		{"a prefixed name taken", [][2]string{{"d1/s.har", "t"}, {"d2/s.har", "t"}, {"e/d1-s.har", "t"}},
+			[]string{"d1-s-t.jsonl", "d2-s-t.jsonl", "d1-s-t-2.jsonl"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var outs []converted
+			for _, in := range c.in {
+				outs = append(outs, converted{name: reconcile.ConvertedName(in[0], in[1]), capture: in[0]})
+			}
+			convertedNames(outs)
+			var got []string
+			for _, o := range outs {
+				got = append(got, o.name)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("names %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestConvertCollisions: two captures of one name write two traces, with
+// or without force, and a folder's broken trace does not stop its captures
+// from being converted.
+func TestConvertCollisions(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(repo + "/captures/s2-deferral.har")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"d1", "d2"} {
+		writeFile(t, filepath.Join(dir, d, "s.har"), string(b))
+	}
+	writeFile(t, filepath.Join(dir, "d2", "broken.jsonl"), "{\"k\":\"ws\",\"ev\":{\"type\":\"turn-start\",\"turnId\":7}}\n")
+	for _, force := range []bool{false, true} {
+		out := filepath.Join(dir, fmt.Sprint("out-", force))
+		var wrote []string
+		err := Convert(out, []string{filepath.Join(dir, "d1", "s.har"), filepath.Join(dir, "d2")}, force, func(c Converted) { wrote = append(wrote, c.Path) })
+		if err != nil {
+			t.Fatalf("force %v: %v", force, err)
+		}
+		entries, _ := os.ReadDir(out)
+		if len(entries) != len(wrote) || len(wrote) != 4 || !slices.Contains(wrote, filepath.Join(out, "d1-s-t1.jsonl")) || !slices.Contains(wrote, filepath.Join(out, "d2-s-t1.jsonl")) {
+			t.Errorf("force %v: wrote %q, %d files in %s", force, wrote, len(entries), out)
+		}
+	}
+}

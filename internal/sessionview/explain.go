@@ -68,18 +68,23 @@ func Explain(err error) error {
 	case errors.As(err, &ut):
 		return ut.Refusal("read")
 	}
-	return LimitHint(err)
+	return AddHint(err)
 }
 
-// LimitHint is err with the flag that raises the reader limit it stopped
-// at, when it did and has no hint yet; else err.
-func LimitHint(err error) error {
+// AddHint is err with the next step a user can take, when there is one
+// and err has no hint yet: the flag that raises the reader limit a read
+// stopped at, the verify that explains a damaged database, the flag a
+// repair needs.
+func AddHint(err error) error {
+	var sq *store.SQLiteOpenError
 	switch {
 	case termui.Hint(err) != "":
 	case errors.Is(err, store.ErrRecordLimit):
 		return termui.WithHint(err, "to read it, raise the limit with --max-record-bytes: a read holds up to twice the limit in memory")
 	case errors.Is(err, store.ErrFrameLimit):
 		return termui.WithHint(err, "to read it, raise the limit with --max-frame-bytes")
+	case errors.As(err, &sq) && sq.Damaged && termui.Hint(err) == "":
+		return termui.WithHint(err, "dshctl verify --store sqlite:"+sq.Path+" lists what is wrong with it")
 	case errors.Is(err, inspect.ErrTailNotChecked):
 		return termui.WithHint(err, "to repair it, raise --max-record-bytes above the record's size (the finding gives it)")
 	}
@@ -137,4 +142,13 @@ func explainInput(in *store.InputError) error {
 
 // Reason is err as a reason for a session's state: Explain's words, on
 // one line as errors are printed.
-func Reason(err error) string { return termui.OneLineError(Explain(err)) }
+func Reason(err error) string {
+	// The row names the session: the operation and id that a seam error
+	// starts with ("list "s": ...") would say it twice.
+	if se, ok := err.(*seam.Error); ok && se.Kind != seam.ErrNotFound {
+		c := *se
+		c.Op, c.ID = "", ""
+		err = &c
+	}
+	return termui.OneLineError(Explain(err))
+}

@@ -112,7 +112,14 @@ type VerifyPrinter struct {
 }
 
 // limitFlags are the flags that raise the reader limits.
-var limitFlags = map[inspect.Limit]string{inspect.LimitRecord: "--max-record-bytes", inspect.LimitFrame: "--max-frame-bytes"}
+var limitFlags = map[inspect.Remedy]string{inspect.RemedyRecordLimit: "--max-record-bytes", inspect.RemedyFrameLimit: "--max-frame-bytes"}
+
+// remedyWords end the message of a finding with the command that deals
+// with it.
+var remedyWords = map[inspect.Remedy]string{
+	inspect.RemedySalvage:   ": --repair --salvage re-appends them",
+	inspect.RemedyCloseTurn: ", as dshctl append --close-interrupted does",
+}
 
 // NewVerifyPrinter prints to o; backupDir is where repairs save what they
 // remove, as reports say it.
@@ -136,9 +143,11 @@ func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
 		}
 	}
 	for i := range r.Findings {
-		if flag, ok := limitFlags[r.Findings[i].Limit]; ok {
+		f := &r.Findings[i]
+		if flag, ok := limitFlags[f.Remedy]; ok {
 			p.overLimit[flag] = true
 		}
+		f.Message += remedyWords[f.Remedy]
 	}
 	switch p.o.Format {
 	case termui.FormatJSON:

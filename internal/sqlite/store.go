@@ -247,7 +247,7 @@ func (s *Store) init(create bool) error {
 	if problems, err := schemaProblems(ctx, conn, s.schema); err != nil {
 		return s.sqlErr("open store", "", err)
 	} else if len(problems) > 0 {
-		return storeErr(seam.ErrCorrupt, s.path, fmt.Sprintf("%s does not have dsh's schema %d: %s", s.path, s.schema, problems[0]), verifyHint(s.path))
+		return damagedErr(s.path, fmt.Sprintf("%s does not have dsh's schema %d: %s", s.path, s.schema, problems[0]))
 	}
 	return nil
 }
@@ -424,6 +424,9 @@ type OpenError struct {
 	Msg  string
 	// Fix says what to do about it; "" when nothing is to be done.
 	Fix string
+	// Damaged says the file is a database that is damaged or not quite
+	// dsh's: a verify of the store lists what is wrong with it.
+	Damaged bool
 }
 
 func (e *OpenError) Error() string { return e.Msg }
@@ -448,7 +451,7 @@ func openError(path string, err error) error {
 	case errors.As(err, &oe):
 		return err
 	case isCorrupt(err):
-		return storeErr(seam.ErrCorrupt, path, fmt.Sprintf("%s is damaged: %s", path, driverText(err)), verifyHint(path))
+		return damagedErr(path, fmt.Sprintf("%s is damaged: %s", path, driverText(err)))
 	}
 	kind := seam.ErrIO
 	var se *seam.Error
@@ -458,9 +461,10 @@ func openError(path string, err error) error {
 	return storeErr(kind, path, fmt.Sprintf("open %s: %s", path, driverText(err)), "")
 }
 
-// verifyHint is the hint for a database that is damaged or not quite dsh's.
-func verifyHint(path string) string {
-	return "dshctl verify --store sqlite:" + path + " lists what is wrong with it"
+// damagedErr is the error of a database at path that is damaged or not
+// quite dsh's, which a verify of the store explains.
+func damagedErr(path, msg string) error {
+	return &OpenError{Kind: seam.ErrCorrupt, Path: path, Msg: msg, Damaged: true}
 }
 
 // sqlErr turns a database error into a *seam.Error: a database too busy

@@ -109,6 +109,10 @@ var (
 	ErrFrameLimit  = jsonl.ErrFrameLimit
 )
 
+// SQLiteOpenError is the error of opening a SQLite store; Damaged says a
+// verify of the store lists what is wrong with the database.
+type SQLiteOpenError = sqlite.OpenError
+
 // The reader limits of a JSONL store when Options leaves them 0.
 const (
 	DefaultMaxRecordBytes = jsonl.DefaultMaxRecordBytes
