@@ -24,8 +24,9 @@ build:
 	$(GO) build -o $(BIN) ./cmd/dshctl
 
 # The full test suite: vet, formatting, unit, contract and testscript tests.
+# The timeout leaves room for a loaded machine (the suite takes minutes).
 test: vet fmtcheck
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -timeout=30m $(PKGS)
 
 vet:
 	$(GO) vet $(PKGS)

@@ -125,23 +125,18 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 	var unopened []export.Result
 	ss, err := store.OpenEachSession(ctx, g.request(e), args, store.Options{AllowUnknownTypes: true}, func(arg string, err error) {
 		unopened = append(unopened, export.Result{ID: arg, Err: err})
-	}) // --all: no arguments, the whole store
+	}) // --all: no arguments, every session of the store
 	defer ss.Close()
 	if err != nil {
-		return sessionview.Explain(err)
+		return sessionview.ExplainExport(err)
 	}
 	var sources []export.Source // each named once (store.OpenSessions)
 	for _, s := range ss.Sessions {
 		sources = append(sources, export.Source{Service: s.Service, ID: s.ID})
 	}
-	if o.all {
-		if sources, err = export.StoreSources(ctx, ss.Whole); err != nil {
-			return sessionview.ExplainExport(err)
-		}
-		if len(sources) == 0 {
-			fmt.Fprintln(e.stderr, "no sessions to export")
-			return nil
-		}
+	if o.all && len(sources) == 0 && len(unopened) == 0 {
+		fmt.Fprintln(e.stderr, "no sessions to export")
+		return nil
 	}
 	var results []export.Result
 	if len(sources) > 0 { // no folder is made when every session failed to open

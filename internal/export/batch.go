@@ -6,8 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -29,20 +27,6 @@ type DirOptions struct {
 type Source struct {
 	Service seam.Service
 	ID      string
-}
-
-// StoreSources are the sessions of svc, sorted by id, each once.
-func StoreSources(ctx context.Context, svc seam.Service) ([]Source, error) {
-	entries, err := svc.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var sources []Source
-	for _, en := range entries {
-		sources = append(sources, Source{Service: svc, ID: en.Snapshot.Header.ID})
-	}
-	slices.SortFunc(sources, func(a, b Source) int { return strings.Compare(a.ID, b.ID) })
-	return slices.CompactFunc(sources, func(a, b Source) bool { return a.ID == b.ID }), nil
 }
 
 // CheckDir is CheckPath of the folder dir for each store that sources come

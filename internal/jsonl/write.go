@@ -688,25 +688,6 @@ func (s *Store) backup(ctx context.Context, id string, l *logFile, from, to int6
 	return path, nil
 }
 
-// copyRange writes the bytes [from, to) of src to dst, until ctx is done.
-func copyRange(ctx context.Context, dst file, src file, from, to int64) error {
-	buf := make([]byte, min(to-from, 1<<20))
-	for off := from; off < to; {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n := min(int64(len(buf)), to-off)
-		if err := readFullAt(src, buf[:n], off); err != nil {
-			return err
-		}
-		if _, err := dst.Write(buf[:n]); err != nil {
-			return err
-		}
-		off += n
-	}
-	return nil
-}
-
 // materialize writes a created session: a temp file holding the header
 // (its own frame in zstd) and the first batch, fsynced, published with
 // link(2) so that a racing creator gets ErrAlreadyExists, then the temp is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,11 +91,70 @@ func OpenSessions(ctx context.Context, r Request, args []string, o Options) (*Se
 
 // OpenEachSession is OpenSessions for a batch that goes on when a session
 // cannot be opened: it gives each such argument to failed and leaves it
-// out. It fails only when ctx is done or, with no args, when the store
-// cannot be opened.
+// out. With no args it also names every session of the store in Sessions,
+// sorted by id, and gives failed each entry of the store that is no
+// session but may hide some (an unreadable project folder, say), worded
+// as what it is. It fails only when ctx is done or, with no args, when
+// the store cannot be opened or listed.
 func OpenEachSession(ctx context.Context, r Request, args []string, o Options, failed func(arg string, err error)) (*Sessions, error) {
-	return openSessions(ctx, r, args, o, failed)
+	ss, err := openSessions(ctx, r, args, o, failed)
+	if err != nil || len(args) > 0 {
+		return ss, err
+	}
+	entries, err := ss.Whole.List(ctx)
+	if err != nil {
+		return ss, err
+	}
+	slices.SortFunc(entries, func(a, b seam.Entry) int { return strings.Compare(a.Snapshot.Header.ID, b.Snapshot.Header.ID) })
+	for _, en := range entries {
+		id := en.Snapshot.Header.ID
+		if n := len(ss.Sessions); n > 0 && ss.Sessions[n-1].ID == id {
+			continue
+		}
+		// A session that cannot be read is named, for the command to
+		// report what reading it says; an entry that is none is reported
+		// here, not as a session "not found".
+		if en.Err != nil && errors.Is(find(ctx, ss.Whole, id), seam.ErrNotFound) {
+			failed(id, strayError(ss.Whole, en))
+			continue
+		}
+		ss.Sessions = append(ss.Sessions, Session{ss.Whole, id})
+	}
+	return ss, ctx.Err()
 }
+
+// strayError is the error of en, an entry of svc's listing that is no
+// session, said as what the entry is: "project folder … cannot be read
+// (permission denied)" for a JSONL project folder dshctl may not read (as
+// list and verify say it), else the listing's own words without its
+// "list" label.
+func strayError(svc seam.Service, en seam.Entry) error {
+	path := en.Snapshot.Location.Path
+	var pe *fs.PathError
+	if rs, ok := svc.(interface{ Root() string }); ok && errors.Is(en.Err, seam.ErrIO) && errors.As(en.Err, &pe) &&
+		filepath.Dir(path) == filepath.Clean(rs.Root()) {
+		return &strayErr{fmt.Sprintf("project folder %s cannot be read (%v)", path, pe.Err), en.Err}
+	}
+	var se *seam.Error
+	if errors.As(en.Err, &se) && se.Err != nil {
+		msg := se.Err.Error()
+		if path != "" && !strings.Contains(msg, path) {
+			msg += " (" + path + ")"
+		}
+		return &strayErr{msg, en.Err}
+	}
+	return en.Err
+}
+
+// strayErr is an entry's error in other words; errors.Is and As still see
+// the listing's error.
+type strayErr struct {
+	msg string
+	err error
+}
+
+func (e *strayErr) Error() string { return e.msg }
+func (e *strayErr) Unwrap() error { return e.err }
 
 func openSessions(ctx context.Context, r Request, args []string, o Options, failed func(arg string, err error)) (*Sessions, error) {
 	ss := &Sessions{}

@@ -3,6 +3,7 @@ package zstdframe
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/dshctl/dshctl/internal/cputime"
 	"testing"
 	"time"
 )
@@ -86,9 +87,9 @@ func FuzzReverse(f *testing.F) {
 			keep = int64(window % 64) // some content too large to keep
 		}
 		// CPU time, since a loaded machine stretches wall time tenfold.
-		start := cpuTime()
+		start := cputime.Now()
 		checkReverse(t, d1, d2, data, int64(window), keep, endsFrom(ends, int64(len(data))))
-		if d := cpuTime() - start; d > 2*time.Second {
+		if d := cputime.Now() - start; d > 2*time.Second {
 			t.Fatalf("%d bytes took %v of CPU", len(data), d)
 		}
 	})
