@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -466,21 +468,73 @@ func state(res *CheckResult, sum seam.LogSummary) LogState {
 }
 
 // untouchable says why a repair must not change the log res describes, or
-// "" when it may: damaged committed data, or a format dshctl does not
-// know (written by a newer dsh), which is not damage.
+// "" when it may: each finding of damage gives its own reason, and the
+// first reason, in the order of refusals below, is the one given.
 func untouchable(res *CheckResult) string {
-	newer := false
+	best := len(refusals)
+	var kind string
 	for _, f := range res.findings {
-		switch {
-		case f.Class != seam.ClassDamage:
-		case f.Code == "header-unsupported" || f.Code == "unsupported":
-			newer = true
-		default:
-			return "damaged committed data is never changed"
+		if f.Class != seam.ClassDamage {
+			continue
+		}
+		i := refusalOf(f.Code)
+		if i < best {
+			best, kind = i, fileKind(f.Message)
 		}
 	}
-	if newer {
-		return "the log is in a format dshctl does not know (written by a newer dsh), so it is not changed"
+	if best == len(refusals) {
+		return ""
+	}
+	why := refusals[best].why
+	if kind != "" && strings.Contains(why, "not a regular file") {
+		why = strings.Replace(why, "not a regular file", "not a regular file ("+kind+")", 1)
+	}
+	return why
+}
+
+// refusals are why a repair leaves a log alone, by the codes of the
+// findings that stop it, the first that applies winning: what makes any
+// write unsafe (the lock or the log not a regular file, the session's
+// place in the store), then damage, then what verify could not check,
+// then what it does not know. Any other damage is damaged committed data.
+var refusals = []struct {
+	codes []string
+	why   string
+}{
+	{[]string{"lock-not-regular"}, "the session's lock file is not a regular file: the session cannot be locked to write it, so it is not changed"},
+	{[]string{"not-regular-file"}, "the log is not a regular file: not changed"},
+	{[]string{"symlink", "duplicate-id", "encoding-mismatch", "folder-name", "flat-file", "unreadable"},
+		"the session folder is not one dsh reads (see the findings): not changed"},
+	{nil, "damaged committed data is never changed"},
+	{[]string{"frame-too-large"}, "a frame over the frame limit is not checked, so it is not known to be a tail: not changed"},
+	{[]string{"frame-window"}, "a frame that no reader here decodes is not known to be a tail: not changed"},
+	{[]string{"record-too-large"}, "a record over the record limit, followed by a turn/end, was not checked: not changed"},
+	{[]string{"header-unsupported", "unsupported"}, "the log is in a format dshctl does not know (written by a newer dsh), so it is not changed"},
+	{[]string{"unknown-type"}, "the log holds an event type dshctl does not know (written by a newer dsh or a plugin), so it is not changed"},
+}
+
+// refusalOf is the index in refusals of the reason a damage finding of
+// code gives.
+func refusalOf(code string) int {
+	damaged := 0
+	for i, r := range refusals {
+		if r.codes == nil {
+			damaged = i
+		}
+		if slices.Contains(r.codes, code) {
+			return i
+		}
+	}
+	return damaged
+}
+
+// fileKind is what a finding that a file is not a regular file says it is
+// ("a FIFO", "a symbolic link"): its message reads "PATH is KIND, not a
+// regular file".
+func fileKind(msg string) string {
+	head, _, ok := strings.Cut(msg, ", not a regular file")
+	if i := strings.LastIndex(head, " is "); ok && i >= 0 {
+		return head[i+len(" is "):]
 	}
 	return ""
 }

@@ -368,6 +368,37 @@ func (c *LogCheck) BadRecord(p seam.Pos, cause error, turnEnd bool) {
 	c.bad(p, recordCode(cause), causeText(cause), turnEnd, false)
 }
 
+// BadRecords takes n records, from p on, that do not decode and are not
+// turn/ends, as n calls of BadRecord would, when they follow at least
+// maxFindings such records of the same unit passed one by one (a
+// backend's walk counts the rest of a run of junk lines so; verify's JSONL
+// walk passes 1024): the first of those started the uncommitted-tail
+// candidate, and the findings are at their cap, so each would only be
+// counted. Otherwise the records are counted without findings of their
+// own.
+func (c *LogCheck) BadRecords(p seam.Pos, n int64) {
+	c.path = p.Path
+	st := &c.st
+	c.salv.stopped = true
+	c.order += int(n)
+	st.dropped += int(n)
+	if st.spec != nil {
+		sp := *st.spec // copy on write, as in bad
+		sp.bad = slices.Clip(sp.bad)
+		sp.records += n
+		st.spec = &sp
+	}
+	st.resync, st.brk.off = true, true
+	if p.Frame != st.frame || p.Frame < 0 {
+		st.frame, st.frameRecs = p.Frame, 0
+	}
+	if p.Frame < 0 {
+		st.frameRecs = 1
+	} else {
+		st.frameRecs += int(n)
+	}
+}
+
 // bad handles a record that does not continue the log; overLimit says it
 // is over the reader's record limit.
 func (c *LogCheck) bad(p seam.Pos, code, msg string, turnEnd, overLimit bool) {

@@ -46,6 +46,9 @@ func (s *Store) VerifyLog(ctx context.Context, id string, v seam.LogVisitor) (se
 	}
 	fc, err := s.checkFolder(projects[0], seg)
 	if err != nil {
+		// The folder, as the log is unknown: a report of a folder that
+		// cannot be read says where it is.
+		sum.Location = seam.Location{Path: fc.dir}
 		return sum, &seam.Error{Kind: seam.ErrIO, Op: "verify", ID: id, Pos: seam.NoPos, Err: err}
 	}
 	d := &fc.sessionDir
@@ -72,6 +75,8 @@ func (s *Store) VerifyLog(ctx context.Context, id string, v seam.LogVisitor) (se
 	sum.Size = st.Size()
 	out := newAsyncOut(v)
 	w := &logWalk{ctx: ctx, s: s, l: l, d: d, v: out, size: sum.Size, ver: l.gen, max: l.lim.record}
+	_, w.bulk = v.(junkVisitor)
+	w.bulk = w.bulk && !verifyNoJunkRuns
 	if verifyMaxRecord > 0 {
 		w.max = verifyMaxRecord
 	}
@@ -118,6 +123,10 @@ type logWalk struct {
 	lineNo int
 	frames int64
 	max    int64 // the record limit (verifyMaxRecord in tests)
+	// bulk says the visitor takes runs of junk as counts; junk is the
+	// length of the run of junk records the last record ended.
+	bulk bool
+	junk int
 }
 
 func (w *logWalk) pos(off int64, frame int) seam.Pos {
@@ -184,6 +193,23 @@ func (w *logWalk) headerless(p seam.Pos, why string) {
 // record checks one complete body line (with its '\n').
 func (w *logWalk) record(line []byte, p seam.Pos) {
 	w.v.record(line, p, w.ver)
+	if w.bulk && isJunk(line) {
+		w.junk++
+	} else {
+		w.junk = 0
+	}
+}
+
+// junkRun says whether the records sent one by one end a run of junk long
+// enough for the rest of it to be counted (junkRunAfter).
+func (w *logWalk) junkRun() bool { return w.junk >= junkRunAfter }
+
+// skippedJunk reports the records of a run of junk counted in bulk, the
+// first at p.
+func (w *logWalk) skippedJunk(p seam.Pos, records int64) {
+	if records > 0 {
+		w.v.BadRecords(p, records)
+	}
 }
 
 // tooLong reports a line verify skips: a record not checked, which the
@@ -241,6 +267,7 @@ func (w *logWalk) plain(ctx context.Context) error {
 		p := w.pos(off, -1)
 		switch {
 		case line == nil:
+			w.junk = 0
 			w.tooLong(p, n)
 			if w.lineNo == 1 {
 				w.finding(seam.ClassDamage, "header-invalid", p, "header line longer than %d bytes", maxHeaderLine)
@@ -253,6 +280,12 @@ func (w *logWalk) plain(ctx context.Context) error {
 		}
 		w.lineNo += int(lineCount(line, n)) - 1
 		off += n
+		if w.junkRun() {
+			records, lines, k := lr.skipJunk(ctx)
+			w.skippedJunk(l.pos(off, -1, w.lineNo+1, -1), records)
+			w.lineNo += int(lines)
+			off += k
+		}
 	}
 }
 
@@ -406,6 +439,7 @@ func (w *logWalk) frame(sc *zstdframe.Scanner, f zstdframe.Frame, frame int) err
 		return nil
 	}
 	first := true
+	w.junk = 0
 	for len(content) > 0 {
 		i := bytes.IndexByte(content, '\n')
 		if i < 0 {
@@ -433,6 +467,12 @@ func (w *logWalk) frame(sc *zstdframe.Scanner, f zstdframe.Frame, frame int) err
 			w.record(line, w.pos(f.Offset, frame))
 		}
 		first = false
+		if w.junkRun() {
+			records, k := skipJunkIn(content)
+			w.skippedJunk(l.pos(f.Offset, frame, w.lineNo+1, -1), records)
+			w.lineNo += int(records)
+			content = content[k:]
+		}
 	}
 	if frame == 0 && first {
 		w.finding(seam.ClassDamage, "header-frame", p, "first frame is empty: it must hold exactly the header line")
@@ -471,6 +511,7 @@ func (w *logWalk) frameFailed(err error, f zstdframe.Frame, frame int) error {
 func (w *logWalk) lines(rd io.Reader, off int64, frame int, complete bool) error {
 	var lr lineReader
 	lr.reset(rd, w.max)
+	w.junk = 0
 	for n := 0; ; n++ {
 		if n%1024 == 0 {
 			if err := w.ctx.Err(); err != nil {
@@ -491,6 +532,7 @@ func (w *logWalk) lines(rd io.Reader, off int64, frame int, complete bool) error
 		}
 		w.lineNo++
 		if line == nil {
+			w.junk = 0
 			w.tooLong(w.pos(off, frame), size)
 			continue
 		}
@@ -498,5 +540,10 @@ func (w *logWalk) lines(rd io.Reader, off int64, frame int, complete bool) error
 			w.record(line, w.pos(off, frame))
 		}
 		w.lineNo += int(lineCount(line, size)) - 1
+		if w.junkRun() {
+			records, lines, _ := lr.skipJunk(w.ctx)
+			w.skippedJunk(w.l.pos(off, frame, w.lineNo+1, -1), records)
+			w.lineNo += int(lines)
+		}
 	}
 }

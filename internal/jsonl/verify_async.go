@@ -14,6 +14,8 @@ type walkOut interface {
 	EndUnit(end seam.UnitEnd)
 	TornTail(p seam.Pos, size int64)
 	BadRecord(p seam.Pos, cause error, turnEnd bool)
+	// BadRecords passes on a run of junk counted in bulk (junkVisitor).
+	BadRecords(p seam.Pos, n int64)
 	// record takes one complete line (with its '\n') of a version-ver log;
 	// line is valid only during the call.
 	record(line []byte, p seam.Pos, ver int)
@@ -52,6 +54,7 @@ const (
 	opEnd
 	opTorn
 	opBad
+	opJunk
 )
 
 // op is one call of the visitor, or one line to decode. The rare calls'
@@ -101,6 +104,8 @@ func (a *asyncOut) run() {
 				a.v.TornTail(o.pos, o.size)
 			case opBad:
 				a.v.BadRecord(o.pos, o.cause, o.turnEnd)
+			case opJunk:
+				a.v.(junkVisitor).BadRecords(o.pos, o.size)
 			}
 		}
 		clear(b.ops) // drop the pointers it holds
@@ -164,6 +169,12 @@ func (a *asyncOut) TornTail(p seam.Pos, size int64) {
 // hold), without its line.
 func (a *asyncOut) BadRecord(p seam.Pos, cause error, turnEnd bool) {
 	a.push(op{kind: opBad, pos: p, cause: cause, turnEnd: turnEnd}, nil)
+}
+
+// BadRecords passes on a run of junk records counted in bulk; the walk
+// sends it only to a junkVisitor.
+func (a *asyncOut) BadRecords(p seam.Pos, n int64) {
+	a.push(op{kind: opJunk, pos: p, size: n}, nil)
 }
 
 // decodeLine decodes one complete record line of a version-ver log for v.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/inspect"
@@ -35,6 +37,20 @@ func fuzzVerify(t *testing.T, enc Encoding, log []byte) {
 		t.Fatalf("VerifyLog: %v", err)
 	}
 	res := c.Result()
+	if bytes.Count(log, []byte{'\n'}) > junkRunAfter {
+		// Long enough for a run of junk to be counted in bulk: the
+		// record-by-record check must find the same.
+		verifyNoJunkRuns = true
+		slow := inspect.NewLogCheck()
+		_, err := s.VerifyLog(ctx, "s", slow)
+		verifyNoJunkRuns = false
+		if err != nil {
+			t.Fatalf("VerifyLog record by record: %v", err)
+		}
+		if sr := slow.Result(); !reflect.DeepEqual(sr, res) {
+			t.Fatalf("counting junk runs finds %+v, record by record %+v", res.Findings(), sr.Findings())
+		}
+	}
 	damaged, tail := false, res.Torn != nil || res.Uncommitted != nil
 	for _, f := range res.Findings() {
 		if f.Code == "" || f.Message == "" || f.Pos.Path == "" && f.Class != seam.ClassNote {
@@ -91,6 +107,8 @@ func FuzzVerifyPlain(f *testing.F) {
 	}
 	f.Add([]byte(fuzzLines[0] + "garbage\n"))
 	f.Add([]byte(fuzzLines[0] + fuzzLines[0]))
+	// Runs of junk long enough to be counted in bulk, then a turn/end.
+	f.Add([]byte(fuzzLines[0] + strings.Repeat("x\n", junkRunAfter+50) + "\n\n{}\n" + fuzzLines[3]))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fuzzVerify(t, None, append([]byte(head), body...))
 	})
@@ -110,6 +128,7 @@ func FuzzVerifyZstd(f *testing.F) {
 	huge := append([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xfc, byte(bh), byte(bh >> 8), byte(bh >> 16)}, fuzzLines[1]...)
 	f.Add(append(zstdframe.AppendFrame(nil, []byte(fuzzLines[0])), huge...))
 	f.Add(zstdframe.AppendFrame(append(zstdframe.AppendFrame(nil, []byte(fuzzLines[0])), huge...), []byte(fuzzLines[2]+fuzzLines[3])))
+	f.Add(zstdframe.AppendFrame(zstdframe.AppendFrame(nil, []byte(fuzzLines[0]+strings.Repeat("{}\n", junkRunAfter+50))), []byte(fuzzLines[3])))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fuzzVerify(t, Zstd, append(head[:len(head):len(head)], body...))
 	})

@@ -16,10 +16,11 @@ import (
 var _ seam.LayoutVerifier = (*Store)(nil)
 
 // VerifyLayout checks how the root is laid out (seam.LayoutVerifier): it
-// returns the sessions whose logs VerifyLog checks, in path order, and the
-// entries that are not readable sessions: log files in the old flat
-// layout, folder names that are not encoded ids, ids stored in several
-// project folders, and folders that hold only temp files.
+// returns the sessions whose logs VerifyLog checks, in path order (with
+// the session folders it cannot read, whose checks fail), and the entries
+// that are not readable sessions: log files in the old flat layout, folder
+// names that are not encoded ids, ids stored in several project folders,
+// and folders that hold only temp files.
 func (s *Store) VerifyLayout(ctx context.Context) (seam.StoreLayout, error) {
 	var out seam.StoreLayout
 	if err := s.check(ctx, "verify"); err != nil {
@@ -91,10 +92,12 @@ func (s *Store) VerifyLayout(ctx context.Context) (seam.StoreLayout, error) {
 			continue
 		}
 		fc, err := s.checkFolder(folders[0].project, folders[0].name)
-		if err != nil {
-			return out, &seam.Error{Kind: seam.ErrIO, Op: "verify", ID: id, Pos: seam.NoPos, Err: err}
-		}
 		switch {
+		case err != nil:
+			// A session folder that cannot be read (mode 000): its check
+			// fails on its own, as VerifyLog says why, and the rest of
+			// the store is checked.
+			out.Sessions = append(out.Sessions, id)
 		case fc.logs > 0:
 			out.Sessions = append(out.Sessions, id)
 		case len(fc.findings) > 0:
@@ -153,7 +156,7 @@ func (s *Store) checkFolder(project, seg string) (folderCheck, error) {
 				"encoding mismatch: session artifact %q uses %s, but this store holds %s logs; dsh refuses the session (use a separate root or select the matching compression)",
 				path, genc.suffix(), enc.suffix())
 		case ok && !e.Type().IsRegular():
-			fc.add(seam.ClassDamage, "not-regular-file", path, "%s is not a regular file", path)
+			fc.add(seam.ClassDamage, "not-regular-file", path, "%s is %s, not a regular file: dshctl does not read or write it in a store, so the log is not checked", path, typeName(e.Type()))
 		case ok:
 			gens = append(gens, gen)
 		case name == lockName && !e.Type().IsRegular():

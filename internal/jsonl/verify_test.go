@@ -3,9 +3,12 @@ package jsonl
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -646,5 +649,119 @@ func TestVerifyManyBadRecordsBounded(t *testing.T) {
 	}
 	if len(byClass(res, seam.ClassDamage)) == 0 {
 		t.Errorf("verify found no damage in committed garbage lines")
+	}
+}
+
+// TestVerifyJunkRunsCounted holds the counting of junk runs (isJunk,
+// junkRunAfter) to the record-by-record check it stands for: on logs with
+// long runs of junk lines (in the uncommitted tail, before a turn/end that
+// commits them, mixed with empty lines, records that decode, lines over
+// the record limit and turn/ends, in plain logs and in small, streamed and
+// torn zstd frames) the check's result and summary are the same with and
+// without it, and the runs were counted.
+func TestVerifyJunkRunsCounted(t *testing.T) {
+	ctx := context.Background()
+	plain, _ := fixtureLog(t, compactID, None)
+	all := lines(plain)
+	zdata, _ := fixtureLog(t, compactID, Zstd)
+	junk := func(line string, n int) []byte { return bytes.Repeat([]byte(line), n) }
+	turnEnd := []byte(`{"type":"turn/end","seq":99,"time":9,"data":{"turn":9,"reason":{"kind":"completed"}}}` + "\n")
+	short := []byte(`{"type":"turn/end"}` + "\n") // not a row, but a turn/end to the commit rule
+	long := append(junk("y", 3000), '\n')         // over the test's record limit
+	mixed := slices.Concat(junk("x\n", 1500), junk("\n", 700), junk("{}\n", 1100), []byte(`{"type":"x"}`+"\n"),
+		junk(" \n", 2000), all[3], junk("x\n", 300), long, junk("ab\n", 1200), junk("\n\n\nz\n", 600))
+	cases := []struct {
+		name string
+		enc  Encoding
+		log  []byte
+	}{
+		{"plain tail", None, slices.Concat(plain, junk("x\n", 5000))},
+		{"plain tail with a torn line", None, slices.Concat(plain, junk("x\n", 3000), []byte("x"))},
+		{"plain tail of empty and junk lines", None, slices.Concat(plain, mixed)},
+		{"plain committed by a turn/end", None, slices.Concat(plain, junk("x\n", 3000), turnEnd)},
+		{"plain committed by a short turn/end", None, slices.Concat(plain, junk("x\n", 3000), short, junk("x\n", 2000))},
+		{"plain committed mid-log", None, slices.Concat(bytes.Join(all[:12], nil), mixed, bytes.Join(all[12:], nil))},
+		{"zstd tail frame", Zstd, zstdframe.AppendFrame(slices.Clone(zdata), junk("{}\n", 5000))},
+		{"zstd tail frames", Zstd, zstdframe.AppendFrame(zstdframe.AppendFrame(slices.Clone(zdata), mixed), junk("x\n", 3000))},
+		{"zstd streamed tail frame", Zstd, hostile.Frame(slices.Clone(zdata), hostile.Text(string(junk("{}\n", 100_000))))},
+		{"zstd streamed committed frame", Zstd, hostile.Frame(slices.Clone(zdata),
+			hostile.Text(string(slices.Concat(junk("{}\n", 60_000), mixed, turnEnd, junk("x\n", 3000)))))},
+		{"zstd frame committed by the next", Zstd, zstdframe.AppendFrame(zstdframe.AppendFrame(slices.Clone(zdata), mixed), turnEnd)},
+		{"zstd torn tail frame", Zstd, func() []byte {
+			f := hostile.Frame(slices.Clone(zdata), hostile.Text(string(slices.Concat(turnEnd, junk("x\n", 200_000)))))
+			return f[:len(f)-100]
+		}()},
+	}
+	old := verifyMaxRecord
+	verifyMaxRecord = 2048
+	defer func() { verifyMaxRecord = old; verifyNoJunkRuns = false }()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ls := newLogStore(t, compactID, tc.enc)
+			ls.put(t, tc.log)
+			check := func(noRuns bool) (inspect.CheckResult, seam.LogSummary, int64) {
+				verifyNoJunkRuns = noRuns
+				c := &countingCheck{LogCheck: inspect.NewLogCheck()}
+				sum, err := ls.s.VerifyLog(ctx, compactID, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c.Result(), sum, c.counted
+			}
+			slow, slowSum, _ := check(true)
+			fast, fastSum, counted := check(false)
+			if counted == 0 {
+				t.Errorf("no junk run was counted")
+			}
+			if !reflect.DeepEqual(slow, fast) || !reflect.DeepEqual(slowSum, fastSum) {
+				t.Errorf("record by record:\n%+v\n%+v\ncounting junk runs:\n%+v\n%+v", slowSum, slow.Findings(), fastSum, fast.Findings())
+			}
+		})
+	}
+}
+
+// countingCheck is a LogCheck that counts the records it takes in bulk.
+type countingCheck struct {
+	*inspect.LogCheck
+	counted int64
+}
+
+func (c *countingCheck) BadRecords(p seam.Pos, n int64) {
+	c.counted += n
+	c.LogCheck.BadRecords(p, n)
+}
+
+// TestVerifyUnreadableSessionFolder checks a store in which one session
+// folder cannot be read (mode 000, which root ignores, so the test fails
+// its reads): its check fails on its own, located at the folder, and every
+// other session is checked (issue 16 item 4, for verify).
+func TestVerifyUnreadableSessionFolder(t *testing.T) {
+	root := copyTree(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "jsonl-none"))
+	closed := filepath.Join(root, "--home-dev-projects-demo-app--", compactID)
+	s, tfs := openStore(t, root, Options{})
+	tfs.set(&tfs.failReadDir, func(path string) error {
+		if path == closed {
+			return &fs.PathError{Op: "open", Path: path, Err: fs.ErrPermission}
+		}
+		return nil
+	})
+	var failed []*inspect.SessionReport
+	var checked int
+	sum, err := inspect.Verify(context.Background(), s, nil, inspect.Options{Report: func(r *inspect.SessionReport) error {
+		if r.Status == inspect.StatusFailed {
+			failed = append(failed, r)
+		} else if !r.Stray {
+			checked++
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if len(failed) != 1 || failed[0].ID != compactID || !errors.Is(failed[0].Err, fs.ErrPermission) || failed[0].Location.Path != closed {
+		t.Fatalf("failed reports: %+v", failed)
+	}
+	if sum.Failed != 1 || checked != sum.Sessions-1 || checked < 5 {
+		t.Errorf("summary %+v, %d sessions checked", sum, checked)
 	}
 }

@@ -137,7 +137,7 @@ func NewVerifyPrinter(o termui.Out, backupDir string) *VerifyPrinter {
 func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
 	if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
 		err := Explain(r.Err)
-		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", r.ID, termui.OneLineError(err))
+		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", r.ID, strings.TrimPrefix(termui.OneLineError(err), fmt.Sprintf("verify %q: ", r.ID)))
 		if h := termui.Hint(err); h != "" {
 			fmt.Fprintf(p.o.Stderr, "hint: %s\n", h)
 		}
