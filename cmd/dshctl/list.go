@@ -65,8 +65,8 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 	return cmd
 }
 
-// runList lists the store (inspect.List), keeps what the flags select
-// (inspect.Select) and prints it.
+// runList lists the store, keeping what the flags select
+// (inspect.ListSelect), and prints it.
 func runList(ctx context.Context, e *env, g *globals, format string, o inspect.Selection, strict bool, budget int64) error {
 	svc, err := g.openStore(e, store.Options{AllowUnknownTypes: true})
 	if err != nil {
@@ -74,18 +74,18 @@ func runList(ctx context.Context, e *env, g *globals, format string, o inspect.S
 	}
 	defer svc.Close()
 	if e.getenv("GOGC") == "" {
-		// list keeps every row until it can sort them, while reading
-		// the logs makes far more garbage than it keeps: a lower GC
-		// target holds the peak heap near the rows, not twice them.
+		// Reading the logs makes far more garbage than list keeps (every
+		// row it shows, until it can sort them; the first rows only with
+		// --limit): a lower GC target holds the peak heap near what it
+		// keeps, not twice that.
 		defer debug.SetGCPercent(debug.SetGCPercent(listGCPercent))
 	}
 	bar := e.out(format).NewBar("reading sessions")
-	rows, err := inspect.List(ctx, svc, inspect.ListOptions{MaxBytes: budget, Progress: bar.Start})
+	sel, err := inspect.ListSelect(ctx, svc, inspect.ListOptions{MaxBytes: budget, Progress: bar.Start}, o)
 	bar.Finish()
 	if err != nil {
 		return err
 	}
-	sel := inspect.Select(rows, o)
 	if err := sessionview.PrintList(e.out(format), sel, o.Project); err != nil {
 		return err
 	}

@@ -86,35 +86,41 @@ type ListOptions struct {
 // latency), through the service's OpenLister when it has one: then each
 // session is opened once, by the listing itself.
 func List(ctx context.Context, svc seam.Service, o ListOptions) ([]Session, error) {
+	var rows []Session
+	err := listEach(ctx, svc, o, func(n int) { rows = make([]Session, 0, n) }, func(r Session) { rows = append(rows, r) })
+	return rows, err
+}
+
+// listEach reads the rows of List, calling start with an upper bound of
+// their number before the first and add with each, one call at a time.
+func listEach(ctx context.Context, svc seam.Service, o ListOptions, start func(n int), add func(Session)) error {
 	var (
 		mu   sync.Mutex
-		rows []Session
 		step = func() {}
 	)
-	start := func(n int) {
-		rows = make([]Session, 0, n)
+	begin := func(n int) {
+		start(n)
 		if o.Progress != nil {
 			step = o.Progress(n)
 		}
 	}
-	add := func(r Session) {
+	put := func(r Session) {
 		mu.Lock()
-		rows = append(rows, r)
+		add(r)
 		mu.Unlock()
 		step()
 	}
 	if ol, ok := svc.(seam.OpenLister); ok {
 		// The handles belong to ListOpen, which closes them.
-		err := ol.ListOpen(ctx, start, func(en seam.Entry, h seam.Handle, err error) {
-			add(row(ctx, en, h, err, o.MaxBytes))
+		return ol.ListOpen(ctx, begin, func(en seam.Entry, h seam.Handle, err error) {
+			put(row(ctx, en, h, err, o.MaxBytes))
 		})
-		return rows, err
 	}
 	entries, err := svc.List(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	start(len(entries))
+	begin(len(entries))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(len(entries), 2*runtime.GOMAXPROCS(0)) {
@@ -124,12 +130,23 @@ func List(ctx context.Context, svc seam.Service, o ListOptions) ([]Session, erro
 				if i >= len(entries) {
 					return
 				}
-				add(openRow(ctx, svc, entries[i], o.MaxBytes))
+				put(openRow(ctx, svc, entries[i], o.MaxBytes))
 			}
 		})
 	}
 	wg.Wait()
-	return rows, ctx.Err()
+	return ctx.Err()
+}
+
+// ListSelect is Select(List(ctx, svc, o), s) that keeps only what it
+// selects while it reads: with a Limit, the Limit first rows of the order
+// found so far, so that its memory does not grow with the store.
+func ListSelect(ctx context.Context, svc seam.Service, o ListOptions, s Selection) (Selected, error) {
+	p := newPicker(s)
+	if err := listEach(ctx, svc, o, func(int) {}, p.add); err != nil {
+		return Selected{}, err
+	}
+	return p.result(), nil
 }
 
 // openRow is the row of en, read through a handle it opens and closes.
@@ -170,27 +187,37 @@ var SortKeys = []string{"created", "updated", "size", "events"}
 // result does not depend on the order List returned them in. Unknown
 // values sort last.
 func SortRows(rows []*Session, by string) {
-	key := func(r *Session) int64 {
-		switch by {
-		case "created":
-			if !r.HeaderKnown {
-				return 0
-			}
-			return r.Snapshot.Header.CreatedAt
-		case "size":
-			return r.Snapshot.SizeBytes
-		case "events":
-			if !r.HeaderKnown {
-				return -1
-			}
-			return r.Snapshot.EventCount
+	slices.SortFunc(rows, rowOrder(by))
+}
+
+// rowOrder is SortRows' order by key by.
+func rowOrder(by string) func(a, b *Session) int {
+	return func(a, b *Session) int { return compareKeys(sortKey(a, by), a, sortKey(b, by), b) }
+}
+
+// compareKeys is SortRows' order of a and b, whose sort keys are ka and kb.
+func compareKeys(ka int64, a *Session, kb int64, b *Session) int {
+	return cmp.Or(cmp.Compare(kb, ka), strings.Compare(a.ID(), b.ID()),
+		strings.Compare(a.Snapshot.Location.Path, b.Snapshot.Location.Path))
+}
+
+// sortKey is the value of r that SortRows orders by (larger first).
+func sortKey(r *Session, by string) int64 {
+	switch by {
+	case "created":
+		if !r.HeaderKnown {
+			return 0
 		}
-		return r.UpdatedAt()
+		return r.Snapshot.Header.CreatedAt
+	case "size":
+		return r.Snapshot.SizeBytes
+	case "events":
+		if !r.HeaderKnown {
+			return -1
+		}
+		return r.Snapshot.EventCount
 	}
-	slices.SortFunc(rows, func(a, b *Session) int {
-		return cmp.Or(cmp.Compare(key(b), key(a)), strings.Compare(a.ID(), b.ID()),
-			strings.Compare(a.Snapshot.Location.Path, b.Snapshot.Location.Path))
-	})
+	return r.UpdatedAt()
 }
 
 // UpdatedAt is when the session was last active (Meta.UpdatedAt): the
@@ -229,25 +256,83 @@ type Selected struct {
 
 // Select keeps the rows s asks for, sorted and cut to its limit.
 func Select(rows []Session, s Selection) Selected {
-	var out Selected
-	out.Rows = make([]*Session, 0, len(rows))
+	p := newPicker(s)
 	for i := range rows {
-		r := &rows[i]
-		if s.Project != "" && (!r.HeaderKnown || filepath.Clean(r.Snapshot.Header.Cwd) != s.Project) {
-			continue
-		}
-		if r.State == StateError {
-			out.Unreadable++
-		}
-		if r.State == StateBlank && !s.All {
-			out.Hidden++
-			continue
-		}
-		out.Rows = append(out.Rows, r)
+		p.keep(&rows[i])
 	}
-	SortRows(out.Rows, s.Sort)
-	if s.Limit > 0 && len(out.Rows) > s.Limit {
-		out.Rows = out.Rows[:s.Limit]
+	return p.result()
+}
+
+// picker makes a Selection of rows given one at a time: it counts and
+// leaves out what Select leaves out and, with a Limit, keeps only the
+// Limit first rows of the order, in a heap whose root is the last of them.
+type picker struct {
+	s     Selection
+	order func(a, b *Session) int
+	out   Selected
+}
+
+func newPicker(s Selection) *picker { return &picker{s: s, order: rowOrder(s.Sort)} }
+
+// admit counts r as Select does and reports whether Select keeps it.
+func (p *picker) admit(r *Session) bool {
+	if p.s.Project != "" && (!r.HeaderKnown || filepath.Clean(r.Snapshot.Header.Cwd) != p.s.Project) {
+		return false
 	}
-	return out
+	if r.State == StateError {
+		p.out.Unreadable++
+	}
+	if r.State == StateBlank && !p.s.All {
+		p.out.Hidden++
+		return false
+	}
+	return true
+}
+
+// add is keep for a row of its own.
+func (p *picker) add(r Session) { p.keep(&r) }
+
+// keep selects r, which it may keep.
+func (p *picker) keep(r *Session) {
+	if !p.admit(r) {
+		return
+	}
+	rows := p.out.Rows
+	switch {
+	case p.s.Limit <= 0:
+		p.out.Rows = append(rows, r)
+	case len(rows) < p.s.Limit:
+		rows = append(rows, r)
+		p.out.Rows = rows
+		for i := len(rows) - 1; i > 0; {
+			up := (i - 1) / 2
+			if p.order(rows[i], rows[up]) <= 0 {
+				break
+			}
+			rows[i], rows[up] = rows[up], rows[i]
+			i = up
+		}
+	case p.order(r, rows[0]) < 0:
+		rows[0] = r
+		for i := 0; ; {
+			c := 2*i + 1
+			if c >= len(rows) {
+				break
+			}
+			if c+1 < len(rows) && p.order(rows[c+1], rows[c]) > 0 {
+				c++
+			}
+			if p.order(rows[c], rows[i]) <= 0 {
+				break
+			}
+			rows[i], rows[c] = rows[c], rows[i]
+			i = c
+		}
+	}
+}
+
+// result is the Selection: the rows kept, in order.
+func (p *picker) result() Selected {
+	SortRows(p.out.Rows, p.s.Sort)
+	return p.out
 }
