@@ -66,27 +66,39 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 }
 
 // runList lists the store, keeping what the flags select
-// (inspect.ListSelect), and prints it.
+// (inspect.ListSelect), and prints it; piped or as JSON, sorted by
+// creation, it prints each row as soon as it is known (inspect.ListStream).
 func runList(ctx context.Context, e *env, g *globals, format string, o inspect.Selection, strict bool, budget int64) error {
 	svc, err := g.openStore(e, store.Options{AllowUnknownTypes: true})
 	if err != nil {
 		return err
 	}
 	defer svc.Close()
-	if e.getenv("GOGC") == "" {
-		// Reading the logs makes far more garbage than list keeps (every
-		// row it shows, until it can sort them; the first rows only with
-		// --limit): a lower GC target holds the peak heap near what it
-		// keeps, not twice that.
-		defer debug.SetGCPercent(debug.SetGCPercent(listGCPercent))
+	out := e.out(format)
+	lo := inspect.ListOptions{MaxBytes: budget, Count: strict}
+	var sel inspect.Selected
+	if o.Sort == "created" && sessionview.Streams(out) {
+		lw := sessionview.NewListWriter(out)
+		if sel, err = inspect.ListStream(ctx, svc, lo, o, lw); err == nil {
+			err = lw.Close(sel, o.Project)
+		}
+	} else {
+		if e.getenv("GOGC") == "" {
+			// Reading the logs makes far more garbage than list keeps
+			// (every row it shows, until it can sort them; the first
+			// rows only with --limit): a lower GC target holds the peak
+			// heap near what it keeps, not twice that.
+			defer debug.SetGCPercent(debug.SetGCPercent(listGCPercent))
+		}
+		bar := out.NewBar("reading sessions")
+		lo.Progress = bar.Start
+		sel, err = inspect.ListSelect(ctx, svc, lo, o)
+		bar.Finish()
+		if err == nil {
+			err = sessionview.PrintList(out, sel, o.Project)
+		}
 	}
-	bar := e.out(format).NewBar("reading sessions")
-	sel, err := inspect.ListSelect(ctx, svc, inspect.ListOptions{MaxBytes: budget, Progress: bar.Start}, o)
-	bar.Finish()
 	if err != nil {
-		return err
-	}
-	if err := sessionview.PrintList(e.out(format), sel, o.Project); err != nil {
 		return err
 	}
 	if strict && sel.Unreadable > 0 {

@@ -72,6 +72,9 @@ func newSession(snap seam.Snapshot, headerKnown bool, meta *Meta, err error) Ses
 type ListOptions struct {
 	// MaxBytes bounds each scan of ReadMeta (see MetaOptions).
 	MaxBytes int64
+	// Count, for ListStream, reads every session even once Limit rows
+	// are given, so that the counts are of them all.
+	Count bool
 	// Progress, when set, is called once, before the first row is read,
 	// with the number of sessions to read (an upper bound); the function it
 	// returns is called after each row, possibly from several goroutines.
@@ -192,13 +195,10 @@ func SortRows(rows []*Session, by string) {
 
 // rowOrder is SortRows' order by key by.
 func rowOrder(by string) func(a, b *Session) int {
-	return func(a, b *Session) int { return compareKeys(sortKey(a, by), a, sortKey(b, by), b) }
-}
-
-// compareKeys is SortRows' order of a and b, whose sort keys are ka and kb.
-func compareKeys(ka int64, a *Session, kb int64, b *Session) int {
-	return cmp.Or(cmp.Compare(kb, ka), strings.Compare(a.ID(), b.ID()),
-		strings.Compare(a.Snapshot.Location.Path, b.Snapshot.Location.Path))
+	return func(a, b *Session) int {
+		ka, kb := placeOf(a, by), placeOf(b, by)
+		return ka.compare(&kb)
+	}
 }
 
 // sortKey is the value of r that SortRows orders by (larger first).
@@ -270,9 +270,14 @@ type picker struct {
 	s     Selection
 	order func(a, b *Session) int
 	out   Selected
+	last  rowHeap // with a Limit: the rows kept, last first
 }
 
-func newPicker(s Selection) *picker { return &picker{s: s, order: rowOrder(s.Sort)} }
+func newPicker(s Selection) *picker {
+	p := &picker{s: s, order: rowOrder(s.Sort)}
+	p.last.order = func(a, b *Session) int { return p.order(b, a) }
+	return p
+}
 
 // admit counts r as Select does and reports whether Select keeps it.
 func (p *picker) admit(r *Session) bool {
@@ -294,45 +299,270 @@ func (p *picker) add(r Session) { p.keep(&r) }
 
 // keep selects r, which it may keep.
 func (p *picker) keep(r *Session) {
-	if !p.admit(r) {
-		return
-	}
-	rows := p.out.Rows
 	switch {
+	case !p.admit(r):
 	case p.s.Limit <= 0:
-		p.out.Rows = append(rows, r)
-	case len(rows) < p.s.Limit:
-		rows = append(rows, r)
-		p.out.Rows = rows
-		for i := len(rows) - 1; i > 0; {
-			up := (i - 1) / 2
-			if p.order(rows[i], rows[up]) <= 0 {
-				break
-			}
-			rows[i], rows[up] = rows[up], rows[i]
-			i = up
-		}
-	case p.order(r, rows[0]) < 0:
-		rows[0] = r
-		for i := 0; ; {
-			c := 2*i + 1
-			if c >= len(rows) {
-				break
-			}
-			if c+1 < len(rows) && p.order(rows[c+1], rows[c]) > 0 {
-				c++
-			}
-			if p.order(rows[c], rows[i]) <= 0 {
-				break
-			}
-			rows[i], rows[c] = rows[c], rows[i]
-			i = c
-		}
+		p.out.Rows = append(p.out.Rows, r)
+	case len(p.last.rows) < p.s.Limit:
+		p.last.push(r)
+	case p.order(r, p.last.rows[0]) < 0:
+		p.last.pop()
+		p.last.push(r)
 	}
 }
 
 // result is the Selection: the rows kept, in order.
 func (p *picker) result() Selected {
+	if p.s.Limit > 0 {
+		p.out.Rows = p.last.rows
+	}
 	SortRows(p.out.Rows, p.s.Sort)
 	return p.out
+}
+
+// A RowSink receives the rows ListStream selects, in order.
+type RowSink interface {
+	// Row takes the next row; Flush is called when no other row is ready,
+	// so that a buffered sink shows what it has.
+	Row(*Session) error
+	Flush() error
+}
+
+// streamWindow bounds how far ahead of the first session not yet read
+// ListStream reads (and holds rows) when it streams.
+const streamWindow = 64
+
+// ListStream gives sink the rows ListSelect(ctx, svc, o, s) returns, in the
+// same order. When the order is known from the sessions' headers (Sort
+// "created") and svc is a seam.OrderedLister, it reads the sessions in
+// that order and gives each row as soon as every row before it is known,
+// holding at most a few dozen rows besides those of sessions whose header
+// cannot be read (those sort last); it then stops reading once Limit rows
+// are given, unless o.Count. Otherwise it gives the rows once all are
+// read. The counts of the Selected it returns (its Rows are nil) are of
+// the sessions read.
+func ListStream(ctx context.Context, svc seam.Service, o ListOptions, s Selection, sink RowSink) (Selected, error) {
+	ol, ok := svc.(seam.OrderedLister)
+	if !ok || s.Sort != "created" {
+		sel, err := ListSelect(ctx, svc, o, s)
+		if err != nil {
+			return Selected{}, err
+		}
+		for _, r := range sel.Rows {
+			if err := sink.Row(r); err != nil {
+				return Selected{}, err
+			}
+		}
+		sel.Rows = nil
+		return sel, sink.Flush()
+	}
+	st := &stream{p: newPicker(Selection{All: s.All, Project: s.Project, Sort: s.Sort}), limit: s.Limit, count: o.Count, sink: sink}
+	st.cond = sync.NewCond(&st.mu)
+	ctx, st.cancel = context.WithCancel(ctx)
+	defer st.cancel()
+	err := ol.ListOpenOrdered(ctx, func(heads []seam.Entry) []int {
+		return st.order(heads, o.Progress)
+	}, func(i int, en seam.Entry, h seam.Handle, err error) {
+		if !st.wait(i) {
+			return
+		}
+		r := row(ctx, en, h, err, o.MaxBytes)
+		st.step()
+		st.done(i, &r)
+	})
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	switch {
+	case st.err != nil:
+		return Selected{}, st.err
+	case st.stopped && !st.count:
+		return st.p.out, nil // the limit is reached: the listing was cut short
+	case err != nil:
+		return Selected{}, err
+	}
+	// Every session is read: what is held is final.
+	st.flush(true)
+	if st.err != nil {
+		return Selected{}, st.err
+	}
+	return st.p.out, nil
+}
+
+// stream puts the rows of an ordered listing back in order, each row as
+// soon as it is final.
+type stream struct {
+	p      *picker
+	limit  int
+	count  bool
+	sink   RowSink
+	cancel func()
+	step   func()
+	// heads are the entries in the order they are visited: their sort
+	// keys as their headers give them.
+	heads []place
+
+	mu   sync.Mutex
+	cond *sync.Cond
+	// next is the position of the first session not read yet: the rows
+	// of those before it are taken (selected, counted, held in ready or
+	// given), those after it that are read wait in early.
+	next  int
+	early map[int]*Session
+	ready rowHeap
+	given int
+	// stopped: no more rows are given (the limit is reached, or the sink
+	// failed with err).
+	stopped bool
+	err     error
+}
+
+// place is what SortRows orders a row by: its sort key (larger first),
+// id and location.
+type place struct {
+	key      int64
+	id, path string
+}
+
+func placeOf(r *Session, by string) place {
+	return place{sortKey(r, by), r.ID(), r.Snapshot.Location.Path}
+}
+
+// order sorts heads as SortRows would sort their rows, and returns that
+// order.
+func (st *stream) order(heads []seam.Entry, progress func(int) func()) []int {
+	keys := make([]place, len(heads))
+	perm := make([]int, len(heads))
+	for i := range heads {
+		keys[i] = placeOf(&Session{Snapshot: heads[i].Snapshot, HeaderKnown: heads[i].Err == nil}, "created")
+		perm[i] = i
+	}
+	slices.SortFunc(perm, func(a, b int) int { return keys[a].compare(&keys[b]) })
+	st.heads = make([]place, len(perm))
+	for pos, i := range perm {
+		st.heads[pos] = keys[i]
+	}
+	st.early = make(map[int]*Session)
+	st.ready.order = st.p.order
+	st.step = func() {}
+	if progress != nil {
+		st.step = progress(len(heads))
+	}
+	return perm
+}
+
+func (k *place) compare(o *place) int {
+	return cmp.Or(cmp.Compare(o.key, k.key), strings.Compare(k.id, o.id), strings.Compare(k.path, o.path))
+}
+
+// wait holds the visit of position i until it is within streamWindow of
+// the first not read yet; it reports whether rows are still wanted.
+func (st *stream) wait(i int) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i >= st.next+streamWindow && !st.stopped {
+		st.cond.Wait()
+	}
+	return !st.stopped || st.count && st.err == nil
+}
+
+// done takes the row r of position i and gives whatever is final.
+func (st *stream) done(i int, r *Session) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.early[i] = r
+	for {
+		r, ok := st.early[st.next]
+		if !ok {
+			break
+		}
+		delete(st.early, st.next)
+		st.next++
+		if st.p.admit(r) && !st.stopped {
+			st.ready.push(r)
+		}
+	}
+	st.cond.Broadcast()
+	st.flush(false)
+}
+
+// flush gives the rows that are final: all of them when the listing is
+// over. Else a session sorts where its header put it unless its row
+// cannot be read in full (its creation time is then unknown: key 0, see
+// sortKey), so a row whose key is positive is final once it sorts before
+// the first session not read yet; one whose key is not waits for the end.
+func (st *stream) flush(over bool) {
+	gave := false
+	for len(st.ready.rows) > 0 && !st.stopped {
+		r := st.ready.rows[0]
+		if !over && st.next < len(st.heads) {
+			k := placeOf(r, "created")
+			if k.key <= 0 || k.compare(&st.heads[st.next]) >= 0 {
+				break
+			}
+		}
+		st.ready.pop()
+		gave = true
+		if st.err = st.sink.Row(r); st.err != nil {
+			st.stop()
+			return
+		}
+		if st.given++; st.limit > 0 && st.given == st.limit {
+			st.stop()
+		}
+	}
+	if gave {
+		if st.err = st.sink.Flush(); st.err != nil {
+			st.stop()
+		}
+	}
+}
+
+// stop gives no more rows, and ends the listing unless the sessions left
+// are still to be counted.
+func (st *stream) stop() {
+	st.stopped = true
+	st.ready.rows = nil
+	if !st.count || st.err != nil {
+		st.cancel()
+	}
+	st.cond.Broadcast()
+}
+
+// rowHeap is a heap of rows, the first of order at its root.
+type rowHeap struct {
+	rows  []*Session
+	order func(a, b *Session) int
+}
+
+func (h *rowHeap) push(r *Session) {
+	h.rows = append(h.rows, r)
+	for i := len(h.rows) - 1; i > 0; {
+		up := (i - 1) / 2
+		if h.order(h.rows[i], h.rows[up]) >= 0 {
+			break
+		}
+		h.rows[i], h.rows[up] = h.rows[up], h.rows[i]
+		i = up
+	}
+}
+
+func (h *rowHeap) pop() {
+	n := len(h.rows) - 1
+	h.rows[0] = h.rows[n]
+	h.rows[n] = nil
+	h.rows = h.rows[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h.order(h.rows[c+1], h.rows[c]) < 0 {
+			c++
+		}
+		if h.order(h.rows[c], h.rows[i]) >= 0 {
+			break
+		}
+		h.rows[i], h.rows[c] = h.rows[c], h.rows[i]
+		i = c
+	}
 }

@@ -112,8 +112,8 @@ func TestPickerAgreesWithSelect(t *testing.T) {
 		p := newPicker(s)
 		for _, r := range rows {
 			p.add(r)
-			if s.Limit > 0 && len(p.out.Rows) > s.Limit {
-				t.Fatalf("picker holds %d rows, limit %d", len(p.out.Rows), s.Limit)
+			if s.Limit > 0 && len(p.last.rows) > s.Limit {
+				t.Fatalf("picker holds %d rows, limit %d", len(p.last.rows), s.Limit)
 			}
 		}
 		got := p.result()
