@@ -25,10 +25,10 @@ func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []
 		return err
 	}
 	type item struct {
-		id    string // the folder's id; "" when it names none
-		dup   bool   // the id names folders in several project folders
-		ok    bool   // a session (an entry List returns)
-		final bool   // entry is what ListOpen visits: visit it as it is
+		id    string     // the folder's id; "" when it names none
+		dup   bool       // the id names folders in several project folders
+		ok    bool       // a session (an entry List returns)
+		final bool       // entry is what ListOpen visits: visit it as it is
 		entry seam.Entry // until it moves to heads
 	}
 	items := make([]item, len(dirents))
