@@ -455,15 +455,20 @@ func (k *place) compare(o *place) int {
 }
 
 // wait holds the visit of position i until it is within streamWindow of
-// the first not read yet; it reports whether rows are still wanted.
+// the first not read yet; it reports whether the session is still to be
+// read.
 func (st *stream) wait(i int) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	for i >= st.next+streamWindow && !st.stopped {
+	for i >= st.next+streamWindow && !st.ended() {
 		st.cond.Wait()
 	}
-	return !st.stopped || st.count && st.err == nil
+	return !st.ended()
 }
+
+// ended reports whether no more sessions are to be read: no more rows are
+// given, and the sessions left are not to be counted.
+func (st *stream) ended() bool { return st.stopped && (!st.count || st.err != nil) }
 
 // done takes the row r of position i and gives whatever is final.
 func (st *stream) done(i int, r *Session) {
@@ -522,7 +527,7 @@ func (st *stream) flush(over bool) {
 func (st *stream) stop() {
 	st.stopped = true
 	st.ready.rows = nil
-	if !st.count || st.err != nil {
+	if st.ended() {
 		st.cancel()
 	}
 	st.cond.Broadcast()
