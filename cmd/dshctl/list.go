@@ -74,6 +74,14 @@ func runList(ctx context.Context, e *env, g *globals, format string, o inspect.S
 		return err
 	}
 	defer svc.Close()
+	if e.getenv("GOGC") == "" {
+		// Reading the logs makes far more garbage than list keeps (every
+		// row it shows until it can sort them, or the first rows only
+		// with --limit; or a sort key per session when it streams): a
+		// lower GC target holds the peak heap near what it keeps, not
+		// twice that.
+		defer debug.SetGCPercent(debug.SetGCPercent(listGCPercent))
+	}
 	out := e.out(format)
 	lo := inspect.ListOptions{MaxBytes: budget, Count: strict}
 	var sel inspect.Selected
@@ -83,13 +91,6 @@ func runList(ctx context.Context, e *env, g *globals, format string, o inspect.S
 			err = lw.Close(sel, o.Project)
 		}
 	} else {
-		if e.getenv("GOGC") == "" {
-			// Reading the logs makes far more garbage than list keeps
-			// (every row it shows, until it can sort them; the first
-			// rows only with --limit): a lower GC target holds the peak
-			// heap near what it keeps, not twice that.
-			defer debug.SetGCPercent(debug.SetGCPercent(listGCPercent))
-		}
 		bar := out.NewBar("reading sessions")
 		lo.Progress = bar.Start
 		sel, err = inspect.ListSelect(ctx, svc, lo, o)

@@ -25,13 +25,13 @@ func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []
 		return err
 	}
 	type item struct {
-		id    string     // the folder's id; "" when it names none
-		dup   bool       // the id names folders in several project folders
-		ok    bool       // a session (an entry List returns)
-		final bool       // entry is what ListOpen visits: visit it as it is
-		entry seam.Entry // until it moves to heads
+		id    string // the folder's id; "" when it names none
+		dup   bool   // the id names folders in several project folders
+		ok    bool   // a session (an entry List returns)
+		final bool   // heads' entry is what ListOpen visits: visit it as it is
 	}
 	items := make([]item, len(dirents))
+	heads := make([]seam.Entry, len(dirents)) // by dirent, then compacted
 	count := map[string]int{}
 	for i, de := range dirents {
 		if de.err == nil && de.e.IsDir() {
@@ -44,11 +44,11 @@ func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []
 	if err := forEachEntry(ctx, len(items), func(i int) {
 		it := &items[i]
 		if it.dup = it.id != "" && count[it.id] > 1; it.dup {
-			it.entry, it.ok = s.listEntry(ctx, dirents[i])
+			heads[i], it.ok = s.listEntry(ctx, dirents[i])
 			it.final = true
 			return
 		}
-		it.entry, it.ok = s.headEntry(ctx, dirents[i])
+		heads[i], it.ok = s.headEntry(ctx, dirents[i])
 	}); err != nil {
 		return err
 	}
@@ -63,24 +63,24 @@ func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []
 		if len(idx) == 1 {
 			// Not a duplicate after all: read with a handle, unless it
 			// cannot be read.
-			items[idx[0]].final = items[idx[0]].entry.Err != nil
+			items[idx[0]].final = heads[idx[0]].Err != nil
 			continue
 		}
 		for _, i := range idx {
-			items[i].entry.Err = duplicateIDError("list", id, items[i].entry.Snapshot.Location.Path, len(idx))
+			heads[i].Err = duplicateIDError("list", id, heads[i].Snapshot.Location.Path, len(idx))
 		}
 	}
-	var (
-		at    []int // the index in items of each entry, len(items)+k for pending k
-		heads []seam.Entry
-	)
+	var at []int // the index in items of each head, len(items)+k for pending k
+	n := 0
 	for i := range items {
 		if items[i].ok {
 			at = append(at, i)
-			heads = append(heads, items[i].entry)
+			heads[n] = heads[i]
+			n++
 		}
-		items[i].entry = seam.Entry{} // heads holds it
 	}
+	clear(heads[n:])
+	heads = heads[:n]
 	pending := s.pendingHandles()
 pend:
 	for k, p := range pending {
@@ -96,23 +96,39 @@ pend:
 	if err := seam.CheckOrder(perm, len(heads)); err != nil {
 		return err
 	}
-	return forEachEntry(ctx, len(perm), func(pos int) {
+	// What the visits need of each head, in the order of the visits, so
+	// that the headers are not held (one per session) until the end.
+	type ref struct {
+		i        int         // as in at
+		id, path string      // for a session gone since the first pass
+		entry    *seam.Entry // a pending session's or one visited as it is
+	}
+	refs := make([]ref, len(perm))
+	for pos, j := range perm {
+		hd := &heads[j]
+		r := ref{i: at[j], id: hd.Snapshot.Header.ID, path: hd.Snapshot.Location.Path}
+		if r.i >= len(items) || items[r.i].final {
+			e := *hd
+			r.entry = &e
+		}
+		refs[pos] = r
+	}
+	return forEachEntry(ctx, len(refs), func(pos int) {
 		v := func(e seam.Entry, h seam.Handle, err error) { visit(pos, e, h, err) }
-		head := &heads[perm[pos]]
-		i := at[perm[pos]]
+		r := &refs[pos]
 		switch {
-		case i >= len(items):
-			h, err := s.Open(ctx, head.Snapshot.Header.ID, seam.Read)
-			v(*head, h, err)
+		case r.i >= len(items):
+			h, err := s.Open(ctx, r.id, seam.Read)
+			v(*r.entry, h, err)
 			if h != nil {
 				h.Close()
 			}
-		case items[i].final:
-			v(*head, nil, nil)
-		case !s.visitEntry(ctx, dirents[i], v):
+		case r.entry != nil:
+			v(*r.entry, nil, nil)
+		case !s.visitEntry(ctx, dirents[r.i], v):
 			// Gone since the first pass.
-			v(*head, nil, seam.Errorf(seam.ErrNotFound, "list", head.Snapshot.Header.ID,
-				seam.Pos{Path: head.Snapshot.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, "session removed while listing"))
+			v(seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: r.id}, Location: seam.Location{Backend: "jsonl", Path: r.path}}},
+				nil, seam.Errorf(seam.ErrNotFound, "list", r.id, seam.Pos{Path: r.path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, "session removed while listing"))
 		}
 	})
 }
