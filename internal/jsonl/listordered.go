@@ -32,18 +32,12 @@ func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []
 	}
 	items := make([]item, len(dirents))
 	heads := make([]seam.Entry, len(dirents)) // by dirent, then compacted
-	count := map[string]int{}
-	for i, de := range dirents {
-		if de.err == nil && de.e.IsDir() {
-			if id, err := DecodeSegment(de.e.Name()); err == nil {
-				items[i].id = id
-				count[id]++
-			}
-		}
+	for i, id := range folderIDs(dirents) {
+		items[i].id, items[i].dup = id.id, id.dup
 	}
 	if err := forEachEntry(ctx, len(items), func(i int) {
 		it := &items[i]
-		if it.dup = it.id != "" && count[it.id] > 1; it.dup {
+		if it.dup {
 			heads[i], it.ok = s.listEntry(ctx, dirents[i])
 			it.final = true
 			return

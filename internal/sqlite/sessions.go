@@ -314,64 +314,24 @@ func (s *Store) listIn(ctx context.Context, q querier, op string, visit func(sea
 // The visits run one after another: on two cores, several connections
 // listing at once were slower (each has its own page cache).
 func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(e seam.Entry, h seam.Handle, err error)) error {
-	if err := s.check(ctx, "list"); err != nil {
-		return err
-	}
-	pin, err := s.pin(ctx)
-	if err != nil {
-		return s.sqlErr("list", "", err)
-	}
-	defer pin.close()
-	before := writes.Load()
-	type item struct {
-		entry seam.Entry
-		row   sessionRow
-		last  []seam.Event
-	}
-	var items []item
-	err = s.listIn(ctx, pin, "list", func(e seam.Entry, r *sessionRow, last []seam.Event) {
-		items = append(items, item{e, *r, last})
-	})
-	if err != nil {
-		return err
-	}
-	pending := s.pendingHandles()
-	if found != nil {
-		found(len(items) + len(pending))
-	}
-	for i := range items {
-		if err := ctx.Err(); err != nil {
-			return err
+	return s.ListOpenOrdered(ctx, func(heads []seam.Entry) []int {
+		if found != nil {
+			found(len(heads))
 		}
-		it := &items[i]
-		if it.entry.Err != nil {
-			visit(it.entry, nil, nil)
-			continue
+		order := make([]int, len(heads))
+		for i := range order {
+			order[i] = i
 		}
-		h, err := s.readHandle(ctx, &it.row, it.entry.Snapshot.Header, it.last)
-		if err != nil {
-			visit(it.entry, nil, err)
-			continue
-		}
-		h.pin, h.pinWrites = pin, before
-		visit(it.entry, h, nil)
-		h.Close()
-	}
-	for _, p := range pending {
-		h := &handle{s: s, id: p.id, access: seam.Read, hdr: p.hdr, inherited: p.inherited}
-		s.ref()
-		visit(seam.Entry{Snapshot: p.pendingSnapshot()}, h, nil)
-		h.Close()
-	}
-	return nil
+		return order
+	}, func(_ int, e seam.Entry, h seam.Handle, err error) { visit(e, h, err) })
 }
 
 var _ seam.OrderedLister = (*Store)(nil)
 
 // ListOpenOrdered is ListOpen in an order the caller picks from the
-// sessions' headers (seam.OrderedLister). The one statement that lists
-// the store reads every header and last row at once, so the visits read
-// nothing more than ListOpen's do.
+// sessions' headers (seam.OrderedLister); ListOpen is built on it. The one
+// statement that lists the store reads every header and last row at once,
+// so the order costs no extra read.
 func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []int, visit func(int, seam.Entry, seam.Handle, error)) error {
 	if err := s.check(ctx, "list"); err != nil {
 		return err
