@@ -146,7 +146,7 @@ func listEach(ctx context.Context, svc seam.Service, o ListOptions, start func(n
 // found so far, so that its memory does not grow with the store.
 func ListSelect(ctx context.Context, svc seam.Service, o ListOptions, s Selection) (Selected, error) {
 	p := newPicker(s)
-	if err := listEach(ctx, svc, o, func(int) {}, p.add); err != nil {
+	if err := listEach(ctx, svc, o, p.reserve, p.add); err != nil {
 		return Selected{}, err
 	}
 	return p.result(), nil
@@ -270,7 +270,8 @@ type picker struct {
 	s     Selection
 	order func(a, b *Session) int
 	out   Selected
-	last  rowHeap // with a Limit: the rows kept, last first
+	last  rowHeap   // with a Limit: the rows kept, last first
+	block []Session // without: room for the rows kept (see reserve)
 }
 
 func newPicker(s Selection) *picker {
@@ -294,8 +295,26 @@ func (p *picker) admit(r *Session) bool {
 	return true
 }
 
+// reserve makes room for n rows to keep when there is no Limit: one
+// block, as a slice of every row would be, rather than a small object per
+// row, which would also start the heap small and make the GC run many
+// more times while it grows.
+func (p *picker) reserve(n int) {
+	if p.s.Limit <= 0 {
+		p.block = make([]Session, 0, n)
+		p.out.Rows = make([]*Session, 0, n)
+	}
+}
+
 // add is keep for a row of its own.
-func (p *picker) add(r Session) { p.keep(&r) }
+func (p *picker) add(r Session) {
+	if p.s.Limit > 0 || len(p.block) == cap(p.block) {
+		p.keep(&r)
+	} else if p.admit(&r) {
+		p.block = append(p.block, r)
+		p.out.Rows = append(p.out.Rows, &p.block[len(p.block)-1])
+	}
+}
 
 // keep selects r, which it may keep.
 func (p *picker) keep(r *Session) {
