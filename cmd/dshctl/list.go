@@ -65,8 +65,9 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 	return cmd
 }
 
-// runList lists the store (inspect.List), keeps what the flags select
-// (inspect.Select) and prints it.
+// runList lists the store, keeping what the flags select
+// (inspect.ListSelect), and prints it; piped or as JSON, sorted by
+// creation, it prints each row as soon as it is known (inspect.ListStream).
 func runList(ctx context.Context, e *env, g *globals, format string, o inspect.Selection, strict bool, budget int64) error {
 	svc, err := g.openStore(e, store.Options{AllowUnknownTypes: true})
 	if err != nil {
@@ -74,19 +75,31 @@ func runList(ctx context.Context, e *env, g *globals, format string, o inspect.S
 	}
 	defer svc.Close()
 	if e.getenv("GOGC") == "" {
-		// list keeps every row until it can sort them, while reading
-		// the logs makes far more garbage than it keeps: a lower GC
-		// target holds the peak heap near the rows, not twice them.
+		// Reading the logs makes far more garbage than list keeps (every
+		// row it shows until it can sort them, or the first rows only
+		// with --limit; or a sort key per session when it streams): a
+		// lower GC target holds the peak heap near what it keeps, not
+		// twice that.
 		defer debug.SetGCPercent(debug.SetGCPercent(listGCPercent))
 	}
-	bar := e.out(format).NewBar("reading sessions")
-	rows, err := inspect.List(ctx, svc, inspect.ListOptions{MaxBytes: budget, Progress: bar.Start})
-	bar.Finish()
-	if err != nil {
-		return err
+	out := e.out(format)
+	lo := inspect.ListOptions{MaxBytes: budget, Count: strict}
+	var sel inspect.Selected
+	if o.Sort == "created" && sessionview.Streams(out) {
+		lw := sessionview.NewListWriter(out)
+		if sel, err = inspect.ListStream(ctx, svc, lo, o, lw); err == nil {
+			err = lw.Close(sel, o.Project)
+		}
+	} else {
+		bar := out.NewBar("reading sessions")
+		lo.Progress = bar.Start
+		sel, err = inspect.ListSelect(ctx, svc, lo, o)
+		bar.Finish()
+		if err == nil {
+			err = sessionview.PrintList(out, sel, o.Project)
+		}
 	}
-	sel := inspect.Select(rows, o)
-	if err := sessionview.PrintList(e.out(format), sel, o.Project); err != nil {
+	if err != nil {
 		return err
 	}
 	if strict && sel.Unreadable > 0 {

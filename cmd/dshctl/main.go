@@ -9,7 +9,7 @@
 // internal function:
 //
 //	command     does its job with                       prints with
-//	list        inspect.List, then inspect.Select       sessionview.PrintList
+//	list        inspect.ListSelect                      sessionview.PrintList
 //	stat        inspect.Stat                            sessionview.PrintStat
 //	cat         inspect.Stream (--raw: export.WriteRaw) sessionview.PrintLog, PrintRaw
 //	append      store.Append                            sessionview.PrintAppend

@@ -42,17 +42,8 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam
 		entry *seam.Entry // a duplicate's, read without a handle
 	}
 	items := make([]item, len(dirents))
-	count := map[string]int{}
-	for i, de := range dirents {
-		if de.err == nil && de.e.IsDir() {
-			if id, err := DecodeSegment(de.e.Name()); err == nil {
-				items[i].id = id
-				count[id]++
-			}
-		}
-	}
-	for i := range items {
-		items[i].dup = items[i].id != "" && count[items[i].id] > 1
+	for i, id := range folderIDs(dirents) {
+		items[i].id, items[i].dup = id.id, id.dup
 	}
 	pending := s.pendingHandles()
 	if found != nil {
@@ -142,6 +133,31 @@ func (s *Store) visitEntry(ctx context.Context, de dirEntry, visit func(seam.Ent
 	visit(seam.Entry{Snapshot: snap}, h, nil)
 	h.Close()
 	return true
+}
+
+// folderID is the id a folder of the root names ("" when none), and
+// whether other project folders name it too.
+type folderID struct {
+	id  string
+	dup bool
+}
+
+// folderIDs are the ids the session folders of dirents name.
+func folderIDs(dirents []dirEntry) []folderID {
+	ids := make([]folderID, len(dirents))
+	count := map[string]int{}
+	for i, de := range dirents {
+		if de.err == nil && de.e.IsDir() {
+			if id, err := DecodeSegment(de.e.Name()); err == nil {
+				ids[i].id = id
+				count[id]++
+			}
+		}
+	}
+	for i := range ids {
+		ids[i].dup = ids[i].id != "" && count[ids[i].id] > 1
+	}
+	return ids
 }
 
 // snapshotOpen is snapshot for ListOpen: it also returns a read handle of

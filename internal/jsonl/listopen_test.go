@@ -19,11 +19,19 @@ type listOpenResult struct {
 }
 
 func listOpenAll(t *testing.T, s *Store, during func(seam.Entry, seam.Handle)) map[string]listOpenResult {
+	return listOpenWith(t, s, false, during)
+}
+
+// listOpenWith is listOpenAll through ListOpenOrdered when ordered, which
+// is asked to visit the entries in reverse path order: it checks that the
+// entries given to order are the ones visited, with the same headers, and
+// that each position is visited once.
+func listOpenWith(t *testing.T, s *Store, ordered bool, during func(seam.Entry, seam.Handle)) map[string]listOpenResult {
 	t.Helper()
 	ctx := context.Background()
 	var mu sync.Mutex
 	out := map[string]listOpenResult{}
-	err := s.ListOpen(ctx, nil, func(en seam.Entry, h seam.Handle, err error) {
+	visit := func(en seam.Entry, h seam.Handle, err error) {
 		r := listOpenResult{entry: en}
 		if err != nil {
 			r.openErr = err.Error()
@@ -48,20 +56,60 @@ func listOpenAll(t *testing.T, s *Store, during func(seam.Entry, seam.Handle)) m
 			t.Errorf("%s visited twice", key)
 		}
 		out[key] = r
+	}
+	if !ordered {
+		if err := s.ListOpen(ctx, nil, visit); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	var heads []seam.Entry
+	var perm []int
+	order := func(hs []seam.Entry) []int {
+		heads = hs
+		for i := range hs {
+			perm = append(perm, i)
+		}
+		sort.Slice(perm, func(a, b int) bool { return hs[perm[a]].Snapshot.Location.Path > hs[perm[b]].Snapshot.Location.Path })
+		return perm
+	}
+	visited := map[int]bool{}
+	err := s.ListOpenOrdered(ctx, order, func(i int, en seam.Entry, h seam.Handle, err error) {
+		mu.Lock()
+		if visited[i] || i < 0 || i >= len(perm) {
+			t.Errorf("position %d visited twice or out of range", i)
+		}
+		visited[i] = true
+		head := heads[perm[i]]
+		mu.Unlock()
+		if head.Snapshot.Location.Path != en.Snapshot.Location.Path {
+			t.Errorf("position %d: visited %s, ordered %s", i, en.Snapshot.Location.Path, head.Snapshot.Location.Path)
+		}
+		if head.Err == nil && en.Err == nil && !reflect.DeepEqual(head.Snapshot.Header, en.Snapshot.Header) {
+			t.Errorf("%s: header %+v, visited with %+v", en.Snapshot.Location.Path, head.Snapshot.Header, en.Snapshot.Header)
+		}
+		visit(en, h, err)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(visited) != len(heads) {
+		t.Errorf("visited %d of %d entries", len(visited), len(heads))
+	}
 	return out
 }
 
-// TestListOpenMatchesListAndOpen checks that ListOpen visits the entries
-// List returns, with handles that read what Open's handles read, and the
-// errors Open reports.
+// TestListOpenMatchesListAndOpen checks that ListOpen and ListOpenOrdered
+// visit the entries List returns, with handles that read what Open's
+// handles read, and the errors Open reports.
 func TestListOpenMatchesListAndOpen(t *testing.T) {
 	ctx := context.Background()
-	for _, enc := range []Encoding{Zstd, None} {
-		t.Run(string(enc), func(t *testing.T) {
+	for _, c := range []struct {
+		enc     Encoding
+		ordered bool
+	}{{Zstd, false}, {None, false}, {Zstd, true}, {None, true}} {
+		enc := c.enc
+		t.Run(fmt.Sprintf("%s/ordered=%v", enc, c.ordered), func(t *testing.T) {
 			root, s := newSessionStore(t, enc, 10)
 			appendElsewhere(t, root, enc, "s", 5)
 			name := "session.jsonl"
@@ -91,7 +139,7 @@ func TestListOpenMatchesListAndOpen(t *testing.T) {
 			}
 			defer pend.Close()
 
-			got := listOpenAll(t, s, nil)
+			got := listOpenWith(t, s, c.ordered, nil)
 			entries, err := s.List(ctx)
 			if err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package sessionview
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -59,14 +60,96 @@ func PrintList(o termui.Out, sel inspect.Selected, project string) error {
 		}
 		// The reasons are too long for a table cell; they go to stderr whole.
 		for i, s := range sel.Rows {
-			if s.State == inspect.StateError {
-				fmt.Fprintf(o.Stderr, "dshctl: %s: %s\n", names[i], Reason(s.Err))
-			}
+			warnUnreadable(o, names[i], s)
 		}
 		return nil
 	})
 	if err == nil && len(sel.Rows) == 0 && o.Format == termui.FormatTable {
 		fmt.Fprintln(o.Stderr, NoSessions(project, sel.Hidden))
+	}
+	return err
+}
+
+// warnUnreadable tells on stderr why s, shown as name, cannot be read, if
+// it cannot.
+func warnUnreadable(o termui.Out, name string, s *inspect.Session) {
+	if s.State == inspect.StateError {
+		fmt.Fprintf(o.Stderr, "dshctl: %s: %s\n", name, Reason(s.Err))
+	}
+}
+
+// Streams reports whether a ListWriter can print list rows in o's format:
+// every format but the table for people, which needs all its rows to fit
+// its columns.
+func Streams(o termui.Out) bool { return o.Format != termui.FormatTable || !o.TTY }
+
+// ListWriter prints list rows as they come, byte for byte as PrintList
+// prints them all (see Streams): a JSON array written an element at a
+// time, JSON lines, or a line of fields each, an unreadable session's
+// reason on stderr after its line. It buffers: Flush shows what it has.
+type ListWriter struct {
+	o   termui.Out
+	w   *bufio.Writer
+	n   int
+	buf bytes.Buffer
+}
+
+// NewListWriter is a ListWriter on o.Stdout.
+func NewListWriter(o termui.Out) *ListWriter {
+	return &ListWriter{o: o, w: bufio.NewWriterSize(o.Stdout, 64<<10)}
+}
+
+// Row prints s.
+func (lw *ListWriter) Row(s *inspect.Session) error {
+	lw.n++
+	switch lw.o.Format {
+	case termui.FormatJSON:
+		// One element of the array termui.WriteJSON indents.
+		lw.buf.Reset()
+		if err := termui.WriteJSON(&lw.buf, true, NewJSON(s, Reason)); err != nil {
+			return err
+		}
+		sep := ",\n  "
+		if lw.n == 1 {
+			sep = "[\n  "
+		}
+		lw.w.WriteString(sep)
+		_, err := lw.w.Write(bytes.ReplaceAll(bytes.TrimSuffix(lw.buf.Bytes(), []byte("\n")), []byte("\n"), []byte("\n  ")))
+		return err
+	case termui.FormatJSONL:
+		return lw.o.WriteJSON(lw.w, NewJSON(s, Reason))
+	}
+	t := lw.o.NewTable(lw.w, Columns...)
+	names := AddRows(t, []*inspect.Session{s}, lw.o.Now())
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if s.State == inspect.StateError {
+		if err := lw.w.Flush(); err != nil { // the line before its reason on a shared terminal
+			return err
+		}
+		warnUnreadable(lw.o, names[0], s)
+	}
+	return nil
+}
+
+// Flush writes what is buffered.
+func (lw *ListWriter) Flush() error { return lw.w.Flush() }
+
+// Close ends the output (the JSON array) and flushes it; when no row was
+// printed, it says why as PrintList does, sel being what the listing
+// counted and project the project the list was cut to.
+func (lw *ListWriter) Close(sel inspect.Selected, project string) error {
+	if lw.o.Format == termui.FormatJSON {
+		end := "\n]\n"
+		if lw.n == 0 {
+			end = "[]\n"
+		}
+		lw.w.WriteString(end)
+	}
+	err := lw.w.Flush()
+	if err == nil && lw.n == 0 && lw.o.Format == termui.FormatTable {
+		fmt.Fprintln(lw.o.Stderr, NoSessions(project, sel.Hidden))
 	}
 	return err
 }

@@ -68,6 +68,44 @@ func TestPrintList(t *testing.T) {
 	}
 }
 
+// TestListWriter: rows printed one at a time are byte for byte what
+// PrintList prints of them all, in every format that streams (none, one
+// and several rows; unreadable ones with their reason; a cwd with a tab
+// and a title-like id with HTML characters).
+func TestListWriter(t *testing.T) {
+	odd := session("c<&>", inspect.StateOpen, nil)
+	odd.Snapshot.Header.Cwd = "/w\tx"
+	all := []*inspect.Session{session("a", inspect.StateDone, nil), session("b", inspect.StateError, errors.New("torn")), odd}
+	for _, format := range []string{termui.FormatJSON, termui.FormatJSONL, termui.FormatTable} {
+		for n := range len(all) + 1 {
+			sel := inspect.Selected{Rows: all[:n], Hidden: 1}
+			o, want, wantErr := out(format, false)
+			if err := PrintList(o, sel, "/p"); err != nil {
+				t.Fatal(err)
+			}
+			o, got, gotErr := out(format, false)
+			if !Streams(o) {
+				t.Fatalf("%s for scripts does not stream", format)
+			}
+			lw := NewListWriter(o)
+			for _, r := range sel.Rows {
+				if err := lw.Row(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := lw.Close(inspect.Selected{Hidden: 1}, "/p"); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() || gotErr.String() != wantErr.String() {
+				t.Errorf("%s, %d rows: streamed\n%q (stderr %q)\nPrintList\n%q (stderr %q)", format, n, got, gotErr, want, wantErr)
+			}
+		}
+	}
+	if o, _, _ := out(termui.FormatTable, true); Streams(o) {
+		t.Error("the table for people streams")
+	}
+}
+
 // TestPrintExports: one ZIP for people is fields, several a table; for
 // scripts a line each; JSON counts the events of every entry.
 func TestPrintExports(t *testing.T) {

@@ -314,6 +314,25 @@ func (s *Store) listIn(ctx context.Context, q querier, op string, visit func(sea
 // The visits run one after another: on two cores, several connections
 // listing at once were slower (each has its own page cache).
 func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(e seam.Entry, h seam.Handle, err error)) error {
+	return s.ListOpenOrdered(ctx, func(heads []seam.Entry) []int {
+		if found != nil {
+			found(len(heads))
+		}
+		order := make([]int, len(heads))
+		for i := range order {
+			order[i] = i
+		}
+		return order
+	}, func(_ int, e seam.Entry, h seam.Handle, err error) { visit(e, h, err) })
+}
+
+var _ seam.OrderedLister = (*Store)(nil)
+
+// ListOpenOrdered is ListOpen in an order the caller picks from the
+// sessions' headers (seam.OrderedLister); ListOpen is built on it. The one
+// statement that lists the store reads every header and last row at once,
+// so the order costs no extra read.
+func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []int, visit func(int, seam.Entry, seam.Handle, error)) error {
 	if err := s.check(ctx, "list"); err != nil {
 		return err
 	}
@@ -324,43 +343,52 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(e se
 	defer pin.close()
 	before := writes.Load()
 	type item struct {
-		entry seam.Entry
-		row   sessionRow
-		last  []seam.Event
+		row  sessionRow
+		last []seam.Event
 	}
-	var items []item
+	var (
+		items []item
+		heads []seam.Entry
+	)
 	err = s.listIn(ctx, pin, "list", func(e seam.Entry, r *sessionRow, last []seam.Event) {
-		items = append(items, item{e, *r, last})
+		items = append(items, item{*r, last})
+		heads = append(heads, e)
 	})
 	if err != nil {
 		return err
 	}
 	pending := s.pendingHandles()
-	if found != nil {
-		found(len(items) + len(pending))
+	for _, p := range pending {
+		heads = append(heads, seam.Entry{Snapshot: p.pendingSnapshot()})
 	}
-	for i := range items {
+	perm := order(heads)
+	if err := seam.CheckOrder(perm, len(heads)); err != nil {
+		return err
+	}
+	for pos, i := range perm {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		it := &items[i]
-		if it.entry.Err != nil {
-			visit(it.entry, nil, nil)
+		e := heads[i]
+		if i >= len(items) {
+			p := pending[i-len(items)]
+			h := &handle{s: s, id: p.id, access: seam.Read, hdr: p.hdr, inherited: p.inherited}
+			s.ref()
+			visit(pos, e, h, nil)
+			h.Close()
 			continue
 		}
-		h, err := s.readHandle(ctx, &it.row, it.entry.Snapshot.Header, it.last)
+		if e.Err != nil {
+			visit(pos, e, nil, nil)
+			continue
+		}
+		h, err := s.readHandle(ctx, &items[i].row, e.Snapshot.Header, items[i].last)
 		if err != nil {
-			visit(it.entry, nil, err)
+			visit(pos, e, nil, err)
 			continue
 		}
 		h.pin, h.pinWrites = pin, before
-		visit(it.entry, h, nil)
-		h.Close()
-	}
-	for _, p := range pending {
-		h := &handle{s: s, id: p.id, access: seam.Read, hdr: p.hdr, inherited: p.inherited}
-		s.ref()
-		visit(seam.Entry{Snapshot: p.pendingSnapshot()}, h, nil)
+		visit(pos, e, h, nil)
 		h.Close()
 	}
 	return nil

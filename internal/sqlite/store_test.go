@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -529,5 +531,57 @@ func TestScanTransient(t *testing.T) {
 			}
 		}
 		r.Close()
+	}
+}
+
+// TestListOpenOrdered: ListOpenOrdered gives order every entry ListOpen
+// visits, with its header, and visits them once each, in the order asked
+// (here: ids descending), as ListOpen visits them.
+func TestListOpenOrdered(t *testing.T) {
+	s := newStore(t, Schema17, Options{})
+	sessions := map[string][]seam.Event{}
+	for i := range 50 {
+		sessions[fmt.Sprintf("s%03d", i)] = events(0, int64(i%7+1))
+	}
+	insertSessions(t, s, sessions)
+	want := map[string]seam.Entry{}
+	if err := s.ListOpen(ctx, nil, func(e seam.Entry, _ seam.Handle, _ error) { want[e.Snapshot.Header.ID] = e }); err != nil {
+		t.Fatal(err)
+	}
+	var heads []seam.Entry
+	var got []string
+	err := s.ListOpenOrdered(ctx, func(hs []seam.Entry) []int {
+		heads = hs
+		perm := make([]int, len(hs))
+		for i := range perm {
+			perm[i] = i
+		}
+		sort.Slice(perm, func(a, b int) bool { return hs[perm[a]].Snapshot.Header.ID > hs[perm[b]].Snapshot.Header.ID })
+		return perm
+	}, func(i int, e seam.Entry, h seam.Handle, err error) {
+		if i != len(got) || err != nil || e.Err != nil {
+			t.Fatalf("visit %d after %d visits: %v, %v", i, len(got), err, e.Err)
+		}
+		if w := want[e.Snapshot.Header.ID]; !reflect.DeepEqual(e, w) {
+			t.Errorf("visited %+v, ListOpen visits %+v", e, w)
+		}
+		evs, err := h.Read(ctx, 0, -1)
+		if err != nil || int64(len(evs)) != e.Snapshot.EventCount {
+			t.Errorf("%s: %d events, %v; listed %d", h.ID(), len(evs), err, e.Snapshot.EventCount)
+		}
+		got = append(got, e.Snapshot.Header.ID)
+	})
+	if err != nil || len(heads) != len(want) || len(got) != len(want) || !sort.IsSorted(sort.Reverse(sort.StringSlice(got))) {
+		t.Fatalf("ListOpenOrdered: %d heads, visited %v, %v", len(heads), got, err)
+	}
+	for _, hd := range heads {
+		if w := want[hd.Snapshot.Header.ID]; !reflect.DeepEqual(hd.Snapshot.Header, w.Snapshot.Header) {
+			t.Errorf("head %+v, ListOpen's %+v", hd.Snapshot.Header, w.Snapshot.Header)
+		}
+	}
+	if err := s.ListOpenOrdered(ctx, func(hs []seam.Entry) []int { return []int{0} }, func(int, seam.Entry, seam.Handle, error) {
+		t.Error("visited after a bad order")
+	}); err == nil {
+		t.Error("an order that is no permutation was taken")
 	}
 }
