@@ -493,8 +493,10 @@ func (b *backLines) blankRun() ([]byte, int64, error) {
 			b.run = n
 			return blankLine, b.end, nil
 		}
-		n += int64(k)
-		b.lo, b.end = len(b.buf), b.pos
+		// The whole window is the run: keep its first '\n', which ends the
+		// line before the run when the block before does not.
+		n += int64(k - 1)
+		b.end = b.pos + 1
 		if err := b.load(); err != nil {
 			return nil, 0, err
 		}
