@@ -101,3 +101,22 @@ func TestExplainVerify(t *testing.T) {
 		t.Errorf("nil: %v", err)
 	}
 }
+
+// TestReasonNamesNoSession: a session's reason is shown in its own row,
+// which names the session: the operation and id a seam error starts with
+// are left out; a not-found error keeps its id, which is the whole message.
+func TestReasonNamesNoSession(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&seam.Error{Kind: seam.ErrCorrupt, Op: "list", ID: "s", Pos: seam.NoPos, Err: errors.New("bad frame")}, "corrupt session log: bad frame"},
+		{&seam.Error{Kind: seam.ErrCorrupt, Op: "stat", ID: "s", Pos: seam.NoPos}, "corrupt session log"},
+		{seam.NotFound("stat", "s"), `session "s" not found`},
+		{fmt.Errorf("wrapped: %w", &seam.Error{Kind: seam.ErrIO, Op: "list", ID: "s", Pos: seam.NoPos}), `wrapped: list "s": i/o error`},
+	} {
+		if got := Reason(c.err); got != c.want {
+			t.Errorf("Reason(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
