@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/ctxio"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
@@ -61,6 +62,13 @@ type globals struct {
 func run(args []string, e *env) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f, ok := e.stdout.(*os.File); ok && ctxio.MayBlock(f) {
+		// A pipe nobody reads would hold a write, and the command, past
+		// a signal.
+		w := ctxio.NewWriter(ctx, f)
+		defer w.Close()
+		e.stdout = w
+	}
 	g := &globals{}
 	root := newRootCmd(e, g)
 	root.SetArgs(args)

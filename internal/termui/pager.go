@@ -73,6 +73,9 @@ func StartPager(cmdline string, stdout, stderr io.Writer) (io.Writer, func() err
 		cmd = exec.Command("/bin/sh", "-c", cmdline)
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if f, ok := stdout.(interface{ File() *os.File }); ok && f.File() != nil {
+		cmd.Stdout = f.File() // the terminal itself, which the pager must see
+	}
 	cmd.Env = os.Environ()
 	if os.Getenv("LESS") == "" {
 		cmd.Env = append(cmd.Env, "LESS=FRX")
