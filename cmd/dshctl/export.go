@@ -54,7 +54,7 @@ func newExportCmd(e *env, g *globals) *cobra.Command {
 	f.StringVarP(&o.out, "out", "O", "", "write the ZIP to `FILE`, into a folder (one that exists, or ending in /), or to standard output (-)")
 	f.BoolVarP(&o.all, "all", "a", false, "export every session of the store, one ZIP each")
 	f.BoolVar(&o.noSubagents, "no-subagents", false, "leave out the sessions that descend from the exported one")
-	f.BoolVar(&o.force, "force", false, "replace existing files (and with -O -, write to a terminal)")
+	f.BoolVar(&o.force, "force", false, "replace existing regular files (and with -O -, write to a terminal)")
 	f.IntVarP(&o.jobs, "jobs", "j", 0, "export `N` sessions at a time (default: one per CPU)")
 	return cmd
 }

@@ -97,7 +97,7 @@ func ToDir(ctx context.Context, sessions []Source, dir string, opts DirOptions) 
 					if !opts.NoSubagents {
 						subagents = trees[svc].Descendants(r.ID)
 					}
-					r.Bytes, r.Err = WriteFile(ctx, r.Path, opts.Force, svc, func(w io.Writer) error {
+					r.Bytes, r.Err = WriteFile(ctx, r.Path, WriteOptions{Force: opts.Force}, svc, func(w io.Writer) error {
 						var err error
 						r.Entries, err = writeZip(ctx, svc, r.ID, subagents, w, nil)
 						return err

@@ -136,7 +136,7 @@ func TestExportCancelled(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	var seen int64
 	path := filepath.Join(t.TempDir(), "out.zip")
-	_, err := export.WriteFile(cctx, path, false, nil, func(w io.Writer) error {
+	_, err := export.WriteFile(cctx, path, export.WriteOptions{}, nil, func(w io.Writer) error {
 		_, err := export.Session(cctx, svc, "big", w, export.Options{Progress: func(written, total int64) {
 			if seen = written; seen > 1000 {
 				cancel()

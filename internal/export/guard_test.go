@@ -81,7 +81,7 @@ func TestWriteFileRefusesStoreFiles(t *testing.T) {
 	}
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := WriteFile(ctx, c.path, true, c.svc, writeText("zip"))
+			_, err := WriteFile(ctx, c.path, WriteOptions{Force: true}, c.svc, writeText("zip"))
 			var se *StoreFileError
 			if !errors.Is(err, ErrStoreFile) || !errors.As(err, &se) || se.Path != c.path {
 				t.Fatalf("WriteFile(%s, force) = %v, want a *StoreFileError", c.path, err)
@@ -99,10 +99,10 @@ func TestWriteFileRefusesStoreFiles(t *testing.T) {
 
 	// Beside the database and outside the root is fine.
 	for _, p := range []string{filepath.Join(base, "home", "ok.zip"), filepath.Join(base, "storex.zip")} {
-		if _, err := WriteFile(ctx, p, false, sqliteStore, writeText("zip")); err != nil {
+		if _, err := WriteFile(ctx, p, WriteOptions{}, sqliteStore, writeText("zip")); err != nil {
 			t.Errorf("WriteFile(%s) = %v", p, err)
 		}
-		if _, err := WriteFile(ctx, p, true, jsonlStore, writeText("zip")); err != nil {
+		if _, err := WriteFile(ctx, p, WriteOptions{Force: true}, jsonlStore, writeText("zip")); err != nil {
 			t.Errorf("WriteFile(%s, force) = %v", p, err)
 		}
 	}

@@ -25,7 +25,9 @@ const fileMode = 0o600
 
 // ToFile writes the ZIP export of session id of svc (see Session) to the
 // file out names (see OutputPath) through WriteFile, and says what it
-// wrote; the Result's Err is not set, the error is returned.
+// wrote; the Result's Err is not set, the error is returned. A FIFO or a
+// character device that out names itself is written to, not replaced
+// (WriteOptions.Stream).
 func ToFile(ctx context.Context, svc seam.Service, id, out string, force bool, opts Options) (Result, error) {
 	if out != "" { // before OutputPath makes a folder
 		if _, err := CheckPath(out, svc); err != nil {
@@ -37,7 +39,7 @@ func ToFile(ctx context.Context, svc seam.Service, id, out string, force bool, o
 		return Result{}, err
 	}
 	r := Result{ID: id, Path: path}
-	r.Bytes, err = WriteFile(ctx, path, force, svc, func(w io.Writer) error {
+	r.Bytes, err = WriteFile(ctx, path, WriteOptions{Force: force, Stream: path == out}, svc, func(w io.Writer) error {
 		var err error
 		r.Entries, err = Session(ctx, svc, id, w, opts)
 		return err
@@ -72,33 +74,61 @@ func MakeDir(dir string) error {
 	return durable.MkdirAll(durable.OS, dir, 0o755)
 }
 
+// WriteOptions say what WriteFile may do with a file already at its path.
+type WriteOptions struct {
+	// Force replaces a regular file.
+	Force bool
+	// Stream writes into a FIFO or a character device at the path (or at
+	// the end of a symbolic link there), as a shell redirection would,
+	// instead of refusing it: -O /dev/null, -O /dev/stdout, -O >(cmd). A
+	// terminal needs Force, as with -O -.
+	Stream bool
+}
+
+// ErrNotReplaced is returned, wrapped with what the path is, for a path
+// WriteFile will not replace, with or without force: anything but a
+// regular file (a symbolic link, a directory, a device, a FIFO, a socket),
+// unless WriteOptions.Stream writes into it.
+var ErrNotReplaced = errors.New("only a regular file is replaced")
+
 // WriteFile makes the file path with what write writes, and returns its
 // size. A failed or cancelled export leaves nothing behind: the bytes go to
 // a hidden temporary file beside path, which is fsynced and only then
-// published under path. Without force an existing path is ErrExists, even
-// one that appears while the export runs; with force it is replaced
-// (renamed over: a symlink is replaced, never followed) and a regular
-// file's mode is kept. A new file has mode 0600. A directory is never
-// replaced, nor, with or without force, a file of the store from or
-// anything inside its folder (see CheckPath; from may be nil).
-func WriteFile(ctx context.Context, path string, force bool, from seam.Service, write func(io.Writer) error) (size int64, err error) {
+// published under path. Without o.Force an existing path is ErrExists,
+// even one that appears while the export runs; with it a regular file is
+// replaced (renamed over) and its mode kept. Nothing else is ever
+// replaced (ErrNotReplaced): not a symbolic link, a directory, a device, a
+// FIFO or a socket; with o.Stream a FIFO or character device is written
+// into instead (see WriteOptions). A new file has mode 0600. Nor is a file
+// of the store from, or anything inside its folder, ever written (see
+// CheckPath; from may be nil).
+func WriteFile(ctx context.Context, path string, o WriteOptions, from seam.Service, write func(io.Writer) error) (size int64, err error) {
 	real, err := CheckPath(path, from)
 	if err != nil {
 		return 0, err
 	}
 	mode := fs.FileMode(fileMode)
+	existed := false
 	if fi, err := os.Lstat(real); err == nil {
+		existed = true
+		if o.Stream && streamable(real) {
+			return writeStream(ctx, path, real, o.Force, write)
+		}
 		switch {
 		case fi.IsDir():
 			return 0, fmt.Errorf("%s is a directory", path)
-		case !force:
+		case !fi.Mode().IsRegular():
+			return 0, fmt.Errorf("%s is %s: %w", path, typeName(fi.Mode()), ErrNotReplaced)
+		case !o.Force:
 			return 0, fmt.Errorf("%s: %w", path, ErrExists)
-		case fi.Mode().IsRegular():
-			mode = fi.Mode().Perm()
 		}
+		mode = fi.Mode().Perm()
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return 0, err
 	}
+	// A path that was free is taken without replacing what appeared
+	// there meanwhile (publish looks at it again).
+	force := o.Force && existed
 	// The check and the write go to the same place: the resolved path.
 	dir := filepath.Dir(real)
 	tmp, err := os.CreateTemp(dir, ".dsh-export-*.tmp")
@@ -133,13 +163,39 @@ func WriteFile(ctx context.Context, path string, force bool, from seam.Service, 
 	if err = tmp.Close(); err != nil {
 		return 0, fmt.Errorf("write %s: %w", path, unwrapPath(err))
 	}
-	if err = publish(tmp.Name(), real, path, force); err != nil {
+	if err = publish(tmp.Name(), real, path, force); errors.Is(err, ErrExists) && o.Force {
+		// Appeared during the export: replaced only if a regular file.
+		if fi, lerr := os.Lstat(real); lerr == nil && !fi.Mode().IsRegular() {
+			return 0, fmt.Errorf("%s is %s: %w", path, typeName(fi.Mode()), ErrNotReplaced)
+		}
+		err = publish(tmp.Name(), real, path, true)
+	}
+	if err != nil {
 		return 0, err
 	}
 	// Best effort: the file's bytes are synced already, and some file
 	// systems refuse to sync a folder.
 	_ = durable.SyncDir(dir)
 	return cw.n, nil
+}
+
+// typeName names what a path that is not a regular file is.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "not a regular file"
 }
 
 // publish gives the finished temporary file tmp the name path

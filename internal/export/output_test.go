@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -46,7 +47,7 @@ func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.zip")
 
-	n, err := WriteFile(ctx, path, false, nil, writeText("first"))
+	n, err := WriteFile(ctx, path, WriteOptions{}, nil, writeText("first"))
 	if err != nil || n != 5 || readString(t, path) != "first" {
 		t.Fatalf("new file: %d, %v", n, err)
 	}
@@ -54,7 +55,7 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("new file has mode %v, want %v", fi.Mode().Perm(), os.FileMode(fileMode))
 	}
 
-	_, err = WriteFile(ctx, path, false, nil, writeText("second"))
+	_, err = WriteFile(ctx, path, WriteOptions{}, nil, writeText("second"))
 	if !errors.Is(err, ErrExists) || readString(t, path) != "first" {
 		t.Fatalf("existing file without force: %v", err)
 	}
@@ -62,7 +63,7 @@ func TestWriteFile(t *testing.T) {
 	if err := os.Chmod(path, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := WriteFile(ctx, path, true, nil, writeText("third")); err != nil || readString(t, path) != "third" {
+	if _, err := WriteFile(ctx, path, WriteOptions{Force: true}, nil, writeText("third")); err != nil || readString(t, path) != "third" {
 		t.Fatalf("force: %v", err)
 	}
 	if fi, _ := os.Stat(path); runtime.GOOS != "windows" && fi.Mode().Perm() != 0o640 {
@@ -73,16 +74,16 @@ func TestWriteFile(t *testing.T) {
 		io.WriteString(w, "half a zip")
 		return errDisk
 	}
-	if _, err := WriteFile(ctx, filepath.Join(dir, "failed.zip"), false, nil, failing); !errors.Is(err, errDisk) {
+	if _, err := WriteFile(ctx, filepath.Join(dir, "failed.zip"), WriteOptions{}, nil, failing); !errors.Is(err, errDisk) {
 		t.Fatalf("failed write: %v", err)
 	}
-	if _, err := WriteFile(ctx, path, true, nil, failing); !errors.Is(err, errDisk) || readString(t, path) != "third" {
+	if _, err := WriteFile(ctx, path, WriteOptions{Force: true}, nil, failing); !errors.Is(err, errDisk) || readString(t, path) != "third" {
 		t.Fatalf("failed forced write: %v", err)
 	}
 
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := WriteFile(cctx, filepath.Join(dir, "cancelled.zip"), false, nil, writeText("x")); !errors.Is(err, context.Canceled) {
+	if _, err := WriteFile(cctx, filepath.Join(dir, "cancelled.zip"), WriteOptions{}, nil, writeText("x")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled write: %v", err)
 	}
 
@@ -90,10 +91,10 @@ func TestWriteFile(t *testing.T) {
 		t.Fatalf("the folder holds %q, want only out.zip", got)
 	}
 
-	if _, err := WriteFile(ctx, dir, true, nil, writeText("x")); err == nil {
+	if _, err := WriteFile(ctx, dir, WriteOptions{Force: true}, nil, writeText("x")); err == nil {
 		t.Fatal("a directory was replaced")
 	}
-	if _, err := WriteFile(ctx, filepath.Join(dir, "nosuch", "x.zip"), false, nil, writeText("x")); err == nil {
+	if _, err := WriteFile(ctx, filepath.Join(dir, "nosuch", "x.zip"), WriteOptions{}, nil, writeText("x")); err == nil {
 		t.Fatal("no error for a missing folder")
 	}
 }
@@ -102,7 +103,7 @@ func TestWriteFile(t *testing.T) {
 // replaced without force.
 func TestWriteFileAppeared(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out.zip")
-	_, err := WriteFile(context.Background(), path, false, nil, func(w io.Writer) error {
+	_, err := WriteFile(context.Background(), path, WriteOptions{}, nil, func(w io.Writer) error {
 		return os.WriteFile(path, []byte("theirs"), 0o644)
 	})
 	if !errors.Is(err, ErrExists) || readString(t, path) != "theirs" {
@@ -113,8 +114,8 @@ func TestWriteFileAppeared(t *testing.T) {
 	}
 }
 
-// TestWriteFileSymlink: with force, a symlink at the path is replaced, and
-// the file it points to is never written.
+// TestWriteFileSymlink: a symlink at the path is neither replaced nor
+// followed, with or without force (issue 24 item 1).
 func TestWriteFileSymlink(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "precious")
@@ -125,13 +126,15 @@ func TestWriteFileSymlink(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Skip("no symlinks here:", err)
 	}
-	if _, err := WriteFile(context.Background(), link, false, nil, writeText("zip")); !errors.Is(err, ErrExists) {
-		t.Fatalf("symlink without force: %v", err)
+	for _, o := range []WriteOptions{{}, {Force: true}, {Force: true, Stream: true}} {
+		if _, err := WriteFile(context.Background(), link, o, nil, writeText("zip")); !errors.Is(err, ErrNotReplaced) {
+			t.Fatalf("symlink, %+v: %v", o, err)
+		}
+		if fi, _ := os.Lstat(link); fi.Mode()&fs.ModeSymlink == 0 || readString(t, target) != "keep" {
+			t.Fatalf("symlink replaced or followed: link %v, target %q", fi.Mode(), readString(t, target))
+		}
 	}
-	if _, err := WriteFile(context.Background(), link, true, nil, writeText("zip")); err != nil {
-		t.Fatal(err)
-	}
-	if fi, _ := os.Lstat(link); !fi.Mode().IsRegular() || readString(t, link) != "zip" || readString(t, target) != "keep" {
-		t.Fatalf("symlink followed: link %v, target %q", fi.Mode(), readString(t, target))
+	if got := dirNames(t, dir); len(got) != 2 {
+		t.Fatalf("the folder holds %q", got)
 	}
 }

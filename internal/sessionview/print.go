@@ -273,6 +273,10 @@ func ExplainExport(err error) error {
 		return termui.Usage(err)
 	case errors.Is(err, export.ErrExists):
 		return termui.WithHint(err, "use --force to replace it, or -O to write elsewhere")
+	case errors.Is(err, export.ErrNotReplaced):
+		return termui.WithHint(err, "name a new or regular file; -O - writes the ZIP to standard output")
+	case errors.Is(err, export.ErrTerminal):
+		return termui.WithHint(err, "redirect it, or use --force")
 	case errors.As(err, new(*export.SubagentError)):
 		return termui.WithHint(err, "--no-subagents exports the session without its subagents")
 	}
