@@ -139,12 +139,12 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 	res, err := store.Append(ctx, s.Service, s.ID, ao)
 	if res != nil {
 		if o.create && !res.Created && len(o.headerFlags) > 0 {
-			fmt.Fprintf(e.stderr, "dshctl: warning: session %s exists; %s ignored\n", s.ID, strings.Join(o.headerFlags, ", "))
+			fmt.Fprintf(e.stderr, "dshctl: warning: session %s exists; %s ignored\n", termui.Escape(s.ID), strings.Join(o.headerFlags, ", "))
 		}
 		// What the append removed is reported even when it then failed:
 		// the removal happened, and the backup is where the bytes are.
 		for _, r := range res.Repairs {
-			fmt.Fprintln(e.stderr, "dshctl: "+sessionview.RepairNote(r))
+			fmt.Fprintln(e.stderr, "dshctl: "+termui.OneLine(sessionview.RepairNote(r)))
 		}
 	}
 	return res, sessionview.Explain(err)

@@ -13,7 +13,7 @@ import (
 
 // request is what the store package finds the store with.
 func (g *globals) request(e *env) store.Request {
-	return store.Request{Flag: g.store, Getenv: e.getenv, Note: func(msg string) { fmt.Fprintf(e.stderr, "dshctl: %s\n", msg) },
+	return store.Request{Flag: g.store, Getenv: e.getenv, Note: func(msg string) { fmt.Fprintf(e.stderr, "dshctl: %s\n", termui.OneLine(msg)) },
 		MaxRecordBytes: g.maxRecord, MaxFrameBytes: g.maxFrame}
 }
 

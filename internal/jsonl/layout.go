@@ -134,7 +134,11 @@ func DecodeSegment(name string) (string, error) {
 			continue
 		}
 		if !plainUnit(uint16(c)) {
-			return bad(fmt.Sprintf("unescaped %q", c))
+			// Named as the character it is: 'ü', not its first byte 'Ã'.
+			if r, n := utf8.DecodeRuneInString(name[i:]); r != utf8.RuneError || n > 1 {
+				return bad(fmt.Sprintf("unescaped %q", r))
+			}
+			return bad(fmt.Sprintf("unescaped byte %#02x, not UTF-8", c))
 		}
 		units = append(units, uint16(c))
 		i++

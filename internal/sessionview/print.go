@@ -74,7 +74,7 @@ func PrintList(o termui.Out, sel inspect.Selected, project string) error {
 // it cannot.
 func warnUnreadable(o termui.Out, name string, s *inspect.Session) {
 	if s.State == inspect.StateError {
-		fmt.Fprintf(o.Stderr, "dshctl: %s: %s\n", name, Reason(s.Err))
+		fmt.Fprintf(o.Stderr, "dshctl: %s: %s\n", termui.Escape(name), Reason(s.Err))
 	}
 }
 
@@ -206,7 +206,7 @@ func PrintAppend(o termui.Out, r *store.AppendResult) error {
 	case o.IsJSON():
 		return o.WriteJSON(o.Stdout, AppendJSON{r, NewRepairsJSON(r.Repairs)})
 	case o.TTY:
-		_, err := fmt.Fprintln(o.Stdout, AppendSummary(r))
+		_, err := fmt.Fprintln(o.Stdout, termui.OneLine(AppendSummary(r)))
 		return err
 	}
 	t := o.NewTable(o.Stdout)
@@ -214,7 +214,7 @@ func PrintAppend(o termui.Out, r *store.AppendResult) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(o.Stderr, "dshctl: "+AppendSummary(r))
+	_, err := fmt.Fprintln(o.Stderr, "dshctl: "+termui.OneLine(AppendSummary(r)))
 	return err
 }
 
@@ -311,7 +311,7 @@ func PrintRaw(ctx context.Context, o termui.Out, w *bufio.Writer, h seam.Handle,
 		err = ferr
 	}
 	if note := RawTailNote(res, ro.Tail, err != nil); note != "" {
-		fmt.Fprintln(o.Stderr, "dshctl: "+note)
+		fmt.Fprintln(o.Stderr, "dshctl: "+termui.OneLine(note))
 	}
 	if snap, serr := h.Snapshot(ctx); serr == nil && snap.Location.TornBytes > 0 {
 		fmt.Fprintf(o.Stderr, "dshctl: not printed: a %d-byte torn tail (an incomplete append, never read)\n", snap.Location.TornBytes)

@@ -161,7 +161,9 @@ func RawTailNote(res export.RawResult, included, damaged bool) string {
 func StatFields(r *inspect.StatReport, now time.Time, word func(error) string) termui.Fields {
 	var f termui.Fields
 	h, snap := &r.Snapshot.Header, &r.Snapshot
-	f.Add("id", r.ID(), r.ID())
+	// Names from the store are escaped for people (termui.Escape) rather
+	// than folded onto one line as prose is.
+	f.Add("id", termui.Escape(r.ID()), r.ID())
 	f.Add("state", r.State, r.State)
 	if r.Err != nil {
 		msg := word(r.Err)
@@ -169,14 +171,14 @@ func StatFields(r *inspect.StatReport, now time.Time, word func(error) string) t
 	}
 	if r.HeaderKnown {
 		f.Add("version", fmt.Sprintf("v%d", h.Version), strconv.Itoa(h.Version))
-		f.Add("project", orDash(h.Cwd), h.Cwd)
-		f.Opt("parent", h.ParentSession, h.ParentSession)
+		f.Add("project", orDash(termui.Escape(h.Cwd)), h.Cwd)
+		f.Opt("parent", termui.Escape(h.ParentSession), h.ParentSession)
 		if h.Origin != "" {
 			f.Add("origin", fmt.Sprintf("%s (depth %d)", h.Origin, h.DelegationDepth), h.Origin)
 		} else {
 			f.Opt("origin", "", "")
 		}
-		f.Opt("preset", h.AgentPreset, h.AgentPreset)
+		f.Opt("preset", termui.Escape(h.AgentPreset), h.AgentPreset)
 		f.Time("created", h.CreatedAt, now, "")
 		note := ""
 		if r.MetaKnown && r.Meta.Approximate {
@@ -213,7 +215,7 @@ func StatFields(r *inspect.StatReport, now time.Time, word func(error) string) t
 	}
 	f.Add("size", fmt.Sprintf("%s (%d bytes)", termui.Bytes(snap.SizeBytes), snap.SizeBytes), strconv.FormatInt(snap.SizeBytes, 10))
 	loc := snap.Location
-	f.Add("path", loc.Path, loc.Path)
+	f.Add("path", termui.Escape(loc.Path), loc.Path)
 	f.Add("backend", fmt.Sprintf("%s, %s, generation %d", loc.Backend, loc.Encoding, loc.Generation), loc.Backend)
 	f.Opt("encoding", "", loc.Encoding)
 	f.Opt("generation", "", strconv.Itoa(loc.Generation))

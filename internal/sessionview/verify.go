@@ -137,7 +137,7 @@ func NewVerifyPrinter(o termui.Out, backupDir string) *VerifyPrinter {
 func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
 	if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
 		err := Explain(r.Err)
-		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", r.ID, strings.TrimPrefix(termui.OneLineError(err), fmt.Sprintf("verify %q: ", r.ID)))
+		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", termui.Escape(r.ID), strings.TrimPrefix(termui.OneLineError(err), fmt.Sprintf("verify %q: ", r.ID)))
 		if h := termui.Hint(err); h != "" {
 			fmt.Fprintf(p.o.Stderr, "hint: %s\n", h)
 		}
@@ -156,7 +156,7 @@ func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
 	case termui.FormatJSONL:
 		return p.o.WriteJSON(p.w, NewVerifyJSON(r))
 	}
-	lines := r.Lines(inspect.TextOptions{Colour: p.o.Colour, BackupDir: p.backupDir})
+	lines := escaped(r).Lines(inspect.TextOptions{Colour: p.o.Colour, BackupDir: p.backupDir})
 	if p.o.TTY {
 		for _, line := range lines {
 			if _, err := fmt.Fprintln(p.w, line); err != nil {
@@ -172,9 +172,22 @@ func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
 		rows.Row(VerifyRow(r, &r.Findings[i])...)
 	}
 	for _, line := range lines[len(r.Findings):] {
-		fmt.Fprintln(p.o.Stderr, "dshctl: "+line)
+		fmt.Fprintln(p.o.Stderr, "dshctl: "+termui.OneLine(line))
 	}
 	return rows.Render()
+}
+
+// escaped is r as its lines may show it on a terminal (termui.Escape):
+// what a hostile store names (an id, a folder, a path in a message) cannot
+// drive the terminal. Lines adds colour of its own after.
+func escaped(r *inspect.SessionReport) *inspect.SessionReport {
+	c := *r
+	c.ID, c.Location.Path = termui.Escape(r.ID), termui.Escape(r.Location.Path)
+	c.Findings = slices.Clone(r.Findings)
+	for i := range c.Findings {
+		c.Findings[i].Message = termui.OneLine(c.Findings[i].Message)
+	}
+	return &c
 }
 
 // Flush writes the reports printed so far.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -74,7 +73,7 @@ func (t *Table) Render() error {
 	for i, r := range t.rows {
 		rows[i] = make([]string, len(r))
 		for j, c := range r {
-			rows[i][j] = OneLine(c)
+			rows[i][j] = Escape(c)
 		}
 	}
 	header, keep := t.header, t.keep
@@ -157,35 +156,6 @@ func (t *Table) renderPlain() error {
 	}
 	_, err := t.w.Write(b.Bytes())
 	return err
-}
-
-// PlainField keeps a field on its line and in its column: tabs and line
-// breaks (which a cwd may hold) become spaces.
-func PlainField(s string) string {
-	if !strings.ContainsAny(s, "\t\n\r") {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
-// OneLine makes a value one line of printable text for a terminal: a line
-// break would break a table, and a control character could move the
-// cursor.
-func OneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-			return ' '
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return '\uFFFD'
-		}
-		return r
-	}, s)
 }
 
 // columnGap is the space between the columns of a table for people.

@@ -40,10 +40,11 @@ func TestTable(t *testing.T) {
 		}
 		return b.String()
 	}
-	if got, want := render(false, 0), "session-4f1c2a9e\t/home/dev/a long/project/path\t108464\ns2\t-\t3\n"; got != want {
+	// A tab in a value is escaped: the row keeps its columns.
+	if got, want := render(false, 0), "session-4f1c2a9e\t\"/home/dev/a\\tlong/project/path\"\t108464\ns2\t-\t3\n"; got != want {
 		t.Errorf("plain:\n%q\nwant\n%q", got, want)
 	}
-	want := "ID                PROJECT      SIZE\nsession-4f1c2a9e  /home/dev/…  108464\ns2                -            3\n"
+	want := "ID                PROJECT      SIZE\nsession-4f1c2a9e  \"/home/dev…  108464\ns2                -            3\n"
 	if got := render(true, 37); got != want {
 		t.Errorf("table:\n%s\nwant\n%s", got, want)
 	}
@@ -87,6 +88,30 @@ func TestTableDrop(t *testing.T) {
 	} {
 		if got := render(width); got != want {
 			t.Errorf("width %d:\n%s\nwant\n%s", width, got, want)
+		}
+	}
+}
+
+// TestEscape: values from a store reach the terminal as themselves when
+// printable, UTF-8 included, else quoted with their control characters,
+// invalid bytes and invisible formatting escaped (issue 24 item 12).
+func TestEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		"session-4f1c":           "session-4f1c",
+		"":                       "",
+		"/home/dev/café ☕/日本語 🚀": "/home/dev/café ☕/日本語 🚀",
+		"a b":                    "a b",
+		`C:\Users\dev`:           `C:\Users\dev`,
+		"evil\x1b[31mRED\x07":    `"evil\x1b[31mRED\a"`,
+		"two\nlines":             `"two\nlines"`,
+		"tab\there":              `"tab\there"`,
+		"bad\xc3(":               `"bad\xc3("`,
+		"c1\u009b31m":            `"c1\u009b31m"`,
+		"rtl\u202egpj.exe":       `"rtl\u202egpj.exe"`,
+		`"quoted"`:               `"\"quoted\""`,
+	} {
+		if got := Escape(in); got != want {
+			t.Errorf("Escape(%q) = %s, want %s", in, got, want)
 		}
 	}
 }
