@@ -72,9 +72,9 @@ func TestSegments(t *testing.T) {
 	// The character at fault is named as itself (issue 24 item 12: a
 	// UTF-8 name was said to hold an unescaped 'Ã').
 	for name, want := range map[string]string{
-		"session-ü": `unescaped 'ü'`,
-		"evil[":    `unescaped '\x1b'`,
-		"bad\xffname":  "unescaped byte 0xff, not UTF-8",
+		"session-ü":   `unescaped 'ü'`,
+		"evil\x1b[":   `unescaped '\x1b'`,
+		"bad\xffname": "unescaped byte 0xff, not UTF-8",
 	} {
 		if _, err := DecodeSegment(name); err == nil || !strings.HasSuffix(err.Error(), want) {
 			t.Errorf("DecodeSegment(%q): %v, want it to end %s", name, err, want)

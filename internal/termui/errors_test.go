@@ -21,7 +21,7 @@ func TestReport(t *testing.T) {
 		{errors.New("two\nlines"), "dshctl: two lines\n", ExitError},
 		{WithHint(errors.New("gone"), "look elsewhere"), "dshctl: gone\nhint: look elsewhere\n", ExitError},
 		// A hostile store's path cannot drive the terminal or break the line.
-		{WithHint(errors.New("open /s/--a\x1b[31mb\rc--/x: bad"), "see /s/\x1b]0;t\x07"), `dshctl: "open /s/--a\x1b[31mb c--/x: bad"`+"\n"+`hint: "see /s/\x1b]0;t\a"`+"\n", ExitError},
+		{WithHint(errors.New("open /s/--a\x1b[31mb\rc--/x: bad"), "see /s/\x1b]0;t\x07"), `dshctl: "open /s/--a\x1b[31mb c--/x: bad"` + "\n" + `hint: "see /s/\x1b]0;t\a"` + "\n", ExitError},
 		{Usagef("bad %s", "flag"), "dshctl: bad flag\nhint: run 'dshctl cat --help' for usage\n", ExitUsage},
 		{Usage(WithHint(errors.New("bad"), "try this")), "dshctl: bad\nhint: try this\nhint: run 'dshctl cat --help' for usage\n", ExitUsage},
 		{fmt.Errorf("wrapped: %w", Findings("2 errors")), "", ExitFindings},
