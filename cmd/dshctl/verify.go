@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
+	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
@@ -55,12 +58,40 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 	return cmd
 }
 
+// backupOutsideStores refuses a backup folder inside a store that ss
+// opened (export.CheckPath), where a repair would write into the store it
+// repairs: --backup-dir as a usage error, and, for a repair, the default
+// folder.
+func backupOutsideStores(ss *store.Sessions, backupDir string, getenv func(string) string, repair bool) error {
+	dir, named := backupDir, backupDir != ""
+	if !named {
+		var err error
+		if dir, err = store.DefaultBackupDir(getenv); err != nil || !repair {
+			return nil // the repair itself says why it has no folder
+		}
+	}
+	for _, gr := range ss.Groups() {
+		var sfe *export.StoreFileError
+		if _, err := export.CheckPath(dir, gr.Service); errors.As(err, &sfe) {
+			err := fmt.Errorf("the backup folder %s lies inside the store (%s): a repair keeps what it removes outside the store it repairs", dir, sfe.Store)
+			if named {
+				return termui.Usage(err)
+			}
+			return termui.WithHint(err, "name another folder with --backup-dir")
+		}
+	}
+	return nil
+}
+
 // runVerify checks the sessions args name, or the whole store
 // (inspect.Verify, once per store), printing each report as it comes.
 func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o inspect.Options) error {
 	ss, err := g.openSessions(ctx, e, args, store.Options{BackupDir: backupDir, Verify: true})
 	defer ss.Close()
 	if err != nil {
+		return err
+	}
+	if err := backupOutsideStores(ss, backupDir, e.getenv, o.Repair && !o.DryRun); err != nil {
 		return err
 	}
 	if backupDir == "" {

@@ -118,3 +118,17 @@ func Publish(tmp, path string, replace bool) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// ErrSymlink is the failure of CreateIn in a folder that is a symbolic
+// link.
+var ErrSymlink = errors.New("a symbolic link, which is not followed")
+
+// CreateIn makes the new file name (exclusive, with mode perm) in the
+// folder dir and returns it open for writing. Neither dir's last element
+// nor name is followed if it is a symbolic link (ErrSymlink, in a
+// *fs.PathError): on Unix the folder is opened with O_NOFOLLOW and the file
+// made relative to it, so a folder swapped for a link in between cannot
+// send the file elsewhere. What leads to dir is followed.
+func CreateIn(dir, name string, perm fs.FileMode) (*os.File, error) {
+	return createIn(dir, name, perm)
+}

@@ -97,3 +97,34 @@ func TestPublish(t *testing.T) {
 		t.Fatalf("existing name with replace: %v, %q", err, read(path))
 	}
 }
+
+// TestCreateIn: a file is made in a folder, never through a folder that is
+// a symbolic link, and never over a file or a link at its name (issue 24
+// item 14: a backup followed a linked backups/<id> folder).
+func TestCreateIn(t *testing.T) {
+	dir := t.TempDir()
+	f, err := CreateIn(dir, "a", 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := CreateIn(dir, "a", 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("CreateIn over a file: %v", err)
+	}
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "link")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if _, err := CreateIn(filepath.Join(dir, "link"), "b", 0o600); !errors.Is(err, ErrSymlink) {
+		t.Errorf("CreateIn in a linked folder: %v, want ErrSymlink", err)
+	}
+	if err := os.Symlink(filepath.Join(elsewhere, "c"), filepath.Join(dir, "c")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CreateIn(dir, "c", 0o600); err == nil {
+		t.Errorf("CreateIn at a symbolic link succeeded")
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Errorf("a file was made through a link: %v", entries)
+	}
+}

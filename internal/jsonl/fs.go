@@ -18,6 +18,10 @@ type fileSystem interface {
 	// symbolic link, never blocking on a FIFO or a device, and only a
 	// regular file: anything else fails with errNotRegular (or errSymlink).
 	OpenFile(name string, flag int, perm fs.FileMode) (file, error)
+	// CreateIn makes the new file name in the folder dir, open for
+	// writing, following no symbolic link at dir or name (see
+	// durable.CreateIn): a backup's folder that is a link is refused.
+	CreateIn(dir, name string, perm fs.FileMode) (file, error)
 	Lstat(name string) (fs.FileInfo, error)
 	Stat(name string) (fs.FileInfo, error)
 	ReadDir(name string) ([]fs.DirEntry, error)
@@ -73,6 +77,14 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (file, error) {
 		return openReadOnly(name)
 	}
 	return openFile(name, flag, perm)
+}
+
+func (osFS) CreateIn(dir, name string, perm fs.FileMode) (file, error) {
+	f, err := durable.CreateIn(dir, name, perm)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
 }
 
 func (osFS) Lstat(name string) (fs.FileInfo, error)     { return os.Lstat(name) }

@@ -139,6 +139,21 @@ func (t *testFS) OpenFile(name string, flag int, perm fs.FileMode) (file, error)
 	return &testFile{file: f, fs: t, path: name}, nil
 }
 
+func (t *testFS) CreateIn(dir, name string, perm fs.FileMode) (file, error) {
+	path := filepath.Join(dir, name)
+	if err := t.hook(&t.beforeOpen, path); err != nil {
+		return nil, err
+	}
+	if _, err := t.mutate(); err != nil {
+		return nil, err
+	}
+	f, err := t.osFS.CreateIn(dir, name, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &testFile{file: f, fs: t, path: path}, nil
+}
+
 func (t *testFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err := t.hook(&t.failReadDir, name); err != nil {
 		return nil, err

@@ -666,8 +666,9 @@ func (s *Store) backup(ctx context.Context, id string, l *logFile, from, to int6
 	if err := durable.MkdirAll(s.fs, dir, 0o700); err != nil {
 		return "", l.ioError(fmt.Errorf("backup directory: %w", err), from)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%s-%d.bin", time.Now().UTC().Format("20060102T150405.000000000Z"), from))
-	f, err := s.fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	name := fmt.Sprintf("%s-%d.bin", time.Now().UTC().Format("20060102T150405.000000000Z"), from)
+	path := filepath.Join(dir, name)
+	f, err := s.fs.CreateIn(dir, name, 0o600)
 	if err != nil {
 		return "", l.ioError(fmt.Errorf("backup: %w", err), from)
 	}

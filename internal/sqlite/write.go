@@ -468,8 +468,9 @@ func (s *Store) backup(op, id string, r *RawRow) (string, error) {
 	if err := durable.MkdirAll(durable.OS, dir, 0o700); err != nil {
 		return "", fail(err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%s-seq%d.json", time.Now().UTC().Format("20060102T150405.000000000Z"), r.Seq))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	name := fmt.Sprintf("%s-seq%d.json", time.Now().UTC().Format("20060102T150405.000000000Z"), r.Seq)
+	path := filepath.Join(dir, name)
+	f, err := durable.CreateIn(dir, name, 0o600) // never through a linked folder
 	if err != nil {
 		return "", fail(err)
 	}
