@@ -44,7 +44,7 @@ func newCatCmd(e *env, g *globals) *cobra.Command {
 			if err := o.check(cmd, format); err != nil {
 				return err
 			}
-			s, err := g.openSession(cmd.Context(), e, args[0], store.Options{AllowUnknownTypes: true})
+			s, err := g.openSession(cmd.Context(), e, args[0], store.Options{AllowUnknownTypes: true, ReadOnly: true})
 			if err != nil {
 				return err
 			}

@@ -55,7 +55,7 @@ func completeSessions(e *env, g *globals, kind sessionArgs) cobra.CompletionFunc
 		if strings.ContainsRune(toComplete, os.PathSeparator) || strings.HasPrefix(toComplete, ".") || strings.HasPrefix(toComplete, "~") {
 			return nil, cobra.ShellCompDirectiveDefault
 		}
-		matches, err := store.Complete(cmd.Context(), g.request(e), toComplete, maxCompletions, store.Options{AllowUnknownTypes: true})
+		matches, err := store.Complete(cmd.Context(), g.request(e), toComplete, maxCompletions, store.Options{AllowUnknownTypes: true, ReadOnly: true})
 		if err != nil {
 			cobra.CompDebugln(err.Error(), true)
 			return nil, cobra.ShellCompDirectiveNoFileComp

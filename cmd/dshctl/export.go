@@ -91,7 +91,7 @@ func (o *exportOptions) check(g *globals, args []string) error {
 // exportOne writes one session's ZIP (export.ToFile), or streams it to
 // standard output (export.Session), with a bar of the events written.
 func exportOne(ctx context.Context, e *env, g *globals, format string, o *exportOptions, arg string) error {
-	s, err := g.openSession(ctx, e, arg, store.Options{AllowUnknownTypes: true}) // a plugin's events too, as cat
+	s, err := g.openSession(ctx, e, arg, store.Options{AllowUnknownTypes: true, ReadOnly: true}) // a plugin's events too, as cat
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 	dir := cmp.Or(o.out, ".")
 	// A session that cannot be found is reported with the others that fail.
 	var unopened []export.Result
-	ss, err := store.OpenEachSession(ctx, g.request(e), args, store.Options{AllowUnknownTypes: true}, func(arg string, err error) {
+	ss, err := store.OpenEachSession(ctx, g.request(e), args, store.Options{AllowUnknownTypes: true, ReadOnly: true}, func(arg string, err error) {
 		unopened = append(unopened, export.Result{ID: arg, Err: err})
 	}) // --all: no arguments, every session of the store
 	defer ss.Close()

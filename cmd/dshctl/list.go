@@ -69,7 +69,7 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 // (inspect.ListSelect), and prints it; piped or as JSON, sorted by
 // creation, it prints each row as soon as it is known (inspect.ListStream).
 func runList(ctx context.Context, e *env, g *globals, format string, o inspect.Selection, strict bool, budget int64) error {
-	svc, err := g.openStore(e, store.Options{AllowUnknownTypes: true})
+	svc, err := g.openStore(e, store.Options{AllowUnknownTypes: true, ReadOnly: true})
 	if err != nil {
 		return err
 	}

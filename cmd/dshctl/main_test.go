@@ -75,6 +75,8 @@ func TestScripts(t *testing.T) {
 			"unzipentry": cmdUnzipEntry,
 			"sqlexec":    cmdSQLExec,
 			"patchbytes": cmdPatchBytes,
+			"sqlwal":     cmdSQLWAL,
+			"setbyte":    cmdSetByte,
 		},
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,

@@ -24,7 +24,7 @@ func newStatCmd(e *env, g *globals) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := g.openSession(ctx, e, args[0], store.Options{AllowUnknownTypes: true})
+			s, err := g.openSession(ctx, e, args[0], store.Options{AllowUnknownTypes: true, ReadOnly: true})
 			if err != nil {
 				return err
 			}

@@ -86,7 +86,7 @@ func backupOutsideStores(ss *store.Sessions, backupDir string, getenv func(strin
 // runVerify checks the sessions args name, or the whole store
 // (inspect.Verify, once per store), printing each report as it comes.
 func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o inspect.Options) error {
-	ss, err := g.openSessions(ctx, e, args, store.Options{BackupDir: backupDir, Verify: true})
+	ss, err := g.openSessions(ctx, e, args, store.Options{BackupDir: backupDir, Verify: true, ReadOnly: !o.Repair || o.DryRun})
 	defer ss.Close()
 	if err != nil {
 		return err

@@ -58,11 +58,15 @@ func fileURI(abs string, q url.Values) string {
 	return u.String() + "?" + q.Encode()
 }
 
-// openDirect opens a direct connection to the database at abs. It never
-// creates the file.
-func openDirect(abs string, busy time.Duration) (_ *direct, err error) {
+// openDirect opens a direct connection to the database at abs with the
+// URI parameters access (see Store.access). It never creates the file.
+func openDirect(abs string, busy time.Duration, access url.Values) (_ *direct, err error) {
 	d := &direct{tls: libc.NewTLS(), stmts: map[string]uintptr{}}
-	name, err := d.cstring(fileURI(abs, url.Values{"mode": {"rw"}}))
+	flags := int32(sqlite3.SQLITE_OPEN_READWRITE)
+	if access.Get("mode") == "ro" {
+		flags = sqlite3.SQLITE_OPEN_READONLY
+	}
+	name, err := d.cstring(fileURI(abs, access))
 	if err != nil {
 		d.tls.Close()
 		return nil, err
@@ -70,7 +74,7 @@ func openDirect(abs string, busy time.Duration) (_ *direct, err error) {
 	defer libc.Xfree(d.tls, name)
 	out := d.tls.Alloc(int(unsafe.Sizeof(uintptr(0))))
 	defer d.tls.Free(int(unsafe.Sizeof(uintptr(0))))
-	rc := sqlite3.Xsqlite3_open_v2(d.tls, name, out, sqlite3.SQLITE_OPEN_READWRITE|sqlite3.SQLITE_OPEN_NOMUTEX|
+	rc := sqlite3.Xsqlite3_open_v2(d.tls, name, out, flags|sqlite3.SQLITE_OPEN_NOMUTEX|
 		sqlite3.SQLITE_OPEN_URI|sqlite3.SQLITE_OPEN_EXRESCODE, 0)
 	d.db = peekPtr(out)
 	if rc != sqlite3.SQLITE_OK {
@@ -206,7 +210,7 @@ func (s *Store) getDirect() (*direct, error) {
 		return d, nil
 	}
 	p.mu.Unlock()
-	return openDirect(s.path, s.opts.BusyTimeout)
+	return openDirect(s.path, s.opts.BusyTimeout, s.access)
 }
 
 // putDirect gives d back to s's pool, or closes it.

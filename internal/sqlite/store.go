@@ -67,6 +67,14 @@ type Options struct {
 	// VerifyLayout reports the damage, and every other operation fails
 	// with it.
 	OpenDamaged bool
+	// ReadOnly opens the database for reading only (SQLite's mode=ro):
+	// nothing of it changes, the WAL is never checkpointed into the
+	// database nor deleted, a damaged one is kept; Create and write opens
+	// fail with seam.ErrReadOnly. SQLite may make the empty -wal and -shm
+	// files its readers share. In a folder where it cannot (a read-only
+	// file system, another user's folder), a database without a WAL is
+	// read as it is in its file (immutable); one with a WAL cannot be.
+	ReadOnly bool
 }
 
 // Store is a SQLite session store. It implements seam.Service,
@@ -76,6 +84,12 @@ type Store struct {
 	schema int
 	opts   Options
 	db     *sql.DB
+	// access are the URI parameters of every connection: mode=rw, or
+	// mode=ro (and immutable=1) for a read-only store.
+	access url.Values
+	// noWrite is why a store opened for writing was opened read-only
+	// (a damaged WAL): its writes fail with it.
+	noWrite error
 
 	mu      sync.Mutex
 	writers seam.Claims[*handle] // ids this store owns for writing, pending creates included
@@ -89,6 +103,11 @@ type Store struct {
 
 	dbMu sync.Mutex
 	dbc  dbCheck // what verify found of the database as a whole
+
+	// qcDone says the database passed PRAGMA quick_check before a write
+	// of this Store (see checkWrite).
+	qcMu   sync.Mutex
+	qcDone bool
 
 	// damaged is why a store opened with OpenDamaged is unusable.
 	damaged error
@@ -134,13 +153,54 @@ func Open(path string, opts Options) (*Store, error) {
 	// OFD locks keep SQLite's locks on the database file safe from a close
 	// of another descriptor of it anywhere in the process.
 	ofdOnce.Do(func() { sqlite.OFDLocking(true) })
-	db, err := sql.Open("sqlite", dsn(abs, opts.BusyTimeout))
+	var noWrite error
+	if !opts.ReadOnly {
+		// A read-write connection resets or deletes a WAL whose header it
+		// cannot read, even if it never writes: such a database is
+		// opened read-only, and its writes refused with why.
+		if err := walRefusal(abs); err != nil {
+			opts.ReadOnly, noWrite = true, err
+		}
+	}
+	access := url.Values{"mode": {"rw"}}
+	if opts.ReadOnly {
+		access.Set("mode", "ro")
+	}
+	s, err := openDB(abs, opts, access)
+	if err != nil && opts.ReadOnly && cannotShare(err) {
+		// SQLite's readers share the WAL's index in a -shm file beside
+		// the database, which cannot be made here. Without a WAL, the
+		// database file is the whole database: read it as it is.
+		if fi, serr := os.Stat(abs + "-wal"); serr == nil && fi.Size() > 0 {
+			return nil, storeErr(seam.ErrIO, abs, fmt.Sprintf("cannot read %s: its write-ahead log (%s-wal, %d bytes) may hold commits, which SQLite reads only with a %s-shm file beside it, and that file cannot be made in the folder (it is read-only)",
+				abs, filepath.Base(abs), fi.Size(), filepath.Base(abs)), "copy the database with its -wal file to a writable folder and read the copy")
+		}
+		access.Set("immutable", "1")
+		s, err = openDB(abs, opts, access)
+	}
+	if err != nil && cannotShare(err) {
+		return nil, openError(abs, err)
+	}
+	if s != nil {
+		s.noWrite = noWrite
+	}
+	return s, err
+}
+
+// openDB opens the database at abs with the URI parameters access (mode,
+// immutable) and checks it (init).
+func openDB(abs string, opts Options, access url.Values) (*Store, error) {
+	db, err := sql.Open("sqlite", dsn(abs, opts.BusyTimeout, access))
 	if err != nil {
 		return nil, openError(abs, err)
 	}
 	db.SetMaxIdleConns(max(2, runtime.GOMAXPROCS(0)))
-	s := &Store{path: abs, opts: opts, db: db, stmts: map[string]*sql.Stmt{}}
+	s := &Store{path: abs, opts: opts, db: db, access: access, stmts: map[string]*sql.Stmt{}}
 	if err := s.init(opts.Create); err != nil {
+		if opts.ReadOnly && cannotShare(err) {
+			db.Close()
+			return nil, err
+		}
 		err = openError(abs, err)
 		if opts.OpenDamaged && errors.Is(err, seam.ErrCorrupt) {
 			s.damaged = err
@@ -153,11 +213,14 @@ func Open(path string, opts Options) (*Store, error) {
 }
 
 // dsn is the data source name of the database at abs: a URI that never
-// creates the file (Open does that, with mode 0600) and the pragmas every
-// connection runs. Write transactions begin IMMEDIATE.
-func dsn(abs string, busy time.Duration) string {
+// creates the file (Open does that, with mode 0600), with the parameters
+// access (mode=rw or ro, immutable) and the pragmas every connection runs.
+// Write transactions begin IMMEDIATE.
+func dsn(abs string, busy time.Duration, access url.Values) string {
 	q := url.Values{}
-	q.Set("mode", "rw")
+	for k, v := range access {
+		q[k] = v
+	}
 	q.Set("_txlock", "immediate")
 	for _, pragma := range connPragmas(busy) {
 		q.Add("_pragma", pragma)
@@ -193,6 +256,18 @@ func checkFile(abs string, create bool) error {
 		return storeErr(seam.ErrInvalid, abs, abs+" is not a regular file, so not a SQLite session store", "")
 	}
 	return checkMode(abs, fi)
+}
+
+// cannotShare reports whether err is SQLite's failure to open (or make)
+// the files a reader of a WAL database shares, in a folder it cannot
+// write: SQLITE_CANTOPEN, SQLITE_READONLY_DIRECTORY.
+func cannotShare(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	return e.Code()&0xff == sqlite3.SQLITE_CANTOPEN || e.Code() == sqlite3.SQLITE_READONLY_DIRECTORY ||
+		e.Code() == sqlite3.SQLITE_READONLY_CANTINIT
 }
 
 // init checks, or for a new empty database creates, the schema.
@@ -321,6 +396,18 @@ func (s *Store) size() int64 {
 		}
 	}
 	return n
+}
+
+// checkWritable fails a write (op on session id) of a store opened
+// read-only.
+func (s *Store) checkWritable(op, id string) error {
+	if s.noWrite != nil {
+		return s.noWrite
+	}
+	if !s.opts.ReadOnly {
+		return nil
+	}
+	return &seam.Error{Kind: seam.ErrReadOnly, Op: op, ID: id, Pos: pathPos(s.path), Err: errors.New("the store was opened read-only")}
 }
 
 // check fails when the store is closed or ctx is done.

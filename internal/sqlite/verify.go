@@ -56,6 +56,11 @@ func (s *Store) databaseFindings(ctx context.Context) ([]seam.Finding, error) {
 		}
 		add(seam.ClassDamage, "database-open", "the database %s; its sessions are not checked", what)
 	}
+	if f, ok, err := s.walFinding(); err != nil {
+		return nil, s.sqlErr("verify", "", err)
+	} else if ok {
+		fs = append(fs, f)
+	}
 	lines, err := s.integrityCheck(ctx, maxDatabaseFindings+1)
 	switch {
 	case err != nil && isCorrupt(err) && s.damaged != nil:

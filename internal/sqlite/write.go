@@ -41,6 +41,9 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	if err := s.check(ctx, "create"); err != nil {
 		return nil, err
 	}
+	if err := s.checkWritable("create", h.ID); err != nil {
+		return nil, err
+	}
 	if err := seam.CheckCreate(h, opts); err != nil {
 		return nil, err
 	}
@@ -109,6 +112,9 @@ func (s *Store) lock(op, id string, busy error) (*ownership, error) {
 
 // openWrite claims id, takes its lock and validates the whole session.
 func (s *Store) openWrite(ctx context.Context, id string) (seam.Handle, error) {
+	if err := s.checkWritable("open", id); err != nil {
+		return nil, err
+	}
 	h := &handle{s: s, id: id, access: seam.Write, w: &writer{lastFirst: -1}}
 	if err := s.writers.Claim("open", id, h, seam.ErrAlreadyOwned); err != nil {
 		return nil, err
@@ -220,6 +226,9 @@ func (h *handle) Flush(ctx context.Context) error {
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE, which waits up to
 // the busy timeout for another connection's write lock) and commits.
 func (s *Store) inTx(ctx context.Context, op, id string, fn func(tx *sql.Tx) error) error {
+	if err := s.checkWrite(ctx, op, id); err != nil {
+		return err
+	}
 	if err := s.ensureWAL(ctx); err != nil {
 		return s.sqlErr(op, id, err)
 	}

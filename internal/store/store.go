@@ -79,6 +79,11 @@ type Options struct {
 	// Verify opens the store for verify: a SQLite database too damaged
 	// to open otherwise is opened so that verify reports the damage.
 	Verify bool
+	// ReadOnly opens a SQLite database for reading only (see
+	// sqlite.Options.ReadOnly), for commands that never write: it is
+	// left byte for byte as it was, its WAL neither checkpointed nor
+	// deleted. A JSONL store's reads never write.
+	ReadOnly bool
 }
 
 // Errors of finding and opening a store, matched with errors.Is; the
@@ -424,6 +429,7 @@ func openSQLite(spec Spec, loc Location, o Options) (seam.Service, error) {
 		AllowUnknownTypes: o.AllowUnknownTypes,
 		BackupDir:         o.BackupDir,
 		OpenDamaged:       o.Verify,
+		ReadOnly:          o.ReadOnly,
 	})
 }
 
