@@ -284,15 +284,52 @@ func ExplainExport(err error) error {
 // it added. A log holding event types dsh refuses is printed whole, then
 // refused.
 func PrintLog(ctx context.Context, o termui.Out, w io.Writer, h seam.Handle, so inspect.StreamOptions, header bool, width int, widthSet bool) error {
-	res, err := inspect.Stream(ctx, h, so, LogSink(ctx, o, w, header, width, widthSet))
+	sink := LogSink(ctx, o, w, header, width, widthSet)
+	if tr, ok := sink.(*inspect.Transcript); ok && !so.Follow && !so.Filter.HasTo && len(so.Filter.Types) == 0 {
+		tr.MarkOpenTurn() // the log is read to its end, every turn/end seen
+	}
+	res, err := inspect.Stream(ctx, h, so, sink)
 	if res.Closers > 0 && o.Format != termui.FormatJSON {
 		fmt.Fprintf(o.Stderr, "dshctl: %s for the interrupted turn printed, not stored\n", termui.Count(res.Closers, "synthetic closer"))
+	}
+	if f := so.Filter; err == nil && res.Matched == 0 && !so.Follow && (f.From > 0 || f.HasTo || len(f.Types) > 0) {
+		// A filter that matches nothing is said, not left to a silent
+		// exit 0.
+		fmt.Fprintln(o.Stderr, "dshctl: "+NoMatch(ctx, f, h))
 	}
 	var ut *inspect.UnknownTypesError
 	if errors.As(err, &ut) {
 		return ut.Refusal("cat") // after every event was printed
 	}
 	return Explain(err)
+}
+
+// NoMatch says why filter f printed no event of the log h reads: past its
+// last seq, or no event of it matched.
+func NoMatch(ctx context.Context, f inspect.FilterOptions, h seam.Handle) string {
+	var given []string
+	for _, t := range f.Types {
+		if strings.ContainsAny(t, "*?[ ") {
+			t = "'" + t + "'" // as it is typed
+		}
+		given = append(given, "--type "+t)
+	}
+	if f.From > 0 {
+		given = append(given, fmt.Sprintf("--from %d", f.From))
+	}
+	if f.HasTo {
+		given = append(given, fmt.Sprintf("--to %d", f.To))
+	}
+	s, err := h.Snapshot(ctx)
+	switch {
+	case err != nil:
+		return "no event matched " + strings.Join(given, " ")
+	case s.EventCount == 0:
+		return "no event printed: the log has no events"
+	case f.From >= s.EventCount:
+		return fmt.Sprintf("no event printed: --from %d is past the log's last seq, %d", f.From, s.EventCount-1)
+	}
+	return fmt.Sprintf("no event matched %s (the log's events are seq 0 to %d)", strings.Join(given, " "), s.EventCount-1)
 }
 
 // PrintRaw prints the records h reads as stored (export.WriteRaw) to w,
