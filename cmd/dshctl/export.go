@@ -24,6 +24,7 @@ type exportOptions struct {
 
 func newExportCmd(e *env, g *globals) *cobra.Command {
 	var o exportOptions
+	var out *output
 	cmd := &cobra.Command{
 		Use:   "export [SESSION...]",
 		Short: "Write a session and its subagents to a ZIP",
@@ -36,11 +37,8 @@ func newExportCmd(e *env, g *globals) *cobra.Command {
   dshctl export -O out/ session-4f1c session-7a2b`,
 		ValidArgsFunction: completeSessions(e, g, manySessions),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(termui.FormatTable, listFormats...)
-			if err != nil {
-				return err
-			}
-			if err := o.check(g, args); err != nil {
+			format := out.format
+			if err := o.check(cmd, args); err != nil {
 				return err
 			}
 			if o.all || len(args) > 1 {
@@ -49,7 +47,7 @@ func newExportCmd(e *env, g *globals) *cobra.Command {
 			return exportOne(cmd.Context(), e, g, format, &o, args[0])
 		},
 	}
-	setFormats(cmd, listFormats...)
+	out = addOutput(cmd, e, tableFormats...)
 	f := cmd.Flags()
 	f.StringVarP(&o.out, "out", "O", "", "write the ZIP to `FILE`, into a folder (one that exists, or ending in /), or to standard output (-)")
 	f.BoolVarP(&o.all, "all", "a", false, "export every session of the store, one ZIP each")
@@ -60,7 +58,7 @@ func newExportCmd(e *env, g *globals) *cobra.Command {
 }
 
 // check rejects flag combinations that mean nothing.
-func (o *exportOptions) check(g *globals, args []string) error {
+func (o *exportOptions) check(cmd *cobra.Command, args []string) error {
 	many := o.all || len(args) > 1
 	switch {
 	case o.all && len(args) > 0:
@@ -71,8 +69,8 @@ func (o *exportOptions) check(g *globals, args []string) error {
 		return termui.Usagef("--jobs must not be negative")
 	case o.out == "-" && many:
 		return termui.Usagef("-O - writes one ZIP: with several sessions, -O names a folder")
-	case o.out == "-" && g.output != "":
-		return termui.Usagef("with -O - the ZIP is the output: -o has nothing to print")
+	case o.out == "-" && len(changedFlags(cmd, "output", "jq")) > 0:
+		return termui.Usagef("with -O - the ZIP is the output: %s has nothing to print", changedFlags(cmd, "output", "jq")[0])
 	}
 	if !many || o.out == "" {
 		return nil

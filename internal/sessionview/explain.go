@@ -17,14 +17,15 @@ import (
 // they are.
 func Explain(err error) error {
 	var (
-		se  *store.Error
-		amb *store.AmbiguousError
-		sh  *store.ShadowError
-		in  *store.InputError
-		ns  *store.NextSeqError
-		fe  *inspect.FilterError
-		ut  *inspect.UnknownTypesError
-		nf  *seam.Error
+		se   *store.Error
+		amb  *store.AmbiguousError
+		sh   *store.ShadowError
+		in   *store.InputError
+		ns   *store.NextSeqError
+		fe   *inspect.FilterError
+		ut   *inspect.UnknownTypesError
+		nf   *seam.Error
+		near *store.NearError
 	)
 	switch {
 	case err == nil:
@@ -35,7 +36,11 @@ func Explain(err error) error {
 	case errors.As(err, &nf) && nf.Kind == seam.ErrNotFound && nf.ID != "" && nf.Err == nil:
 		// Whichever operation looked, the user named a session that is
 		// not there (seam.md's wording).
-		return fmt.Errorf("session %q %w", nf.ID, seam.ErrNotFound)
+		msg := fmt.Errorf("session %q %w", nf.ID, seam.ErrNotFound)
+		if errors.As(err, &near) {
+			return termui.WithHint(msg, near.Hint())
+		}
+		return msg
 	case errors.Is(err, store.ErrEmptyArg):
 		return termui.Usagef("empty session argument")
 	case errors.Is(err, store.ErrNoBackupDir):

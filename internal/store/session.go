@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/suggest"
 )
 
 // ErrEmptyArg: a session was named by the empty string.
@@ -28,6 +29,20 @@ type AmbiguousError struct {
 func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("session prefix %q is ambiguous: %d sessions match", e.Prefix, len(e.Matches))
 }
+
+// NearError is a session argument that names no session (it wraps the
+// store's seam.ErrNotFound) with the ids of the store nearest to it, a
+// typo away from it or from their start, for a "did you mean".
+type NearError struct {
+	Err     error
+	Nearest []string
+}
+
+func (e *NearError) Error() string { return e.Err.Error() }
+func (e *NearError) Unwrap() error { return e.Err }
+
+// Hint names the nearest ids.
+func (e *NearError) Hint() string { return "did you mean " + strings.Join(e.Nearest, " or ") + "?" }
 
 // Session is a session a command named, with the store that holds it.
 type Session struct {
@@ -293,6 +308,13 @@ func matchID(ctx context.Context, svc seam.Service, arg string) (string, error) 
 	matches = slices.Compact(matches)
 	switch len(matches) {
 	case 0:
+		ids := make([]string, 0, len(entries))
+		for _, en := range entries {
+			ids = append(ids, en.Snapshot.Header.ID)
+		}
+		if near := suggest.Nearest(arg, ids, true); len(near) > 0 {
+			return "", &NearError{err, near}
+		}
 		return "", err
 	case 1:
 		// An entry that is no session (a stray log file, say) is reported
