@@ -31,6 +31,10 @@ func InvariantName(n int) string { return invariantNames[n] }
 // Options configures Run.
 type Options struct {
 	Policy Policy // zero value: Membership
+
+	// errorRowOptional: a failed send need not show its error row, only
+	// its message (tests count the traces that fail for that alone).
+	errorRowOptional bool
 }
 
 // Snapshot is the client state a violation shows.
@@ -110,7 +114,7 @@ func Run(t *Trace, opts Options) Result {
 	}
 	tab := traceTab(t)
 	res := Result{Name: t.Name, Source: t.Source, Tab: tab, Policy: pol.Name, Expect: t.Expect, Events: len(t.Records), Notes: t.Notes}
-	main := runOnce(t.Records, tab, pol, runOpts{check: true, where: t.where()})
+	main := runOnce(t.Records, tab, pol, runOpts{check: true, where: t.where(), errorRowOptional: opts.errorRowOptional})
 	res.Warnings, res.Reconciles, res.Violations = main.warnings, main.points, main.violations
 	// A trace that proves nothing must not read as a pass.
 	if len(t.Records) == 0 {
@@ -156,6 +160,7 @@ type runOut struct {
 	violations               []Violation
 	warnings                 []string
 	points                   int
+	err                      error // from runOpts.after
 }
 
 // runOpts says what runOnce does besides replaying.
@@ -169,6 +174,10 @@ type runOpts struct {
 	// where names record i in warnings, when the trace says where its
 	// records came from (Trace.Origins); nil: "record i".
 	where func(i int) string
+	errorRowOptional bool // Options.errorRowOptional
+	// after, when set, is called after each record with the machine; an
+	// error stops the replay.
+	after func(i int, m *Machine) error
 }
 
 // where returns the function that names a record of t by where it came
@@ -199,6 +208,7 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 	var out runOut
 	end := len(recs)
 	ck := newChecker(tr, m, pol, end+1)
+	ck.errorRowOptional = o.errorRowOptional
 	check := o.check
 	for i := range recs {
 		rec := &recs[i]
@@ -206,7 +216,14 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 			continue
 		}
 		tr.observe(i, rec)
-		for _, a := range m.apply(i, *rec) {
+		applied := m.apply(i, *rec)
+		if o.after != nil {
+			if err := o.after(i, m); err != nil {
+				out.err = err
+				return out
+			}
+		}
+		for _, a := range applied {
 			out.points++
 			if !check {
 				continue
@@ -311,6 +328,8 @@ type checker struct {
 	tr  *Truth
 	m   *Machine
 	pol Policy
+
+	errorRowOptional bool
 
 	pass        int // bumped per point, to visit each message once
 	after, prev liveIndex
@@ -543,7 +562,7 @@ func (ck *checker) loss(s State) string {
 		}
 		live, dur := ck.visible(m, s, &ck.after)
 		if m.fate == fateFailed && m.errShown {
-			if live == 0 || !hasRow(s, errorRowPrefix+m.id) {
+			if live == 0 || !ck.errorRowOptional && !hasRow(s, errorRowPrefix+m.id) {
 				return fmt.Sprintf("failed message %q (%q) is not visible with its error", m.id, m.text)
 			}
 			continue
@@ -707,4 +726,27 @@ func diffState(a, b State) string {
 		}
 	}
 	return ""
+}
+
+// States replays t under pol, without checking, and gives state the
+// client's view after each record (its index in t.Records). It returns the
+// view at the end of the trace, before any request still in flight is
+// answered, and the first error state returns.
+func States(t *Trace, pol Policy, state func(i int, v ClientView) error) (ClientView, error) {
+	if pol.Name == "" {
+		pol = Membership
+	}
+	var last ClientView
+	out := runOnce(t.Records, traceTab(t), pol, runOpts{where: t.where(), after: func(i int, m *Machine) error {
+		last = View(&m.S)
+		return state(i, last)
+	}})
+	if out.err != nil {
+		return ClientView{}, out.err
+	}
+	if len(t.Records) == 0 {
+		s := State{Status: StatusRunning}
+		last = View(&s)
+	}
+	return last, nil
 }

@@ -33,6 +33,10 @@ type Part struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
 	Src  int    `json:"-"`
+	// Name is what the row shows for the part where that is not Text: a
+	// tool call's name, an error as the client prints it, a system
+	// chunk's frame type.
+	Name string `json:"-"`
 }
 
 // Message is a live row.
@@ -413,7 +417,10 @@ func (m *Machine) http(rec Record) {
 		m.settleLink(id, rec)
 	}
 	m.bk.answered(id)
-	if rec.MessageID != "" && rec.MessageID != id {
+	// The shipped client does nothing with the server's id in the answer:
+	// a message-queued frame for it adds a row of its own. Membership
+	// maps one to the other (and from fix 8 on merges their rows).
+	if rec.MessageID != "" && rec.MessageID != id && m.pol.membership {
 		if m.linking() {
 			m.merge(id, rec.MessageID)
 		}
@@ -624,7 +631,7 @@ func (m *Machine) frame(ev *Event) {
 	case "tool-call":
 		p := Part{Type: "tool_call"}
 		if ev.ToolCall != nil {
-			p.Text = ev.ToolCall.Name + " " + string(ev.ToolCall.Arguments)
+			p.Text, p.Name = ev.ToolCall.Name+" "+string(ev.ToolCall.Arguments), ev.ToolCall.Name
 		}
 		m.appendToCA(p)
 	case "tool-result":
@@ -638,7 +645,7 @@ func (m *Machine) frame(ev *Event) {
 	case "done":
 		m.stopCA()
 	case "error":
-		m.appendToCA(Part{Type: "error", Text: rawText(ev.Error)})
+		m.appendToCA(Part{Type: "error", Text: rawText(ev.Error), Name: jsString(ev.Error)})
 		m.S.CA = ""
 		m.setStatus(StatusError)
 	case "notice", "model-changed":
@@ -669,7 +676,7 @@ func (m *Machine) notice(ev *Event) {
 	case text == "":
 		text = ev.Type
 	}
-	p := Part{Type: "system", Text: text, Src: m.index}
+	p := Part{Type: "system", Text: text, Src: m.index, Name: ev.Type}
 	if i := m.find(m.S.CA); i >= 0 {
 		m.S.L[i].Parts = append(m.S.L[i].Parts, p)
 		return
