@@ -173,7 +173,7 @@ type runOpts struct {
 	answered map[int]reqKey
 	// where names record i in warnings, when the trace says where its
 	// records came from (Trace.Origins); nil: "record i".
-	where func(i int) string
+	where            func(i int) string
 	errorRowOptional bool // Options.errorRowOptional
 	// after, when set, is called after each record with the machine; an
 	// error stops the replay.
