@@ -253,10 +253,10 @@ func At(v reconcile.Violation) string {
 
 // Generated counts the generated traces of a run.
 type Generated struct {
-	Count  int      `json:"count"` // run by this invocation (its shard)
-	Of     int      `json:"of"`    // the traces of Options.Generate
-	Seed   uint64   `json:"seed"`
-	Failed int      `json:"failed"`
+	Count  int    `json:"count"` // run by this invocation (its shard)
+	Of     int    `json:"of"`    // the traces of Options.Generate
+	Seed   uint64 `json:"seed"`
+	Failed int    `json:"failed"`
 	// NeedBackend counts the failures only the backend model's answers
 	// show (a failure of invariant 4; replay.md): their saved traces
 	// need the model.
