@@ -197,7 +197,7 @@ func TestRunGeneratedSavesFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(text.String(), "generated 20 traces from seed 1: ") ||
-		!strings.Contains(text.String(), "saved "+g.Saved[0]+"; reproduce: dshctl replay --policy bug-b "+g.Saved[0]+"\n") {
+		!strings.Contains(text.String(), "saved "+g.Saved[0]+"; reproduce: dshctl replay --policy bug-b --no-backend "+g.Saved[0]+"\n") {
 		t.Errorf("summary:\n%s", text.String())
 	}
 	if names, _ := os.ReadDir(dir); len(names) != 2 {
