@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -33,6 +34,10 @@ func InvariantName(n int) string { return invariantNames[n] }
 // Options configures Run.
 type Options struct {
 	Policy Policy // zero value: Membership
+
+	// Context, when set, stops the replay once it is done: the result is
+	// then of verdict Error, saying so.
+	Context context.Context
 
 	// NoBackend: only the trace's fetch records answer the client's chunk
 	// requests; the backend model answers none (a request the trace does
@@ -161,7 +166,11 @@ func Run(t *Trace, opts Options) Result {
 		res.Verdict, res.Error = Error, t.Err.Error()
 		return res
 	}
-	main := runOnce(t.Records, tab, pol, runOpts{check: true, where: t.where(), errorRowOptional: opts.errorRowOptional, noBackend: opts.NoBackend})
+	main := runOnce(t.Records, tab, pol, runOpts{ctx: opts.Context, check: true, where: t.where(), errorRowOptional: opts.errorRowOptional, noBackend: opts.NoBackend})
+	if main.err != nil {
+		res.Verdict, res.Error = Error, "replay stopped: "+main.err.Error()
+		return res
+	}
 	if opts.Timeline > 0 {
 		end := len(t.Records)
 		if v := main.violations; len(v) > 0 {
@@ -228,8 +237,9 @@ type runOut struct {
 
 // runOpts says what runOnce does besides replaying.
 type runOpts struct {
-	check    bool // check the invariants
-	noScroll bool // leave the scroll records out
+	ctx      context.Context // when set, the replay stops once it is done (runOut.err)
+	check    bool            // check the invariants
+	noScroll bool            // leave the scroll records out
 	// answered: route fetch records by the turn and mode of the request
 	// they answered in the full replay (for the replay without scroll
 	// events, whose request numbers shift when deferrals collapse).
@@ -278,6 +288,12 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 	check := o.check
 	for i := range recs {
 		rec := &recs[i]
+		if o.ctx != nil && i&1023 == 0 {
+			if err := o.ctx.Err(); err != nil {
+				out.err = err
+				return out
+			}
+		}
 		if o.noScroll && rec.Kind == KindScroll {
 			continue
 		}

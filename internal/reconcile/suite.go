@@ -172,9 +172,16 @@ func traceName(path string) string {
 // CPU) and gives each result to yield, in the order of traces. It stops at
 // the first error yield returns, or when ctx is done.
 func RunTraces(ctx context.Context, traces []*Trace, opts Options, workers int, yield func(int, Result) error) error {
+	opts.Context = ctx
 	return ordered(ctx, len(traces), workers, func(i int) Result {
 		return Run(traces[i], opts)
-	}, yield)
+	}, func(i int, r Result) error {
+		// A replay the context stopped is no result.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return yield(i, r)
+	})
 }
 
 // GenOptions says which generated traces RunGenerated runs.
