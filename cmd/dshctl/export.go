@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/dshctl/dshctl/internal/buildinfo"
 	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
@@ -20,6 +21,8 @@ type exportOptions struct {
 	noSubagents bool
 	force       bool
 	jobs        int
+	// includeRaw makes a bug report (export.Bundle).
+	includeRaw bool
 }
 
 func newExportCmd(e *env, g *globals) *cobra.Command {
@@ -34,12 +37,16 @@ func newExportCmd(e *env, g *globals) *cobra.Command {
   dshctl export --no-subagents session-4f1c
   dshctl export -O - session-4f1c | ssh host 'cat > session.zip'
   dshctl export --all -O backup/                 # one ZIP per session of the store
-  dshctl export -O out/ session-4f1c session-7a2b`,
+  dshctl export -O out/ session-4f1c session-7a2b
+  dshctl export --include-raw -O bug-1234.zip session-4f1c   # a bug report, damaged or not`,
 		ValidArgsFunction: completeSessions(e, g, manySessions),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format := out.format
 			if err := o.check(cmd, args); err != nil {
 				return err
+			}
+			if o.includeRaw {
+				return exportBundle(cmd.Context(), e, g, format, &o, args[0])
 			}
 			if o.all || len(args) > 1 {
 				return exportMany(cmd.Context(), e, g, format, &o, args)
@@ -54,6 +61,7 @@ func newExportCmd(e *env, g *globals) *cobra.Command {
 	f.BoolVar(&o.noSubagents, "no-subagents", false, "leave out the sessions that descend from the exported one")
 	f.BoolVar(&o.force, "force", false, "replace existing files (and with -O -, write to a terminal)")
 	f.IntVarP(&o.jobs, "jobs", "j", 0, "export `N` sessions at a time (default: one per CPU)")
+	f.BoolVar(&o.includeRaw, "include-raw", false, "for a bug report: also the stored bytes as they are and a manifest with stat and verify, whatever the damage (exit 3 when damaged)")
 	return cmd
 }
 
@@ -67,6 +75,8 @@ func (o *exportOptions) check(cmd *cobra.Command, args []string) error {
 		return termui.Usagef("name the session to export, or --all")
 	case o.jobs < 0:
 		return termui.Usagef("--jobs must not be negative")
+	case o.includeRaw && many:
+		return termui.Usagef("--include-raw makes one bug-report ZIP: name one session")
 	case o.out == "-" && many:
 		return termui.Usagef("-O - writes one ZIP: with several sessions, -O names a folder")
 	case o.out == "-" && len(changedFlags(cmd, "output", "jq")) > 0:
@@ -112,6 +122,47 @@ func exportOne(ctx context.Context, e *env, g *globals, format string, o *export
 	}
 	sessionview.WarnUnsupported(e.stderr, r.Entries)
 	return sessionview.PrintExports(e.out(format), []export.Result{r})
+}
+
+// exportBundle writes the bug-report ZIP of one session (export.Bundle,
+// to a file or standard output), and exits 3 when it found the session
+// damaged: the ZIP then holds what could be read, and says the rest.
+func exportBundle(ctx context.Context, e *env, g *globals, format string, o *exportOptions, arg string) error {
+	s, err := g.openSession(ctx, e, arg, store.Options{AllowUnknownTypes: true})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	bar := e.out(format).NewBar("exporting events")
+	opts := export.BundleOptions{Options: export.Options{NoSubagents: o.noSubagents}, Describe: sessionview.DescribeSession, Build: buildinfo.Read()}
+	if e.stderrTTY {
+		opts.Progress = bar.Track
+	}
+	var damaged bool
+	if o.out == "-" {
+		err = sessionview.WriteZIP(e.out(format), o.force, func(w io.Writer) ([]export.Entry, error) {
+			defer bar.Finish()
+			b, err := export.Bundle(ctx, s.Service, s.ID, w, opts)
+			damaged = b.Damaged
+			return b.Entries, err
+		})
+	} else {
+		var r export.Result
+		r, damaged, err = export.BundleToFile(ctx, s.Service, s.ID, o.out, o.force, opts)
+		bar.Finish()
+		if err == nil {
+			sessionview.WarnUnsupported(e.stderr, r.Entries)
+			err = sessionview.PrintExports(e.out(format), []export.Result{r})
+		}
+	}
+	if err != nil {
+		return sessionview.ExplainExport(err)
+	}
+	if damaged {
+		fmt.Fprintln(e.stderr, "dshctl: the session is damaged: the ZIP holds what could be read, the stored bytes and what stat and verify say ("+export.ManifestName+")")
+		return termui.Findings("damaged")
+	}
+	return nil
 }
 
 // exportMany writes a ZIP per session into a folder, several at a time

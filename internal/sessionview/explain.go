@@ -26,6 +26,7 @@ func Explain(err error) error {
 		ut   *inspect.UnknownTypesError
 		nf   *seam.Error
 		near *store.NearError
+		oth  *store.OtherStoreError
 	)
 	switch {
 	case err == nil:
@@ -41,6 +42,8 @@ func Explain(err error) error {
 			return termui.WithHint(msg, near.Hint())
 		}
 		return msg
+	case errors.As(err, &oth):
+		return termui.Usage(termui.WithHint(err, fmt.Sprintf("drop --store to use the store of the path, or name the session by its id in --store %s", oth.Flag)))
 	case errors.Is(err, store.ErrEmptyArg):
 		return termui.Usagef("empty session argument")
 	case errors.Is(err, store.ErrNoBackupDir):

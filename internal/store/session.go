@@ -53,10 +53,21 @@ type Session struct {
 // Close closes the store.
 func (s *Session) Close() error { return s.Service.Close() }
 
+// OtherStoreError is a session named by the path of its files in one
+// store (Root) while --store named another (Flag): which was meant cannot
+// be told.
+type OtherStoreError struct {
+	Arg, Root, Flag string
+}
+
+func (e *OtherStoreError) Error() string {
+	return fmt.Sprintf("session path %s is in the store %s, not in --store %s", e.Arg, e.Root, e.Flag)
+}
+
 // OpenSession finds the session arg names and opens its store: the path of
-// its folder or log file (then the store is the one holding it, whatever
-// r asks for), else an exact id or the one id it is a prefix of in the
-// store r asks for. An id that exists but cannot be read is returned as
+// its folder or log file (then the store is the one holding it; a --store
+// (r.Flag) naming another is an *OtherStoreError), else an exact id or the
+// one id it is a prefix of in the store r asks for. An id that exists but cannot be read is returned as
 // found, for the command to report the real problem when it reads it. A
 // prefix that names nothing returns the store's seam.ErrNotFound for arg.
 func OpenSession(ctx context.Context, r Request, arg string, o Options) (*Session, error) {
@@ -67,6 +78,9 @@ func OpenSession(ctx context.Context, r Request, arg string, o Options) (*Sessio
 		root, id, err := jsonl.SessionFromPath(arg)
 		if err != nil {
 			return nil, err
+		}
+		if r.Flag != "" && !isStore(Spec{r.Flag, FromFlag}, root) {
+			return nil, &OtherStoreError{Arg: arg, Root: root, Flag: r.Flag}
 		}
 		svc, err := Open(Spec{root, FromPath}, r.options(o))
 		if err != nil {
@@ -84,6 +98,18 @@ func OpenSession(ctx context.Context, r Request, arg string, o Options) (*Sessio
 		return nil, err
 	}
 	return &Session{svc, id}, nil
+}
+
+// isStore reports whether spec names the JSONL root root (however it is
+// spelled: a dsh home holding it, a symbolic link to it).
+func isStore(spec Spec, root string) bool {
+	loc, err := Locate(spec, false)
+	if err != nil || loc.Kind != JSONL {
+		return false
+	}
+	a, aerr := os.Stat(loc.Path)
+	b, berr := os.Stat(root)
+	return aerr == nil && berr == nil && os.SameFile(a, b)
 }
 
 // Sessions are the sessions that several arguments name, in the order
