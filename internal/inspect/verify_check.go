@@ -356,13 +356,13 @@ func (c *LogCheck) unknown(e *seam.Event, p seam.Pos) {
 }
 
 // BadRecord implements seam.LogVisitor. A record the backend did not
-// check (seam.ErrNotChecked) is not known to be sound, so it is held to
+// check (a seam.NotCheckedError) is not known to be sound, so it is held to
 // the commit rule as a bad record: a turn/end after it makes it an error.
 func (c *LogCheck) BadRecord(p seam.Pos, cause error, turnEnd bool) {
 	c.path = p.Path
-	if errors.Is(cause, seam.ErrNotChecked) {
-		c.bad(p, "record-too-large", strings.TrimSuffix(causeText(cause), ": "+seam.ErrNotChecked.Error())+", so it was not checked",
-			turnEnd, errors.Is(cause, seam.ErrLimit))
+	var nc *seam.NotCheckedError
+	if errors.As(cause, &nc) {
+		c.bad(p, "record-too-large", nc.Why+", so it was not checked", turnEnd, nc.OverLimit)
 		return
 	}
 	c.bad(p, recordCode(cause), causeText(cause), turnEnd, false)
@@ -739,15 +739,14 @@ func (c *LogCheck) pairing(e *seam.Event, f *turnFacts, irregular func(code, for
 // recordCode names the rule a record broke, from the cause seam's decoder
 // gave.
 func recordCode(err error) string {
-	msg := causeText(err)
 	switch {
-	case strings.HasPrefix(msg, "unparsable record"):
+	case errors.Is(err, seam.ErrRecordSyntax):
 		return "record-json"
-	case strings.Contains(msg, "-chunks row") || strings.Contains(msg, "packed row"):
+	case errors.Is(err, seam.ErrPackedRow):
 		return "packed-row"
-	case strings.Contains(msg, "sourceEventSeqs"):
+	case errors.Is(err, seam.ErrSourceEventSeqs):
 		return "source-event-seqs"
-	case strings.Contains(msg, "surfaceOp"):
+	case errors.Is(err, seam.ErrSurfaceOp):
 		return "surface-op"
 	}
 	return "envelope"

@@ -145,10 +145,22 @@ func explainInput(in *store.InputError) error {
 func Reason(err error) string {
 	// The row names the session: the operation and id that a seam error
 	// starts with ("list "s": ...") would say it twice.
-	if se, ok := err.(*seam.Error); ok && se.Kind != seam.ErrNotFound {
-		c := *se
-		c.Op, c.ID = "", ""
-		err = &c
+	if se, ok := err.(*seam.Error); ok {
+		err = withoutOp(err, se.Op, se.ID)
 	}
 	return termui.OneLineError(Explain(err))
+}
+
+// withoutOp is err without the operation and id it starts with when it is
+// a seam error of operation op on session id, for a line that names them
+// already; else err. A session not found keeps them: Explain words it by
+// its id.
+func withoutOp(err error, op, id string) error {
+	se, ok := err.(*seam.Error)
+	if !ok || se.Kind == seam.ErrNotFound || se.Op != op || se.ID != id {
+		return err
+	}
+	c := *se
+	c.Op, c.ID = "", ""
+	return &c
 }

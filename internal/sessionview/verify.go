@@ -136,8 +136,10 @@ func NewVerifyPrinter(o termui.Out, backupDir string) *VerifyPrinter {
 // Report prints r, and on stderr why it could not be checked.
 func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
 	if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
-		err := Explain(r.Err)
-		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", r.ID, strings.TrimPrefix(termui.OneLineError(err), fmt.Sprintf("verify %q: ", r.ID)))
+		// The line names the session: the operation and id a seam error
+		// starts with would say it twice.
+		err := Explain(withoutOp(r.Err, "verify", r.ID))
+		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", r.ID, termui.OneLineError(err))
 		if h := termui.Hint(err); h != "" {
 			fmt.Fprintf(p.o.Stderr, "hint: %s\n", h)
 		}
