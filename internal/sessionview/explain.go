@@ -9,6 +9,7 @@ import (
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // Explain words the typed errors of the internal packages (store, inspect)
@@ -85,7 +86,7 @@ func AddHint(err error) error {
 		return termui.WithHint(err, "to read it, raise the limit with --max-frame-bytes")
 	case errors.As(err, &sq) && sq.Damaged && termui.Hint(err) == "":
 		return termui.WithHint(err, "dshctl verify --store sqlite:"+sq.Path+" lists what is wrong with it")
-	case errors.Is(err, inspect.ErrTailNotChecked):
+	case errors.Is(err, verify.ErrTailNotChecked):
 		return termui.WithHint(err, "to repair it, raise --max-record-bytes above the record's size (the finding gives it)")
 	}
 	return err
