@@ -89,6 +89,7 @@ func registerCompletions(root *cobra.Command) {
 		"sqlite-schema":  {"17", "14"},
 		"format-version": formatVersions(),
 		"origin":         {"subagent"},
+		"in":             grepIn,
 	}
 	// Flags naming a folder complete folder names.
 	dirs := []string{"save", "convert", "backup-dir", "cwd", "project"}
