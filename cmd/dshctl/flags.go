@@ -234,3 +234,31 @@ func bytesFlag(fs *pflag.FlagSet, p *int64, name string, def int64, usage string
 	*p = def
 	fs.Var(&bytesValue{p}, name, usage)
 }
+
+// enumListValue is a repeatable flag of an enum, each value given once or
+// several joined by commas ("blank,open").
+type enumListValue struct {
+	p  *[]string
+	en enum
+}
+
+func (v *enumListValue) Set(s string) error {
+	for w := range strings.SplitSeq(s, ",") {
+		to, ok := v.en.accept(strings.TrimSpace(w))
+		if !ok {
+			return &EnumError{v.en}
+		}
+		*v.p = append(*v.p, to)
+	}
+	return nil
+}
+
+func (v *enumListValue) String() string { return "[" + strings.Join(*v.p, ",") + "]" }
+func (v *enumListValue) Type() string   { return "strings" }
+
+// enumListFlag defines the repeatable flag name of cmd taking values of
+// en, which its usage ends with and the shell completes.
+func enumListFlag(cmd *cobra.Command, p *[]string, name string, en enum, usage string) {
+	cmd.Flags().Var(&enumListValue{p, en}, name, usage+": "+strings.Join(en.values, "|"))
+	completeEnum(cmd, name, en)
+}

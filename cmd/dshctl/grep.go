@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/dshctl/dshctl/internal/search"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
-	"github.com/dshctl/dshctl/internal/timespec"
 	"github.com/spf13/cobra"
 )
 
@@ -21,7 +19,7 @@ type grepOptions struct {
 	fixed, ignoreCase   bool
 	in                  string
 	types               []string
-	since, until        string
+	times               timeFlags
 	project             string
 	files, count, quiet bool
 	max                 int
@@ -44,7 +42,7 @@ func newGrepCmd(e *env, g *globals) *cobra.Command {
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeGrepArgs(e, g),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ro, err := o.runOptions(args[0], e.now())
+			ro, err := o.runOptions(args[0], e)
 			if err != nil {
 				return err
 			}
@@ -57,8 +55,7 @@ func newGrepCmd(e *env, g *globals) *cobra.Command {
 	f.BoolVarP(&o.ignoreCase, "ignore-case", "i", false, "match letters of either case")
 	enumFlag(cmd, &o.in, "in", "", "text", grepIn, "what is matched, each line of the string values of an event's data (decoded) or the event's canonical JSON line")
 	typesFlag(cmd, &o.types, "search only events of this type (repeatable, glob: 'tool/*')")
-	f.StringVar(&o.since, "since", "", "search only events at or after this `TIME` (2026-12-01, 2026-12-01T13:00:00Z, 2h, yesterday, …)")
-	f.StringVar(&o.until, "until", "", "search only events at or before this `TIME`")
+	o.times.add(f, "events", "events")
 	f.StringVar(&o.project, "project", "", "search only sessions whose cwd is `DIR`")
 	f.BoolVarP(&o.files, "files-with-matches", "l", false, "print only the ids of the sessions with a match")
 	f.BoolVarP(&o.count, "count", "c", false, "print each session with a match and its number of matching lines")
@@ -68,7 +65,7 @@ func newGrepCmd(e *env, g *globals) *cobra.Command {
 }
 
 // runOptions checks the flags and compiles the pattern.
-func (o *grepOptions) runOptions(pattern string, now time.Time) (search.RunOptions, error) {
+func (o *grepOptions) runOptions(pattern string, e *env) (search.RunOptions, error) {
 	var ro search.RunOptions
 	switch {
 	case countTrue(o.files, o.count, o.quiet) > 1:
@@ -80,9 +77,9 @@ func (o *grepOptions) runOptions(pattern string, now time.Time) (search.RunOptio
 	if err != nil {
 		return ro, termui.Usage(err)
 	}
-	r, err := timespec.ParseRange(o.since, o.until, now, time.Local)
+	r, err := o.times.parse(e)
 	if err != nil {
-		return ro, termui.Usage(err)
+		return ro, err
 	}
 	ro.Options = search.Options{Pattern: p, Types: o.types, Max: o.max,
 		Since: r.Since, HasSince: r.HasSince, Until: r.Until, HasUntil: r.HasUntil}

@@ -22,6 +22,7 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 	var strict bool
 	var budget int64
 	var out *output
+	var times timeFlags
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the sessions of the store, newest activity first",
@@ -29,6 +30,7 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 		Example: `  dshctl list
   dshctl list --all --sort size --limit 20
   dshctl list --project ~/src/app -o json
+  dshctl list --since yesterday --state open,error
   dshctl list | cut -f1                       # full ids
   dshctl list -o json | jq -r 'sort_by(.updatedAt)[].id'`,
 		Args: cobra.NoArgs,
@@ -45,6 +47,9 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 					return termui.Usage(err)
 				}
 			}
+			if sel.Active, err = times.parse(e); err != nil {
+				return err
+			}
 			return runList(cmd.Context(), e, g, out.format, sel, strict, budget)
 		},
 	}
@@ -52,6 +57,8 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 	f := cmd.Flags()
 	f.BoolVarP(&sel.All, "all", "a", false, "include blank sessions (hidden by default, like the web UI)")
 	f.StringVar(&sel.Project, "project", "", "only sessions whose cwd is `DIR`")
+	enumListFlag(cmd, &sel.States, "state", oneOf(inspect.States...), "only sessions in this state, repeatable or a comma list (blank shows blank sessions)")
+	times.add(f, "sessions updated (the UPDATED column)", "sessions created")
 	f.IntVarP(&sel.Limit, "limit", "n", 0, "print at most `N` sessions (0: all)")
 	enumFlag(cmd, &sel.Sort, "sort", "", "updated", oneOf(inspect.SortKeys...), "order, newest or largest first")
 	f.BoolVar(&strict, "strict", false, "exit 1 when any session cannot be read")

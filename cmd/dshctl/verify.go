@@ -5,16 +5,16 @@ import (
 	"context"
 	"errors"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/verify"
 	"github.com/spf13/cobra"
 )
 
 func newVerifyCmd(e *env, g *globals) *cobra.Command {
-	var o inspect.Options
+	var o verify.Options
 	var mode, backupDir string
 	var out *output
 	cmd := &cobra.Command{
@@ -29,7 +29,7 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 		ValidArgsFunction: completeSessions(e, g, manySessions),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			if o.Mode, err = inspect.ParseMode(mode); err != nil {
+			if o.Mode, err = verify.ParseMode(mode); err != nil {
 				return err // verifyModes holds ParseMode's names: a build mistake
 			}
 			switch {
@@ -47,7 +47,7 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 	}
 	out = addOutput(cmd, e, tableFormats...)
 	f := cmd.Flags()
-	enumFlag(cmd, &mode, "mode", "", inspect.ModeTolerateTail.String(), verifyModes, "what counts as an error")
+	enumFlag(cmd, &mode, "mode", "", verify.ModeTolerateTail.String(), verifyModes, "what counts as an error")
 	f.BoolVar(&o.Repair, "repair", false, "remove torn and uncommitted tails, saving the bytes to a backup first")
 	f.BoolVar(&o.Salvage, "salvage", false, "with --repair: re-append the complete records of a torn final zstd frame")
 	f.BoolVar(&o.DryRun, "dry-run", false, "with --repair: print what would be removed, change nothing")
@@ -56,22 +56,22 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 	return cmd
 }
 
-// verifyModes are verify's --mode values (inspect.Mode).
-var verifyModes = oneOf(inspect.ModeTolerateTail.String(), inspect.ModeStrict.String(), inspect.ModePointInTime.String())
+// verifyModes are verify's --mode values (verify.Mode).
+var verifyModes = oneOf(verify.ModeTolerateTail.String(), verify.ModeStrict.String(), verify.ModePointInTime.String())
 
 // runVerify checks the sessions args name, or the whole store
-// (inspect.Verify, once per store), printing each report as it comes.
-func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o inspect.Options) error {
+// (verify.Run, once per store), printing each report as it comes.
+func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o verify.Options) error {
 	// A name that finds no session is reported, and the others are
 	// checked, as export does; a store that cannot be opened stops it all.
-	var unfound []*inspect.SessionReport
+	var unfound []*verify.SessionReport
 	var stop error
 	ss, err := store.OpenEachSession(ctx, g.request(e), args, store.Options{BackupDir: backupDir, Verify: true}, func(arg string, err error) {
 		var amb *store.AmbiguousError
 		if !errors.Is(err, seam.ErrNotFound) && !errors.As(err, &amb) && !errors.Is(err, store.ErrEmptyArg) {
 			stop = cmp.Or(stop, err)
 		}
-		unfound = append(unfound, &inspect.SessionReport{ID: arg, Status: inspect.StatusFailed, Err: err, State: inspect.LogState{LastSeq: -1}})
+		unfound = append(unfound, &verify.SessionReport{ID: arg, Status: verify.StatusFailed, Err: err, State: verify.LogState{LastSeq: -1}})
 	})
 	defer ss.Close()
 	if err = cmp.Or(err, stop); err != nil {
@@ -87,15 +87,15 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 	o.Report = p.Report
 	bar := e.out(format).NewBar("verify")
 	o.Total, o.Progress = func(n int) { bar.Start(n) }, bar.Step
-	var sum inspect.Summary
+	var sum verify.Summary
 	for _, r := range unfound {
 		if err := p.Report(r); err != nil {
 			return err
 		}
-		sum.Add(inspect.Summary{Sessions: 1, Failed: 1})
+		sum.Add(verify.Summary{Sessions: 1, Failed: 1})
 	}
 	for _, gr := range ss.Groups() {
-		s, err := inspect.Verify(ctx, gr.Service, gr.IDs, o)
+		s, err := verify.Run(ctx, gr.Service, gr.IDs, o)
 		bar.Finish()
 		sum.Add(s)
 		if err != nil {

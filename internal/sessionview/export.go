@@ -9,6 +9,7 @@ import (
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // ExportJSON is what export says about one ZIP, and its JSON shape.
@@ -102,11 +103,11 @@ func DescribeSession(ctx context.Context, svc seam.Service, id string) (any, boo
 	} else if err != nil {
 		d.StatError = ptr(Reason(err))
 	}
-	_, err = inspect.Verify(ctx, svc, []string{id}, inspect.Options{Mode: inspect.ModeTolerateTail, Jobs: 1,
-		Report: func(r *inspect.SessionReport) error {
+	_, err = verify.Run(ctx, svc, []string{id}, verify.Options{Mode: verify.ModeTolerateTail, Jobs: 1,
+		Report: func(r *verify.SessionReport) error {
 			v := NewVerifyJSON(r)
 			d.Verify = &v
-			damaged = r.Status == inspect.StatusErrors || r.Status == inspect.StatusFailed
+			damaged = r.Status == verify.StatusErrors || r.Status == verify.StatusFailed
 			return nil
 		}})
 	if err != nil {

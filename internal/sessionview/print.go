@@ -285,14 +285,14 @@ func ExplainExport(err error) error {
 // refused.
 func PrintLog(ctx context.Context, o termui.Out, w io.Writer, h seam.Handle, so inspect.StreamOptions, header bool, width int, widthSet bool) error {
 	sink := LogSink(ctx, o, w, header, width, widthSet)
-	if tr, ok := sink.(*inspect.Transcript); ok && !so.Follow && !so.Filter.HasTo && len(so.Filter.Types) == 0 {
+	if tr, ok := sink.(*inspect.Transcript); ok && !so.Follow && !so.Filter.HasTo && len(so.Filter.Types) == 0 && !so.Filter.Time.IsSet() {
 		tr.MarkOpenTurn() // the log is read to its end, every turn/end seen
 	}
 	res, err := inspect.Stream(ctx, h, so, sink)
 	if res.Closers > 0 && o.Format != termui.FormatJSON {
 		fmt.Fprintf(o.Stderr, "dshctl: %s for the interrupted turn printed, not stored\n", termui.Count(res.Closers, "synthetic closer"))
 	}
-	if f := so.Filter; err == nil && res.Matched == 0 && !so.Follow && (f.From > 0 || f.HasTo || len(f.Types) > 0) {
+	if f := so.Filter; err == nil && res.Matched == 0 && !so.Follow && (f.From > 0 || f.HasTo || len(f.Types) > 0 || f.Time.IsSet()) {
 		// A filter that matches nothing is said, not left to a silent
 		// exit 0.
 		fmt.Fprintln(o.Stderr, "dshctl: "+NoMatch(ctx, f, h))
@@ -319,6 +319,12 @@ func NoMatch(ctx context.Context, f inspect.FilterOptions, h seam.Handle) string
 	}
 	if f.HasTo {
 		given = append(given, fmt.Sprintf("--to %d", f.To))
+	}
+	if f.Time.HasSince {
+		given = append(given, "--since "+termui.Timestamp(f.Time.Since))
+	}
+	if f.Time.HasUntil {
+		given = append(given, "--until "+termui.Timestamp(f.Time.Until))
 	}
 	s, err := h.Snapshot(ctx)
 	switch {
