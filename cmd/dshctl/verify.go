@@ -62,17 +62,26 @@ var verifyModes = oneOf(verify.ModeTolerateTail.String(), verify.ModeStrict.Stri
 // runVerify checks the sessions args name, or the whole store
 // (verify.Run, once per store), printing each report as it comes.
 func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o verify.Options) error {
-	// A name that finds no session is reported, and the others are
-	// checked, as export does; a store that cannot be opened stops it all.
+	// Of several names, one that finds no session is reported and the
+	// others are checked, as export does; a store that cannot be opened
+	// stops it all. One name (or none: the whole store) is opened or not.
 	var unfound []*verify.SessionReport
 	var stop error
-	ss, err := store.OpenEachSession(ctx, g.request(e), args, store.Options{BackupDir: backupDir, Verify: true}, func(arg string, err error) {
+	failed := func(arg string, err error) {
 		var amb *store.AmbiguousError
 		if !errors.Is(err, seam.ErrNotFound) && !errors.As(err, &amb) && !errors.Is(err, store.ErrEmptyArg) {
 			stop = cmp.Or(stop, err)
 		}
 		unfound = append(unfound, &verify.SessionReport{ID: arg, Status: verify.StatusFailed, Err: err, State: verify.LogState{LastSeq: -1}})
-	})
+	}
+	so := store.Options{BackupDir: backupDir, Verify: true}
+	var ss *store.Sessions
+	var err error
+	if len(args) > 1 {
+		ss, err = store.OpenEachSession(ctx, g.request(e), args, so, failed)
+	} else {
+		ss, err = store.OpenSessions(ctx, g.request(e), args, so)
+	}
 	defer ss.Close()
 	if err = cmp.Or(err, stop); err != nil {
 		return notFound(err)
