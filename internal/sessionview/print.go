@@ -230,7 +230,12 @@ func ReportExports(ctx context.Context, o termui.Out, results []export.Result) e
 			WarnUnsupported(o.Stderr, r.Entries)
 			ok = append(ok, r)
 		case ctx.Err() == nil || !errors.Is(r.Err, context.Canceled):
-			fmt.Fprintf(o.Stderr, "dshctl: export %q: %s\n", r.ID, termui.OneLineError(Explain(r.Err)))
+			err := Explain(r.Err)
+			fmt.Fprintf(o.Stderr, "dshctl: export %q: %s\n", r.ID, termui.OneLineError(err))
+			var near *store.NearError
+			if errors.As(r.Err, &near) { // a name a typo away from a session
+				fmt.Fprintf(o.Stderr, "hint: %s\n", near.Hint())
+			}
 		}
 	}
 	if err := PrintExports(o, ok); err != nil {
