@@ -21,12 +21,13 @@ import (
 	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 )
 
 // appendResult is what `append -o json` prints.
-type appendResult = store.AppendResult
+type appendResult = ingest.Result
 
 // TestCrashAppend kills `dshctl append` processes at random points across
 // many appends and checks after each one that every acknowledged event is
