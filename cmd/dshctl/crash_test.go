@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
-	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 )
