@@ -118,7 +118,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		name = "stdin"
 	}
 	ao := ingest.Options{CloseInterrupted: o.closeInterrupted, Input: in, Name: name,
-		AssignSeq: o.assignSeq, Now: e.now().UnixMilli(), ExpectNextSeq: o.expectNext, MaxRecordBytes: g.maxRecord}
+		AssignSeq: o.assignSeq, Now: e.now().UnixMilli(), ExpectNextSeq: o.expectNext, MaxRecordBytes: g.maxRecord, MaxFrameBytes: g.maxFrame}
 	so := store.Options{}
 	if o.create {
 		hdr := o.header

@@ -21,6 +21,10 @@ import (
 // 0: the JSONL readers' default record limit.
 const DefaultMaxRecordBytes = 32 << 20
 
+// DefaultMaxFrameBytes is the frame limit when Options leave it 0: the
+// JSONL readers' default.
+const DefaultMaxFrameBytes = 256 << 20
+
 // Options say what Append writes.
 type Options struct {
 	// Create, when set, creates the session when it does not exist, from
@@ -47,6 +51,10 @@ type Options struct {
 	// limit: a longer record could not be read back); 0 means
 	// DefaultMaxRecordBytes.
 	MaxRecordBytes int64
+	// MaxFrameBytes is the most text of one zstd frame (the readers'
+	// frame limit): a batch that may not fit in one is written as several
+	// frames; 0 means DefaultMaxFrameBytes.
+	MaxFrameBytes int64
 	// SpoolDir is where a batch too large for memory waits for the lock;
 	// "" means os.TempDir().
 	SpoolDir string
@@ -136,6 +144,31 @@ func Append(ctx context.Context, svc seam.Service, id string, o Options) (*Resul
 			return nil, err
 		}
 	}
+	res, err := appendTo(ctx, svc, id, sp, &o)
+	var lost *lostCreate
+	if !errors.As(err, &lost) {
+		return res, err
+	}
+	// Another process took the new session's lock first: append to the
+	// session it made, unless it is still making it.
+	o.Create = nil
+	res, err = appendTo(ctx, svc, id, sp, &o)
+	if errors.Is(err, seam.ErrNotFound) {
+		return nil, &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "create", ID: id, Pos: seam.NoPos,
+			Err: errors.New("another process is creating the session")}
+	}
+	return res, err
+}
+
+// lostCreate is a create that another process's create beat.
+type lostCreate struct{ err error }
+
+func (e *lostCreate) Error() string { return e.err.Error() }
+func (e *lostCreate) Unwrap() error { return e.err }
+
+// appendTo appends the batch sp holds to session id under its write
+// lock, creating it with o.Create when it is missing.
+func appendTo(ctx context.Context, svc seam.Service, id string, sp *spool, o *Options) (*Result, error) {
 	h, created, err := open(ctx, svc, id, o.Create)
 	if err != nil {
 		return nil, err
@@ -146,41 +179,49 @@ func Append(ctx context.Context, svc seam.Service, id string, o Options) (*Resul
 	if err != nil {
 		return res, err
 	}
-	next = snap.EventCount
+	next := snap.EventCount
 	if o.ExpectNextSeq != nil && *o.ExpectNextSeq != next {
 		return res, &NextSeqError{ID: id, Stored: next, Expected: *o.ExpectNextSeq}
 	}
-	w := &writeBatch{sp: sp, o: &o, p: parser{v: snap.Header.Version, next: next, assignSeq: o.AssignSeq, now: o.Now}}
+	w := &writeBatch{sp: sp, o: o, p: parser{v: snap.Header.Version, next: next, assignSeq: o.AssignSeq, now: o.Now},
+		tail: snap.Location.TornBytes > 0 || snap.Location.UncommittedBytes > 0}
 	if err := w.check(ctx, h); err != nil {
 		return res, err
 	}
 	res.Appended, res.Closers = int(sp.lines)+len(w.closers), len(w.closers)
 	res.FirstSeq, res.NextSeq = next, next+int64(res.Appended)
-	if res.Appended > 0 {
-		err := w.write(ctx, h)
+	switch {
+	case res.Appended > 0:
+		err = w.write(ctx, h)
 		if tr, ok := h.(seam.TailRepairer); ok {
 			res.Repairs = append(res.Repairs, tr.Repairs()...)
 		}
-		if err != nil {
-			return res, err
-		}
-	} else if res.Created {
-		if err := h.Flush(ctx); err != nil {
-			return res, err
-		}
+	case created:
+		err = h.Flush(ctx)
+	}
+	if created && errors.Is(err, seam.ErrAlreadyExists) {
+		return nil, &lostCreate{err}
+	}
+	if err != nil {
+		return res, err
 	}
 	return res, h.Close()
 }
 
 // target returns the format version of session id (or of the one Create
 // makes) and its next seq as it stands now, before the lock: what the
-// input is first validated for.
+// input is first validated for; -1 when Stat cannot tell.
 func target(ctx context.Context, svc seam.Service, id string, create *seam.Header) (int, int64, error) {
 	snap, err := svc.Stat(ctx, id)
 	if err == nil {
 		return snap.Header.Version, snap.EventCount, nil
 	}
-	if create == nil || !errors.Is(err, seam.ErrNotFound) {
+	if !errors.Is(err, seam.ErrNotFound) {
+		// A log Stat cannot read may still take an append (the write
+		// open reads further); the write open says what is wrong.
+		return -1, 0, nil
+	}
+	if create == nil {
 		return 0, 0, err
 	}
 	v := create.Version
@@ -256,6 +297,7 @@ type writeBatch struct {
 	o       *Options
 	p       parser // numbers the events from the log's next seq
 	closers []seam.Event
+	tail    bool // the log ends in a torn or uncommitted tail
 }
 
 // check validates the batch once more, under the lock, as it will stand
@@ -265,7 +307,18 @@ func (w *writeBatch) check(ctx context.Context, h seam.Handle) error {
 	if w.sp.lines == 0 && !w.o.CloseInterrupted {
 		return nil
 	}
-	bc, err := inspect.NewBatchCheck(ctx, h)
+	// The open turn is read within a budget, unless its closers are
+	// asked for: a hostile tail costs an append no more than that.
+	var budget int64 = checkBudget
+	switch {
+	case w.o.CloseInterrupted:
+		budget = 0
+	case w.tail:
+		// The log ends in a tail the append removes: the turn rules wait
+		// for the batch's first turn/start rather than read past it.
+		budget = -1
+	}
+	bc, err := inspect.NewBatchCheck(ctx, h, budget)
 	if err != nil {
 		return err
 	}
@@ -289,6 +342,10 @@ func (w *writeBatch) check(ctx context.Context, h seam.Handle) error {
 	return nil
 }
 
+// checkBudget bounds the reading of the log's open turn for the check of
+// a batch (seam.ScanOptions.MaxBytes).
+const checkBudget = 4 << 20
+
 // chunkBytes is about how much of a streamed batch is held at a time.
 const chunkBytes = 1 << 20
 
@@ -296,7 +353,13 @@ const chunkBytes = 1 << 20
 // is small, else streamed (seam.StreamAppender).
 func (w *writeBatch) write(ctx context.Context, h seam.Handle) error {
 	sa, stream := h.(seam.StreamAppender)
-	if !stream || !w.sp.large() {
+	frame := w.o.MaxFrameBytes
+	if frame <= 0 {
+		frame = DefaultMaxFrameBytes
+	}
+	// Numbering can make a line of a few bytes a few dozen longer: a batch
+	// of more than a quarter of the frame limit may not fit in one frame.
+	if !stream || !w.sp.large() && w.sp.size*4 <= frame {
 		var batch []seam.Event
 		p := w.p
 		err := w.sp.each(ctx, true, func(_ int, line []byte) error {

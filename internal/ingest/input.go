@@ -156,6 +156,14 @@ func (l *lineReader) next() ([]byte, int, error) {
 				}
 			}
 			if started {
+				if need := len(l.line) + len(chunk); need > cap(l.line) && need > 1<<20 {
+					// A long line: make room for the longest one at once
+					// (a line over the limit is refused at the limit), not
+					// in steps that would leave their copies as garbage.
+					grown := make([]byte, len(l.line), max(int64(need), l.max+int64(l.r.Size())+2))
+					copy(grown, l.line)
+					l.line = grown
+				}
 				l.line = append(l.line, chunk...)
 				if int64(len(trimEOL(l.line))) > l.max {
 					return nil, l.no, &LongLineError{Limit: l.max}

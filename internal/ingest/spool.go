@@ -142,7 +142,8 @@ func (s *spool) each(ctx context.Context, keep bool, fn func(no int, line []byte
 // parser validates the lines of a batch as the events of a version-v log
 // and numbers them.
 type parser struct {
-	v         int
+	v int // -1: not known
+
 	next      int64 // the seq of the next event
 	assignSeq bool
 	now       int64
@@ -157,6 +158,15 @@ func (p *parser) parse(line []byte) (seam.Event, error) {
 		if err := seam.CheckStrictJSON(line); err != nil {
 			return seam.Event{}, err
 		}
+	}
+	if p.v < 0 {
+		// The log's version is not known yet: what does not depend on it
+		// is checked, the rest under the lock.
+		if !seam.ValidJSON(line) {
+			_, err := seam.DecodeRecord(line, seam.MaxVersion)
+			return seam.Event{}, causeOf(err)
+		}
+		return seam.Event{}, nil
 	}
 	if p.assignSeq {
 		var err error

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -27,9 +28,24 @@ type BatchRuleError struct {
 func (e *BatchRuleError) Error() string { return e.Message + " (verify: " + e.Code + ")" }
 
 // NewBatchCheck returns a BatchCheck for a batch appended to h's log.
-func NewBatchCheck(ctx context.Context, h seam.Handle) (*BatchCheck, error) {
+// budget bounds the reading of the open turn (seam.ScanOptions.MaxBytes,
+// 0 for none): past it, as after damage, the turn rules wait for the
+// batch's first turn/start, so a hostile tail costs no more than that; a
+// budget below 0 reads nothing.
+func NewBatchCheck(ctx context.Context, h seam.Handle, budget int64) (*BatchCheck, error) {
+	c := NewLogCheck()
+	c.Header(h.Header(), true)
+	c.st.resync = true // the first record read sets the seq
+	if budget < 0 {
+		c.st.brk.off = true
+		return &BatchCheck{c: c}, nil
+	}
 	from := int64(-1)
-	for e, err := range h.Scan(ctx, seam.ScanOptions{Reverse: true}) {
+	for e, err := range h.Scan(ctx, seam.ScanOptions{Reverse: true, MaxBytes: budget}) {
+		if errors.Is(err, seam.ErrScanBudget) {
+			c.st.brk.off = true
+			return &BatchCheck{c: c}, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -41,11 +57,14 @@ func NewBatchCheck(ctx context.Context, h seam.Handle) (*BatchCheck, error) {
 			break
 		}
 	}
-	c := NewLogCheck()
-	c.Header(h.Header(), true)
-	c.st.resync = true // the first record read sets the seq
 	if from >= 0 {
-		for e, err := range h.Scan(ctx, seam.ScanOptions{From: from}) {
+		for e, err := range h.Scan(ctx, seam.ScanOptions{From: from, MaxBytes: budget}) {
+			if errors.Is(err, seam.ErrScanBudget) {
+				c = NewLogCheck()
+				c.Header(h.Header(), true)
+				c.st.resync, c.st.brk.off = true, true
+				return &BatchCheck{c: c}, nil
+			}
 			if err != nil {
 				return nil, err
 			}
