@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/ingest"
@@ -14,6 +15,9 @@ import (
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
+
+// appendGCPercent is append's GC target (see newAppendCmd).
+const appendGCPercent = 25
 
 type appendOptions struct {
 	assignSeq, closeInterrupted bool
@@ -87,6 +91,10 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 			case len(args) == 2 || !o.closeInterrupted || !e.stdinTTY:
 				in = e.stdin
 			}
+			// A batch is read, checked and written a record at a time, and
+			// each pass lets go of the one before: a low GC target keeps
+			// the heap near the record (or chunk) at hand.
+			defer debug.SetGCPercent(debug.SetGCPercent(appendGCPercent))
 			res, err := runAppend(cmd.Context(), e, g, args[0], name, in, &o)
 			if err != nil {
 				return err

@@ -362,7 +362,7 @@ func (w *writeBatch) write(ctx context.Context, h seam.Handle) error {
 	if !stream || !w.sp.large() && w.sp.size*4 <= frame {
 		var batch []seam.Event
 		p := w.p
-		err := w.sp.each(ctx, true, func(_ int, line []byte) error {
+		err := w.sp.each(ctx, !w.o.AssignSeq, func(_ int, line []byte) error {
 			e, err := p.parse(line)
 			batch = append(batch, e)
 			return err
@@ -391,7 +391,9 @@ func (w *writeBatch) write(ctx context.Context, h seam.Handle) error {
 				return false
 			}
 		}
-		err := w.sp.each(rctx, true, func(_ int, line []byte) error {
+		// A numbered line is a new one: the event never aliases the
+		// spool's buffer then.
+		err := w.sp.each(rctx, !w.o.AssignSeq, func(_ int, line []byte) error {
 			e, err := p.parse(line)
 			if err != nil {
 				return err

@@ -136,6 +136,9 @@ func (s *spool) each(ctx context.Context, keep bool, fn func(no int, line []byte
 		if err := fn(no, line); err != nil {
 			return err
 		}
+		if cap(buf) > 1<<20 {
+			buf = nil // let a long line's buffer go before the next line
+		}
 	}
 }
 
