@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // FuzzAppendVerify: whatever batch Append takes, verify --mode strict
@@ -47,9 +47,9 @@ func FuzzAppendVerify(f *testing.F) {
 			if _, err := Append(ctx, svc, id, Options{Input: strings.NewReader(input), AssignSeq: assign, Now: 1}); err != nil {
 				continue
 			}
-			_, err := inspect.Verify(ctx, svc, []string{id}, inspect.Options{Mode: inspect.ModeStrict, Report: func(r *inspect.SessionReport) error {
+			_, err := verify.Verify(ctx, svc, []string{id}, verify.Options{Mode: verify.ModeStrict, Report: func(r *verify.SessionReport) error {
 				for _, f := range r.Findings {
-					if f.Severity == inspect.SeverityError {
+					if f.Severity == verify.SeverityError {
 						return errors.New(f.Code + ": " + f.Message)
 					}
 				}

@@ -13,8 +13,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // DefaultMaxRecordBytes is the longest input line when Options leave it
@@ -32,7 +32,7 @@ type Options struct {
 	Create *seam.Header
 	// CloseInterrupted appends, after the input's events, the closers of
 	// the turn the log and those events leave open, as dsh's resume does
-	// (inspect.OpenTurnTracker): the log then ends in a closed turn.
+	// (verify.BatchCheck.Closers): the log then ends in a closed turn.
 	CloseInterrupted bool
 	// Input holds events, one JSON object per line; nil for none. Name
 	// names it in errors.
@@ -318,7 +318,7 @@ func (w *writeBatch) check(ctx context.Context, h seam.Handle) error {
 		// for the batch's first turn/start rather than read past it.
 		budget = -1
 	}
-	bc, err := inspect.NewBatchCheck(ctx, h, budget)
+	bc, err := verify.NewBatchCheck(ctx, h, budget)
 	if err != nil {
 		return err
 	}

@@ -22,13 +22,13 @@ import (
 // CheckStrictJSON.
 var ErrRecordRule = errors.New("breaks a record rule")
 
-// ruleError is an error of the record rules; it matches ErrRecordRule.
-type ruleError struct{ msg string }
+// recordRuleError is an error of the record rules; it matches ErrRecordRule.
+type recordRuleError struct{ msg string }
 
-func (e *ruleError) Error() string        { return e.msg }
-func (e *ruleError) Is(target error) bool { return target == ErrRecordRule }
+func (e *recordRuleError) Error() string        { return e.msg }
+func (e *recordRuleError) Is(target error) bool { return target == ErrRecordRule }
 
-func rulef(format string, args ...any) error { return &ruleError{fmt.Sprintf(format, args...)} }
+func rulef(format string, args ...any) error { return &recordRuleError{fmt.Sprintf(format, args...)} }
 
 // TurnEndKinds are the reasons a turn/end may give (store.md 3).
 var TurnEndKinds = []string{"completed", "aborted", "blocked", "error", "max-tokens", "interrupted"}

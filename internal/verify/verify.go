@@ -1,4 +1,4 @@
-package inspect
+package verify
 
 import (
 	"context"
@@ -479,7 +479,7 @@ func untouchable(res *CheckResult) string {
 		}
 		i := refusalOf(f.Code)
 		if i < best {
-			best, kind = i, fileKind(f.Message)
+			best, kind = i, f.FileType
 		}
 	}
 	if best == len(refusals) {
@@ -526,17 +526,6 @@ func refusalOf(code string) int {
 		}
 	}
 	return damaged
-}
-
-// fileKind is what a finding that a file is not a regular file says it is
-// ("a FIFO", "a symbolic link"): its message reads "PATH is KIND, not a
-// regular file".
-func fileKind(msg string) string {
-	head, _, ok := strings.Cut(msg, ", not a regular file")
-	if i := strings.LastIndex(head, " is "); ok && i >= 0 {
-		return head[i+len(" is "):]
-	}
-	return ""
 }
 
 // trimPlan is what a repair of res removes: the tails (an uncommitted one
