@@ -3,15 +3,15 @@ package main
 import (
 	"context"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/verify"
 	"github.com/spf13/cobra"
 )
 
 func newVerifyCmd(e *env, g *globals) *cobra.Command {
-	var o inspect.Options
+	var o verify.Options
 	var mode, backupDir string
 	cmd := &cobra.Command{
 		Use:   "verify [SESSION...]",
@@ -28,7 +28,7 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if o.Mode, err = inspect.ParseMode(mode); err != nil {
+			if o.Mode, err = verify.ParseMode(mode); err != nil {
 				return termui.Usage(err)
 			}
 			switch {
@@ -56,8 +56,8 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 }
 
 // runVerify checks the sessions args name, or the whole store
-// (inspect.Verify, once per store), printing each report as it comes.
-func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o inspect.Options) error {
+// (verify.Run, once per store), printing each report as it comes.
+func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o verify.Options) error {
 	ss, err := g.openSessions(ctx, e, args, store.Options{BackupDir: backupDir, Verify: true})
 	defer ss.Close()
 	if err != nil {
@@ -73,9 +73,9 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 	o.Report = p.Report
 	bar := e.out(format).NewBar("verify")
 	o.Total, o.Progress = func(n int) { bar.Start(n) }, bar.Step
-	var sum inspect.Summary
+	var sum verify.Summary
 	for _, gr := range ss.Groups() {
-		s, err := inspect.Verify(ctx, gr.Service, gr.IDs, o)
+		s, err := verify.Run(ctx, gr.Service, gr.IDs, o)
 		bar.Finish()
 		sum.Add(s)
 		if err != nil {
