@@ -56,7 +56,7 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 }
 
 // runVerify checks the sessions args name, or the whole store
-// (verify.Verify, once per store), printing each report as it comes.
+// (verify.Run, once per store), printing each report as it comes.
 func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o verify.Options) error {
 	ss, err := g.openSessions(ctx, e, args, store.Options{BackupDir: backupDir, Verify: true})
 	defer ss.Close()
@@ -75,7 +75,7 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 	o.Total, o.Progress = func(n int) { bar.Start(n) }, bar.Step
 	var sum verify.Summary
 	for _, gr := range ss.Groups() {
-		s, err := verify.Verify(ctx, gr.Service, gr.IDs, o)
+		s, err := verify.Run(ctx, gr.Service, gr.IDs, o)
 		bar.Finish()
 		sum.Add(s)
 		if err != nil {

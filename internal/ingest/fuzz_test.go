@@ -47,7 +47,7 @@ func FuzzAppendVerify(f *testing.F) {
 			if _, err := Append(ctx, svc, id, Options{Input: strings.NewReader(input), AssignSeq: assign, Now: 1}); err != nil {
 				continue
 			}
-			_, err := verify.Verify(ctx, svc, []string{id}, verify.Options{Mode: verify.ModeStrict, Report: func(r *verify.SessionReport) error {
+			_, err := verify.Run(ctx, svc, []string{id}, verify.Options{Mode: verify.ModeStrict, Report: func(r *verify.SessionReport) error {
 				for _, f := range r.Findings {
 					if f.Severity == verify.SeverityError {
 						return errors.New(f.Code + ": " + f.Message)

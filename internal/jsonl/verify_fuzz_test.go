@@ -75,7 +75,7 @@ func fuzzVerify(t *testing.T, enc Encoding, log []byte) {
 	if damaged || !tail {
 		return
 	}
-	r := verify.CheckSession(ctx, s, "s", verify.Options{Repair: true})
+	r := verify.Check(ctx, s, "s", verify.Options{Repair: true})
 	if r.Err != nil || r.Repair == nil || len(r.Repair.Removed) == 0 {
 		t.Fatalf("repair: %v %+v", r.Err, r.Repair)
 	}

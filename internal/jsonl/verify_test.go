@@ -99,7 +99,7 @@ func TestVerifyDamagedFixtures(t *testing.T) {
 				t.Fatalf("no verdict for case %s", name)
 			}
 			s, _ := openStore(t, filepath.Join(dir, name), Options{})
-			r := verify.CheckSession(context.Background(), s, c.SessionID, verify.Options{})
+			r := verify.Check(context.Background(), s, c.SessionID, verify.Options{})
 			if r.Err != nil {
 				t.Fatal(r.Err)
 			}
@@ -154,7 +154,7 @@ func TestVerifyCleanFixtures(t *testing.T) {
 				}
 			}
 			seen := 0
-			sum, err := verify.Verify(ctx, s, nil, verify.Options{Mode: verify.ModeStrict, Report: func(r *verify.SessionReport) error {
+			sum, err := verify.Run(ctx, s, nil, verify.Options{Mode: verify.ModeStrict, Report: func(r *verify.SessionReport) error {
 				seen++
 				if r.ID == "legacy-sdk-history" {
 					if r.Status != verify.StatusErrors || len(r.Findings) != 3 || r.Findings[0].Code != "unknown-type" {
@@ -308,7 +308,7 @@ func checkCut(t *testing.T, ctx context.Context, ls *logStore, data []byte, cut,
 	if len(tail) != 1 || tail[0].Code != "torn-tail" || tail[0].Pos.Offset != b {
 		t.Fatalf("cut at %d: findings %+v, want one torn tail at byte %d", cut, res.Findings(), b)
 	}
-	r := verify.CheckSession(ctx, ls.s, ls.id, verify.Options{Repair: true})
+	r := verify.Check(ctx, ls.s, ls.id, verify.Options{Repair: true})
 	if r.Err != nil || r.Status != verify.StatusClean || r.Repair == nil || len(r.Repair.Removed) != 1 {
 		t.Fatalf("cut at %d: repair: %s %v %+v %+v", cut, r.Status, r.Err, r.Repair, r.Findings)
 	}
@@ -371,7 +371,7 @@ func TestVerifyFlippedByte(t *testing.T) {
 func checkFlip(t *testing.T, ctx context.Context, ls *logStore, data []byte, start, end int64, what string) {
 	t.Helper()
 	ls.put(t, data)
-	r := verify.CheckSession(ctx, ls.s, ls.id, verify.Options{Repair: true})
+	r := verify.Check(ctx, ls.s, ls.id, verify.Options{Repair: true})
 	var in bool
 	for _, f := range r.Findings {
 		if f.Class == seam.ClassTail {
@@ -431,7 +431,7 @@ func TestVerifyUncommittedInFrame(t *testing.T) {
 	if u == nil || u.Offset != last || u.Rewrite != len(kept) || u.Records != 1 || len(byClass(res, seam.ClassDamage)) > 0 {
 		t.Fatalf("uncommitted %+v, findings %+v", u, res.Findings())
 	}
-	dry := verify.CheckSession(ctx, ls.s, compactID, verify.Options{Repair: true, DryRun: true})
+	dry := verify.Check(ctx, ls.s, compactID, verify.Options{Repair: true, DryRun: true})
 	if rp := dry.Repair; rp == nil || !rp.DryRun || rp.Rewrite != len(kept) || len(rp.Removed) != 1 || rp.Removed[0].Offset != last ||
 		rp.Removed[0].Bytes != int64(len(log))-last || rp.Removed[0].Kind != seam.RepairUncommitted {
 		t.Fatalf("dry run: %+v", dry.Repair)
@@ -439,7 +439,7 @@ func TestVerifyUncommittedInFrame(t *testing.T) {
 	if now, _ := os.ReadFile(ls.path); !bytes.Equal(now, log) {
 		t.Fatal("a dry run changed the log")
 	}
-	r := verify.CheckSession(ctx, ls.s, compactID, verify.Options{Repair: true})
+	r := verify.Check(ctx, ls.s, compactID, verify.Options{Repair: true})
 	if r.Status != verify.StatusClean || r.Repair == nil || len(r.Repair.Removed) != 1 || r.Repair.Removed[0].Rewritten == 0 {
 		t.Fatalf("repair: %s %v %+v", r.Status, r.Err, r.Repair)
 	}
@@ -456,7 +456,7 @@ func TestVerifyUncommittedInFrame(t *testing.T) {
 	}
 	sameEvents(t, got, fixtureEvents(t, compactID, Zstd)[:60])
 	// Idempotent: nothing left to do.
-	again := verify.CheckSession(ctx, ls.s, compactID, verify.Options{Repair: true})
+	again := verify.Check(ctx, ls.s, compactID, verify.Options{Repair: true})
 	if again.Repair != nil || again.Status != verify.StatusClean {
 		t.Fatalf("second repair: %s %+v", again.Status, again.Repair)
 	}
@@ -474,7 +474,7 @@ func TestVerifySalvage(t *testing.T) {
 	}
 	ls := newLogStore(t, mainID, Zstd)
 	ls.put(t, data)
-	r := verify.CheckSession(ctx, ls.s, mainID, verify.Options{Repair: true, Salvage: true})
+	r := verify.Check(ctx, ls.s, mainID, verify.Options{Repair: true, Salvage: true})
 	if r.Status != verify.StatusClean || r.Repair == nil || r.Repair.Salvaged != 15 || r.Repair.SalvagedFrom != 98 {
 		t.Fatalf("repair: %s %v %+v", r.Status, r.Err, r.Repair)
 	}
@@ -523,7 +523,7 @@ func TestVerifyHostile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ls := newLogStore(t, compactID, tc.enc)
 			ls.put(t, tc.log)
-			r := verify.CheckSession(ctx, ls.s, compactID, verify.Options{Mode: verify.ModeStrict})
+			r := verify.Check(ctx, ls.s, compactID, verify.Options{Mode: verify.ModeStrict})
 			if r.Err != nil {
 				t.Fatal(r.Err)
 			}
@@ -594,7 +594,7 @@ func TestVerifyLayoutFindings(t *testing.T) {
 	}
 	s, _ := openStore(t, root, Options{})
 	got := map[string][]string{}
-	sum, err := verify.Verify(ctx, s, nil, verify.Options{Report: func(r *verify.SessionReport) error {
+	sum, err := verify.Run(ctx, s, nil, verify.Options{Report: func(r *verify.SessionReport) error {
 		for _, f := range r.Findings {
 			got[r.ID] = append(got[r.ID], f.Code)
 		}
@@ -747,7 +747,7 @@ func TestVerifyUnreadableSessionFolder(t *testing.T) {
 	})
 	var failed []*verify.SessionReport
 	var checked int
-	sum, err := verify.Verify(context.Background(), s, nil, verify.Options{Report: func(r *verify.SessionReport) error {
+	sum, err := verify.Run(context.Background(), s, nil, verify.Options{Report: func(r *verify.SessionReport) error {
 		if r.Status == verify.StatusFailed {
 			failed = append(failed, r)
 		} else if !r.Stray {

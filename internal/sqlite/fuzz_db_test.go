@@ -114,7 +114,7 @@ func verifyDamaged(t *testing.T, path string, at int) {
 		return
 	}
 	defer s.Close()
-	_, err = verify.Verify(ctx, s, nil, verify.Options{Report: func(r *verify.SessionReport) error {
+	_, err = verify.Run(ctx, s, nil, verify.Options{Report: func(r *verify.SessionReport) error {
 		if r.Err != nil {
 			seamKind(t, at, r.Err)
 		}

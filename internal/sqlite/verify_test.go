@@ -62,7 +62,7 @@ func finding(r *verify.SessionReport, code string) *verify.Finding {
 func TestVerifyFixture(t *testing.T) {
 	s := openCopy(t, fixtureCopy(t))
 	var reports []*verify.SessionReport
-	sum, err := verify.Verify(ctx, s, nil, verify.Options{Report: func(r *verify.SessionReport) error {
+	sum, err := verify.Run(ctx, s, nil, verify.Options{Report: func(r *verify.SessionReport) error {
 		reports = append(reports, r)
 		return nil
 	}})
@@ -157,7 +157,7 @@ func TestVerifyFlippedByte(t *testing.T) {
 		flipped++
 		before := fileSum(t, path)
 		s := openCopy(t, path)
-		r := verify.CheckSession(ctx, s, id, verify.Options{Repair: true})
+		r := verify.Check(ctx, s, id, verify.Options{Repair: true})
 		f := finding(r, "row-decode")
 		if r.Status != verify.StatusErrors || f == nil || f.Pos.Seq != seq || f.Severity != verify.SeverityError ||
 			r.Repair == nil || r.Repair.Skipped == "" || finding(r, "torn-tail") != nil {
@@ -243,21 +243,21 @@ func TestVerifyTornPackedRow(t *testing.T) {
 			if _, err := s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 				t.Fatal(err)
 			}
-			r := verify.CheckSession(ctx, s, "p", verify.Options{})
+			r := verify.Check(ctx, s, "p", verify.Options{})
 			if f := finding(r, "torn-tail"); f == nil || f.Severity != verify.SeverityWarning || f.Pos.Seq != 1 ||
 				!strings.HasPrefix(f.Message, "torn final row: ") || r.Status != verify.StatusWarnings {
 				t.Fatalf("check: %s %+v", codes(r), r.Findings)
 			}
-			if r := verify.CheckSession(ctx, s, "p", verify.Options{Mode: verify.ModeStrict}); r.Status != verify.StatusErrors {
+			if r := verify.Check(ctx, s, "p", verify.Options{Mode: verify.ModeStrict}); r.Status != verify.StatusErrors {
 				t.Fatalf("strict: %s", r.Status)
 			}
 			before := fileSum(t, s.Path())
-			r = verify.CheckSession(ctx, s, "p", verify.Options{Repair: true, DryRun: true})
+			r = verify.Check(ctx, s, "p", verify.Options{Repair: true, DryRun: true})
 			if r.Repair == nil || !r.Repair.DryRun || len(r.Repair.Removed) != 1 || fileSum(t, s.Path()) != before {
 				t.Fatalf("dry run: %+v", r.Repair)
 			}
 			rev, _ := s.Stat(ctx, "p")
-			r = verify.CheckSession(ctx, s, "p", verify.Options{Repair: true})
+			r = verify.Check(ctx, s, "p", verify.Options{Repair: true})
 			if r.Status != verify.StatusClean || r.Repair == nil || len(r.Repair.Removed) != 1 {
 				t.Fatalf("repair: %s %s %+v", r.Status, codes(r), r.Repair)
 			}
@@ -275,7 +275,7 @@ func TestVerifyTornPackedRow(t *testing.T) {
 			if err != nil || snap.EventCount != 1 || snap.Revision == rev.Revision || snap.Location.TornBytes != 0 {
 				t.Fatalf("after: %+v %v", snap, err)
 			}
-			if r := verify.CheckSession(ctx, s, "p", verify.Options{Repair: true}); r.Repair != nil || r.Status != verify.StatusClean {
+			if r := verify.Check(ctx, s, "p", verify.Options{Repair: true}); r.Repair != nil || r.Status != verify.StatusClean {
 				t.Fatalf("second repair: %+v", r.Repair)
 			}
 		})
@@ -290,7 +290,7 @@ func TestVerifySeqGap(t *testing.T) {
 	if _, err := s.db.Exec("DELETE FROM events WHERE session_id = ? AND seq IN (42, 110)", id); err != nil {
 		t.Fatal(err)
 	}
-	r := verify.CheckSession(ctx, s, id, verify.Options{Repair: true})
+	r := verify.Check(ctx, s, id, verify.Options{Repair: true})
 	var gaps []string
 	for _, f := range r.Findings {
 		if f.Code == "seq-gap" && f.Severity == verify.SeverityError {
@@ -325,7 +325,7 @@ func TestVerifyDatabaseFindings(t *testing.T) {
 		conn.Close()
 	}
 	var reports []*verify.SessionReport
-	sum, err := verify.Verify(ctx, s, nil, verify.Options{Mode: verify.ModeStrict, Report: func(r *verify.SessionReport) error {
+	sum, err := verify.Run(ctx, s, nil, verify.Options{Mode: verify.ModeStrict, Report: func(r *verify.SessionReport) error {
 		reports = append(reports, r)
 		return nil
 	}})
@@ -340,7 +340,7 @@ func TestVerifyDatabaseFindings(t *testing.T) {
 	}
 	// Named alone, on a fresh store: the session carries them.
 	s2 := openCopy(t, path)
-	r := verify.CheckSession(ctx, s2, "session-1b2c3d4e-5f60-4718-89ab-cdef01234567", verify.Options{})
+	r := verify.Check(ctx, s2, "session-1b2c3d4e-5f60-4718-89ab-cdef01234567", verify.Options{})
 	if got := codes(r); got != "warning:persistence-state warning:orphan-rows" {
 		t.Fatalf("named session: %s", got)
 	}
@@ -380,7 +380,7 @@ func TestVerifyIntegrity(t *testing.T) {
 			before := fileSum(t, path)
 			s = openCopy(t, path)
 			var reports []*verify.SessionReport
-			sum, err := verify.Verify(ctx, s, nil, verify.Options{Repair: true, Report: func(r *verify.SessionReport) error {
+			sum, err := verify.Run(ctx, s, nil, verify.Options{Repair: true, Report: func(r *verify.SessionReport) error {
 				reports = append(reports, r)
 				return nil
 			}})
@@ -421,7 +421,7 @@ func TestVerifyRepairHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	r := verify.CheckSession(ctx, s, "a", verify.Options{Repair: true})
+	r := verify.Check(ctx, s, "a", verify.Options{Repair: true})
 	if r.Status != verify.StatusFailed || !errors.Is(r.Err, seam.ErrAlreadyOwned) || finding(r, "writer-active") == nil {
 		t.Fatalf("%s %v %s", r.Status, r.Err, codes(r))
 	}
@@ -440,10 +440,10 @@ func TestVerifyHeaders(t *testing.T) {
 	if _, err := s.db.Exec("UPDATE sessions SET cwd = '' WHERE id = 'bad'"); err != nil {
 		t.Fatal(err)
 	}
-	if r := verify.CheckSession(ctx, s, "new", verify.Options{}); codes(r) != "error:header-unsupported" {
+	if r := verify.Check(ctx, s, "new", verify.Options{}); codes(r) != "error:header-unsupported" {
 		t.Fatalf("newer: %s", codes(r))
 	}
-	r := verify.CheckSession(ctx, s, "bad", verify.Options{})
+	r := verify.Check(ctx, s, "bad", verify.Options{})
 	if f := finding(r, "header-invalid"); f == nil || f.Severity != verify.SeverityError || r.State.Events != 2 {
 		t.Fatalf("invalid: %s %+v", codes(r), r.State)
 	}
@@ -479,7 +479,7 @@ func TestReadsLeaveJournalMode(t *testing.T) {
 	if _, err := r.Stat(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if rep := verify.CheckSession(ctx, r, "a", verify.Options{}); rep.Status == verify.StatusFailed {
+	if rep := verify.Check(ctx, r, "a", verify.Options{}); rep.Status == verify.StatusFailed {
 		t.Fatal(rep.Err)
 	}
 	r.Close()

@@ -1,5 +1,5 @@
 // Package verify is dshctl's check of stored sessions and its repair of
-// their tails: the reports of `verify` (Verify, CheckSession) and the
+// their tails: the reports of `verify` (Run, Check) and the
 // rules they apply (LogCheck), in a mode (Mode) that says how strict a
 // finding's severity is.
 //
