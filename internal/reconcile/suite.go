@@ -106,8 +106,12 @@ func LoadSuite(files []File, shard Shard) (Loaded, error) {
 // loadFile reads one file whose first trace has position pos. A trace file
 // outside the shard gives one nil trace.
 func loadFile(f File, shard Shard, pos int) ([]*Trace, error) {
-	if !shard.Has(pos) && hasTraceExt(f.Path) {
-		return []*Trace{nil}, nil
+	if hasTraceExt(f.Path) {
+		// Replayed while it is decoded (Run).
+		if !shard.Has(pos) {
+			return []*Trace{nil}, nil
+		}
+		return []*Trace{OpenTrace(f.Path, f.Open)}, nil
 	}
 	rc, err := f.Open()
 	if err != nil {

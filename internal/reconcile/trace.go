@@ -54,6 +54,36 @@ type Trace struct {
 	// Err, when set, says why the file could not be read: Run gives the
 	// trace the verdict Error.
 	Err error
+	// open, when set, opens the JSONL file Records were not decoded from:
+	// Run and States decode it as they replay it (OpenTrace).
+	open func() (io.ReadCloser, error)
+}
+
+// OpenTrace returns the trace of a JSONL file, to be replayed while it is
+// decoded: only its meta record is read now (Name, Tab, Expect, Meta).
+// Records stays empty. A file that cannot be opened, or whose first lines
+// do not decode, gives a trace whose Err says why.
+func OpenTrace(path string, open func() (io.ReadCloser, error)) *Trace {
+	t := &Trace{Name: traceName(path), Source: path, open: open}
+	rc, err := open()
+	if err != nil {
+		t.Err = err
+		return t
+	}
+	defer rc.Close()
+	src, err := openLines(rc)
+	if err != nil {
+		t.Err = fmt.Errorf("%s: %w", path, err)
+		return t
+	}
+	if m := src.meta; m != nil {
+		t.Meta = m
+		if m.Name != "" {
+			t.Name = m.Name
+		}
+		t.Tab, t.Expect = m.Tab, m.Expect
+	}
+	return t
 }
 
 // Meta is the optional first record of a trace. Extra carries the fields

@@ -761,11 +761,10 @@ func States(ctx context.Context, files []reconcile.File, o Options, out termui.O
 		if t.Err != nil {
 			return fmt.Errorf("replay: %w", t.Err)
 		}
-		final, err := reconcile.States(t, o.Policy, func(i int, v reconcile.ClientView) error {
+		final, err := reconcile.States(t, o.Policy, func(i int, rec *reconcile.Record, v reconcile.ClientView) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			rec := &t.Records[i]
 			l := stateLine{Trace: t.Name, K: rec.Kind, State: &v}
 			if rec.Line > 0 {
 				n := rec.Line - 1
