@@ -33,8 +33,8 @@ func (s *sliceSource) next() (Record, bool, error) {
 // lineSource decodes a JSONL trace line by line. Its meta record, when it
 // has one, is read by openLines before the first record.
 type lineSource struct {
-	sc   *bufio.Scanner
-	d    *decoder
+	sc      *bufio.Scanner
+	d       *decoder
 	line    int
 	meta    *Meta
 	pending *Record // the first record, read with the meta record
