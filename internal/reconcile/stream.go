@@ -148,10 +148,22 @@ func newSliceWindow(recs []Record) *window {
 
 // newStreamWindow reads src with size records ahead.
 func newStreamWindow(src source, size int) *window {
-	w := &window{src: src, ring: true, size: size, buf: make([]Record, size+1),
-		ahead: make([]string, size+1), known: make([]bool, size+1)}
+	n := min(size+1, 256)
+	w := &window{src: src, ring: true, size: size, buf: make([]Record, n), ahead: make([]string, n), known: make([]bool, n)}
 	w.fill(0)
 	return w
+}
+
+// grow makes room for more records ahead, up to size+1 in all: a short
+// trace never holds a window of the longest.
+func (w *window) grow() {
+	n := min(2*len(w.buf), w.size+1)
+	buf, ahead, known := make([]Record, n), make([]string, n), make([]bool, n)
+	for i := w.lo; i < w.hi; i++ {
+		s, t := i%len(w.buf), i%n
+		buf[t], ahead[t], known[t] = w.buf[s], w.ahead[s], w.known[s]
+	}
+	w.buf, w.ahead, w.known = buf, ahead, known
 }
 
 func (w *window) slot(i int) int {
@@ -170,6 +182,12 @@ func (w *window) holds(i int) bool { return i >= w.lo && i < w.hi }
 // fill decodes records until upTo is held or the trace ends.
 func (w *window) fill(upTo int) {
 	for !w.eof && w.hi <= upTo {
+		if w.ring && w.hi-w.lo >= len(w.buf) {
+			if len(w.buf) > w.size {
+				return
+			}
+			w.grow()
+		}
 		rec, ok, err := w.src.next()
 		if !ok {
 			w.eof, w.err = true, err
@@ -275,4 +293,83 @@ func (w *window) aheadOf(i int) string {
 		w.late = true // decided further ahead than the window reaches
 	}
 	return w.ahead[s]
+}
+
+// batchLen is how many records the decoding goroutine hands over at once.
+const batchLen = 256
+
+// pipe decodes a trace on a goroutine of its own, a few batches of records
+// ahead of the replay, so that decoding and replaying run on two cores.
+type pipe struct {
+	full chan batch
+	free chan []Record
+	done chan struct{} // closed by stop: the decoder gives up
+	exit chan struct{} // closed when the decoder has returned
+	cur  batch
+	k    int
+	end  bool
+}
+
+type batch struct {
+	recs []Record
+	err  error
+	last bool
+}
+
+func newPipe(src source) *pipe {
+	p := &pipe{full: make(chan batch, 4), free: make(chan []Record, 6), done: make(chan struct{}), exit: make(chan struct{})}
+	for range 6 {
+		p.free <- make([]Record, 0, batchLen)
+	}
+	go func() {
+		defer close(p.exit)
+		for {
+			var b batch
+			select {
+			case b.recs = <-p.free:
+			case <-p.done:
+				return
+			}
+			b.recs = b.recs[:0]
+			for len(b.recs) < batchLen {
+				rec, ok, err := src.next()
+				if !ok {
+					b.err, b.last = err, true
+					break
+				}
+				b.recs = append(b.recs, rec)
+			}
+			select {
+			case p.full <- b:
+			case <-p.done:
+				return
+			}
+			if b.last {
+				return
+			}
+		}
+	}()
+	return p
+}
+
+func (p *pipe) next() (Record, bool, error) {
+	for p.k >= len(p.cur.recs) {
+		if p.end {
+			return Record{}, false, p.cur.err
+		}
+		if p.cur.recs != nil {
+			clear(p.cur.recs) // let the records' frames go
+			p.free <- p.cur.recs
+		}
+		p.cur, p.k = <-p.full, 0
+		p.end = p.cur.last
+	}
+	p.k++
+	return p.cur.recs[p.k-1], true, nil
+}
+
+// stop ends the decoder and waits for it, so that its reader can be closed.
+func (p *pipe) stop() {
+	close(p.done)
+	<-p.exit
 }

@@ -57,6 +57,40 @@ type Trace struct {
 	// open, when set, opens the JSONL file Records were not decoded from:
 	// Run and States decode it as they replay it (OpenTrace).
 	open func() (io.ReadCloser, error)
+	// first, when set, is the file opened already, its meta record read:
+	// the first replay reads it (a stream that cannot be opened twice).
+	first *lineSource
+	rc    io.Closer
+}
+
+// ReadTrace returns the trace of a JSONL stream that can be read only
+// once (standard input), to be replayed while it is decoded, as OpenTrace
+// does: its meta record is read now. A second replay (the deferral check of
+// a trace whose reconcile was deferred) cannot be made: it is a warning.
+func ReadTrace(name string, r io.ReadCloser) *Trace {
+	t := &Trace{Name: name, Source: name, rc: r}
+	t.open = func() (io.ReadCloser, error) {
+		return nil, fmt.Errorf("%s can be read only once", name)
+	}
+	src, err := openLines(r)
+	if err != nil {
+		t.Err = fmt.Errorf("%s: %w", name, err)
+		return t
+	}
+	t.first = src
+	t.setMeta(src.meta)
+	return t
+}
+
+func (t *Trace) setMeta(m *Meta) {
+	if m == nil {
+		return
+	}
+	t.Meta = m
+	if m.Name != "" {
+		t.Name = m.Name
+	}
+	t.Tab, t.Expect = m.Tab, m.Expect
 }
 
 // OpenTrace returns the trace of a JSONL file, to be replayed while it is
@@ -76,13 +110,7 @@ func OpenTrace(path string, open func() (io.ReadCloser, error)) *Trace {
 		t.Err = fmt.Errorf("%s: %w", path, err)
 		return t
 	}
-	if m := src.meta; m != nil {
-		t.Meta = m
-		if m.Name != "" {
-			t.Name = m.Name
-		}
-		t.Tab, t.Expect = m.Tab, m.Expect
-	}
+	t.setMeta(src.meta)
 	return t
 }
 
