@@ -17,7 +17,7 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 	var force, states bool
 	var out *output
 	cmd := &cobra.Command{
-		Use:   "replay [TRACE|CAPTURE|DIR...]",
+		Use:   "replay [TRACE|CAPTURE|DIR|-...]",
 		Short: "Replay web-client traces and browser captures through the reconcile state machine and check its invariants",
 		Long:  help("replay"),
 		Example: `  dshctl replay traces/ captures/
