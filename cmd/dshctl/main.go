@@ -12,8 +12,8 @@
 //	list        inspect.ListSelect                      sessionview.PrintList
 //	stat        inspect.Stat                            sessionview.PrintStat
 //	cat         inspect.Stream (--raw: export.WriteRaw) sessionview.PrintLog, PrintRaw
-//	append      store.Append                            sessionview.PrintAppend
-//	verify      inspect.Verify                          sessionview.VerifyPrinter
+//	append      ingest.Append                           sessionview.PrintAppend
+//	verify      verify.Run                              sessionview.VerifyPrinter
 //	export      export.ToFile (-O -: export.Session;    sessionview.PrintExports,
 //	            several or --all: export.ToDir)         ReportExports
 //	replay      replay.Run (--convert: replay.Convert)  replay.Printer

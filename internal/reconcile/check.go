@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,11 +11,13 @@ import (
 // Verdict is the outcome of replaying one trace.
 type Verdict string
 
-// Verdicts. Inconclusive: no violation, but records were skipped.
+// Verdicts. Inconclusive: no violation, but records were skipped. Error:
+// the trace could not be read (Result.Error says why); it counts as failed.
 const (
 	Pass         Verdict = "pass"
 	Fail         Verdict = "fail"
 	Inconclusive Verdict = "inconclusive"
+	Error        Verdict = "error"
 )
 
 // Invariant names, by number (replay.md).
@@ -31,6 +34,23 @@ func InvariantName(n int) string { return invariantNames[n] }
 // Options configures Run.
 type Options struct {
 	Policy Policy // zero value: Membership
+
+	// Context, when set, stops the replay once it is done: the result is
+	// then of verdict Error, saying so.
+	Context context.Context
+
+	// NoBackend: only the trace's fetch records answer the client's chunk
+	// requests; the backend model answers none (a request the trace does
+	// not answer stays in flight, with a warning).
+	NoBackend bool
+
+	// Timeline, when positive, keeps up to that many records up to the
+	// first violation (or the end) in Result.Timeline.
+	Timeline int
+
+	// errorRowOptional: a failed send need not show its error row, only
+	// its message (tests count the traces that fail for that alone).
+	errorRowOptional bool
 }
 
 // Snapshot is the client state a violation shows.
@@ -40,12 +60,14 @@ type Snapshot struct {
 	Q  []Queued  `json:"queue"`
 	LT string    `json:"liveTurnId"`
 	CA string    `json:"currentAssistantId"`
+
+	Status string `json:"agentStatus"`
 }
 
 // snapshotOf copies s for a report: the machine goes on changing its rows.
 func snapshotOf(s State) *Snapshot {
 	c := s.Clone()
-	snap := &Snapshot{C: c.C, L: c.L, Q: c.Q, LT: c.LT, CA: c.CA}
+	snap := &Snapshot{C: c.C, L: c.L, Q: c.Q, LT: c.LT, CA: c.CA, Status: c.Status}
 	// Empty lists, not null, for JSON readers.
 	if snap.C == nil {
 		snap.C = []Chunk{}
@@ -70,6 +92,22 @@ type Violation struct {
 	Event     string    `json:"event"`            // the record as a trace line, or "end of trace"
 	Before    *Snapshot `json:"before"`
 	After     *Snapshot `json:"after"`
+
+	// Record is the violating record; nil at the end of the trace.
+	Record *Record `json:"-"`
+	// Message and Fate name the user message the violation is about and
+	// where the server's events say it went; empty when it is about
+	// content, a turn or the whole state.
+	Message, Text, Fate string `json:"-"`
+}
+
+// View returns the client's view of a snapshot: what the user saw.
+func (s *Snapshot) View() ClientView {
+	if s == nil {
+		return View(&State{})
+	}
+	st := State{C: s.C, L: s.L, Q: s.Q, LT: s.LT, CA: s.CA, Status: s.Status}
+	return View(&st)
 }
 
 // Result is the outcome of replaying one trace under one policy.
@@ -85,6 +123,20 @@ type Result struct {
 	Violations []Violation `json:"violations,omitempty"`
 	Warnings   []string    `json:"warnings,omitempty"`
 	Notes      []string    `json:"notes,omitempty"` // what an importer left out; no effect on the verdict
+	Error      string      `json:"error,omitempty"` // why the trace could not be read (verdict Error)
+
+	// Timeline is the last records up to the first violation, or to the
+	// end (Options.Timeline), with Skipped records before them left out.
+	Timeline []TimelineRecord `json:"-"`
+	Skipped  int              `json:"-"`
+}
+
+// TimelineRecord is a record of a result's timeline.
+type TimelineRecord struct {
+	Index  int
+	Line   int
+	Origin string
+	Record Record
 }
 
 // First returns the violation reported for the trace: the first invariant
@@ -102,25 +154,61 @@ var checkOrder = []int{3, 2, 1, 4}
 
 // Run replays t under opts.Policy and checks invariants 1–4 at every quiescent
 // point and at the end; it then replays t without its scroll events and
-// compares the final views (deferral safety).
+// compares the final views (deferral safety). A trace read from a file
+// (OpenTrace) is replayed while it is decoded, in memory bounded by the
+// client's state and a window of records ahead, not by its length.
 func Run(t *Trace, opts Options) Result {
 	pol := opts.Policy
 	if pol.Name == "" {
 		pol = Membership
 	}
-	tab := traceTab(t)
+	tab := t.Tab
+	if t.open == nil {
+		tab = traceTab(t)
+	}
 	res := Result{Name: t.Name, Source: t.Source, Tab: tab, Policy: pol.Name, Expect: t.Expect, Events: len(t.Records), Notes: t.Notes}
-	main := runOnce(t.Records, tab, pol, runOpts{check: true, where: t.where()})
+	if t.Err != nil {
+		res.Verdict, res.Error = Error, t.Err.Error()
+		return res
+	}
+	replay := t.replayer(tab, pol)
+	main := replay(runOpts{ctx: opts.Context, check: true, errorRowOptional: opts.errorRowOptional,
+		noBackend: opts.NoBackend, timeline: opts.Timeline})
+	switch {
+	case main.err != nil && main.decode:
+		res.Verdict, res.Error = Error, main.err.Error()
+		return res
+	case main.err != nil:
+		res.Verdict, res.Error = Error, "replay stopped: "+main.err.Error()
+		return res
+	}
+	res.Tab, res.Events = main.tab, main.records
+	if opts.Timeline > 0 {
+		res.Timeline = main.timeline
+		if len(main.timeline) > 0 {
+			res.Skipped = main.timeline[0].Index
+		}
+	}
 	res.Warnings, res.Reconciles, res.Violations = main.warnings, main.points, main.violations
 	// A trace that proves nothing must not read as a pass.
-	if len(t.Records) == 0 {
+	if main.records == 0 {
 		res.Warnings = append(res.Warnings, "the trace has no records")
 	}
 	if t.Meta != nil && t.Meta.Version != 1 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("meta version %d is not 1: the trace may mean something else", t.Meta.Version))
 	}
+	if main.late {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("a record needed what the trace says more than %d records after it (an answer, or which turn a reconnect hid): the replay, which reads that far ahead, may have judged it wrongly", streamWindow))
+	}
 	if len(res.Violations) == 0 {
-		if v := deferralCheck(t, tab, pol, main); v != nil {
+		v, err := deferralCheck(replay, main, opts.NoBackend, t.open != nil)
+		switch {
+		case err != nil && t.rc != nil:
+			res.Warnings = append(res.Warnings, "not checked whether the end is the same without scroll events: "+err.Error())
+		case err != nil:
+			res.Verdict, res.Error = Error, err.Error()
+			return res
+		case v != nil:
 			res.Violations = []Violation{*v}
 		}
 	}
@@ -133,6 +221,40 @@ func Run(t *Trace, opts Options) Result {
 		res.Verdict = Pass
 	}
 	return res
+}
+
+// replayer returns the function that replays t with the options given:
+// its records, or its file decoded as it is read.
+func (t *Trace) replayer(tab string, pol Policy) func(runOpts) runOut {
+	if t.open == nil {
+		return func(o runOpts) runOut {
+			o.where = t.where()
+			return runOnce(t.Records, tab, pol, o)
+		}
+	}
+	return func(o runOpts) runOut {
+		src := t.first
+		if src != nil {
+			t.first = nil
+			defer t.rc.Close()
+		} else {
+			rc, err := t.open()
+			if err != nil {
+				return runOut{err: err, decode: true}
+			}
+			defer rc.Close()
+			if src, err = openLines(rc); err != nil {
+				return runOut{err: fmt.Errorf("%s: %w", t.Source, err), decode: true}
+			}
+		}
+		p := newPipe(src)
+		defer p.stop()
+		out := replayWindow(newStreamWindow(p, streamWindow), tab, pol, o)
+		if out.decode {
+			out.err = fmt.Errorf("%s: %w", t.Source, out.err)
+		}
+		return out
+	}
 }
 
 // traceTab is the tab under test: the meta record's, else the first tabId.
@@ -156,19 +278,39 @@ type runOut struct {
 	violations               []Violation
 	warnings                 []string
 	points                   int
+	err                      error // from runOpts.after, the context, or the source (decode)
+	decode                   bool  // err is the source's
+	deferredAtEnd            bool  // a reconcile was still deferred at the end, before the flush
+	tab                      string
+	records                  int // records read
+	timeline                 []TimelineRecord
+	late                     bool // the window was too short for what a record needed to know
 }
 
 // runOpts says what runOnce does besides replaying.
 type runOpts struct {
-	check    bool // check the invariants
-	noScroll bool // leave the scroll records out
+	ctx      context.Context // when set, the replay stops once it is done (runOut.err)
+	check    bool            // check the invariants
+	noScroll bool            // leave the scroll records out
 	// answered: route fetch records by the turn and mode of the request
 	// they answered in the full replay (for the replay without scroll
 	// events, whose request numbers shift when deferrals collapse).
 	answered map[int]reqKey
 	// where names record i in warnings, when the trace says where its
 	// records came from (Trace.Origins); nil: "record i".
-	where func(i int) string
+	where            func(i int) string
+	errorRowOptional bool // Options.errorRowOptional
+	noBackend        bool // Options.NoBackend
+	// supplied: see Machine.supplied.
+	supplied func(r *request, rows *rowSet, at int, filled bool)
+	// after, when set, is called after each record with the machine; an
+	// error stops the replay.
+	after func(i int, rec *Record, m *Machine) error
+	// keepAll: the truth keeps the streamed content of sealed turns (the
+	// final view compares it) in a streamed replay too.
+	keepAll bool
+	// timeline: keep that many records up to the first violation.
+	timeline int
 }
 
 // where returns the function that names a record of t by where it came
@@ -192,88 +334,138 @@ func (t *Trace) where() func(int) string {
 // runOnce replays recs. Records keep their index when scroll records are
 // left out, so that content keeps its identity.
 func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
-	be := NewBackend(recs, tab)
-	tr := newTruth(be.la, tab)
-	m := newMachine(pol, tab, be, router(recs, o.answered))
-	m.where = o.where
-	var out runOut
-	end := len(recs)
-	ck := newChecker(tr, m, pol, end+1)
+	return replayWindow(newSliceWindow(recs), tab, pol, o)
+}
+
+// replayWindow replays the records of w. A streamed window (w.ring) learns
+// the tab from its first records when tab is empty.
+func replayWindow(w *window, tab string, pol Policy, o runOpts) runOut {
+	if tab == "" && w.ring {
+		for i := w.lo; i < w.hi; i++ {
+			if r := w.at(i); r.Kind == KindWS && r.Ev.TabID != "" && r.Ev.Type != "statuses" {
+				tab = r.Ev.TabID
+				break
+			}
+		}
+	}
+	la := newLookahead()
+	w.start(tab, la)
+	be := newWindowBackend(w, la, tab)
+	tr := newTruth(la, tab)
+	tr.keepAll = !w.ring || o.keepAll
+	m := newMachine(pol, tab, be, w.router(o.answered))
+	m.where, m.noBackend, m.supplied = o.where, o.noBackend, o.supplied
+	out := runOut{tab: tab}
+	ck := newChecker(tr, m, pol)
+	ck.errorRowOptional = o.errorRowOptional
 	check := o.check
-	for i := range recs {
-		rec := &recs[i]
+	var ring []TimelineRecord // the last o.timeline records read
+	w.onLeft = func(i int, _ *Record) { be.catchUp(i) }
+	i := 0
+	for ; ; i++ {
+		if o.ctx != nil && i&1023 == 0 {
+			if err := o.ctx.Err(); err != nil {
+				out.err = err
+				return out
+			}
+		}
+		rec, ok := w.get(i)
+		if !ok {
+			break
+		}
+		if o.timeline > 0 {
+			tl := TimelineRecord{Index: i, Line: rec.Line, Record: *rec}
+			if o.where != nil {
+				tl.Origin = o.where(i)
+			}
+			if len(ring) == o.timeline {
+				copy(ring, ring[1:])
+				ring = ring[:len(ring)-1]
+			}
+			ring = append(ring, tl)
+		}
 		if o.noScroll && rec.Kind == KindScroll {
 			continue
 		}
 		tr.observe(i, rec)
-		for _, a := range m.apply(i, *rec) {
+		applied := m.apply(i, *rec)
+		if o.after != nil {
+			if err := o.after(i, rec, m); err != nil {
+				out.err = err
+				return out
+			}
+		}
+		for _, a := range applied {
 			out.points++
 			if !check {
 				continue
 			}
 			if vs := ck.point(&a); len(vs) > 0 {
+				at := *rec
 				for k := range vs {
-					vs[k].Index, vs[k].Line, vs[k].Event = i, rec.Line, rec.String()
+					vs[k].Index, vs[k].Line, vs[k].Event, vs[k].Record = i, rec.Line, rec.String(), &at
 					if o.where != nil {
 						vs[k].Origin = o.where(i)
 					}
 				}
-				out.violations, out.warnings = vs, m.warnings
+				out.violations, out.warnings, out.records, out.timeline, out.late = vs, m.warnings, i+1, ring, w.late
 				return out
 			}
 		}
 	}
+	if w.err != nil {
+		out.err, out.decode = w.err, true
+		return out
+	}
+	end := i
+	out.records, out.timeline = end, ring
+	out.deferredAtEnd = m.S.Pending != nil
 	for _, a := range m.flush(end) {
 		if !check {
 			continue
 		}
 		if vs := ck.point(&a); len(vs) > 0 {
 			for k := range vs {
-				vs[k].Index, vs[k].Event = len(recs), "end of trace (flush)"
+				vs[k].Index, vs[k].Event = end, "end of trace (flush)"
 			}
-			out.violations, out.warnings = vs, m.warnings
+			out.violations, out.warnings, out.late = vs, m.warnings, w.late
 			return out
 		}
 	}
 	if check {
-		out.violations = ck.end(m.S, len(recs))
+		out.violations = ck.end(m.S, end)
 	}
 	out.final, out.warnings, out.answered = m.S, m.warnings, m.answered
 	out.deferred, out.deferredFailed = m.deferred, m.deferredFailed
 	out.view = func() finalView { return ck.view(m.S) }
+	out.late = w.late
 	return out
 }
 
 // router returns the function that tells which fetch record answers a
-// request: the first with its number, or with its key when answered is set.
-func router(recs []Record, answered map[int]reqKey) func(*request) (int, bool) {
-	byReq := map[int]int{}
-	var keyed []int // fetch records not claimed yet
-	for i := range recs {
-		r := &recs[i]
-		if r.Kind != KindFetch {
-			continue
+// request: the first with its number, or with its key when answered is
+// set (among the records decoded so far).
+func (w *window) router(answered map[int]reqKey) func(*request) (int, bool) {
+	carried := func(i int) (int, bool) {
+		if !w.holds(i) {
+			return i, false
 		}
-		if _, ok := byReq[r.Req]; !ok {
-			byReq[r.Req] = i
-		}
-		if _, ok := answered[i]; ok {
-			keyed = append(keyed, i)
-		}
+		r := w.at(i)
+		return i, r.HasRows || r.FetchErr
 	}
-	carried := func(i int) (int, bool) { return i, recs[i].HasRows || recs[i].FetchErr }
 	if answered == nil {
 		return func(r *request) (int, bool) {
-			if i, ok := byReq[r.req]; ok {
+			if i, ok := w.byReq[r.req]; ok {
 				return carried(i)
 			}
 			return -1, false
 		}
 	}
+	claimed := map[int]bool{}
 	return func(r *request) (int, bool) {
-		for k, i := range keyed {
-			if answered[i] == r.key() {
-				keyed = append(keyed[:k:k], keyed[k+1:]...)
+		for i := w.lo; i < w.hi; i++ {
+			if k, ok := answered[i]; ok && !claimed[i] && k == r.key() {
+				claimed[i] = true
 				return carried(i)
 			}
 		}
@@ -281,24 +473,33 @@ func router(recs []Record, answered map[int]reqKey) func(*request) (int, bool) {
 	}
 }
 
-// deferralCheck replays t without its scroll events and compares what the
-// user ends up seeing; nil when they agree, or no reconcile was deferred
-// (scroll events then change nothing), or a deferred reconcile's fetch
-// failed (the seals it stood for stay unreconciled by the failure, not by
-// the deferral).
-func deferralCheck(t *Trace, tab string, pol Policy, main runOut) *Violation {
+// deferralCheck replays the trace without its scroll events and compares
+// what the user ends up seeing; nil when they agree, or no reconcile was
+// deferred (scroll events then change nothing), or a deferred reconcile's
+// fetch failed (the seals it stood for stay unreconciled by the failure,
+// not by the deferral). A streamed replay, which let the content of
+// sealed turns go, is first run again keeping it.
+func deferralCheck(replay func(runOpts) runOut, main runOut, noBackend, streamed bool) (*Violation, error) {
 	if !main.deferred || main.deferredFailed {
-		return nil
+		return nil, nil
 	}
-	alt := runOnce(t.Records, tab, pol, runOpts{noScroll: true, answered: main.answered})
+	if streamed {
+		if main = replay(runOpts{keepAll: true, noBackend: noBackend}); main.err != nil {
+			return nil, main.err
+		}
+	}
+	alt := replay(runOpts{noScroll: true, answered: main.answered, noBackend: noBackend, keepAll: true})
+	if alt.err != nil {
+		return nil, alt.err
+	}
 	a, b, differ := main.view().diff(alt.view())
 	if !differ {
-		return nil
+		return nil, nil
 	}
 	return &Violation{Invariant: 4, Name: InvariantName(4),
 		Detail: fmt.Sprintf("final state differs without scroll events: %q with them, %q without", a, b),
-		Index:  len(t.Records), Event: "end of trace (replayed without scroll events)",
-		Before: snapshotOf(alt.final), After: snapshotOf(main.final)}
+		Index:  main.records, Event: "end of trace (replayed without scroll events)",
+		Before: snapshotOf(alt.final), After: snapshotOf(main.final)}, nil
 }
 
 // checker evaluates the invariants against the truth tracker. A quiescent
@@ -311,6 +512,9 @@ type checker struct {
 	tr  *Truth
 	m   *Machine
 	pol Policy
+
+	errorRowOptional bool
+	about            *tmsg // the message the last failing invariant is about
 
 	pass        int // bumped per point, to visit each message once
 	after, prev liveIndex
@@ -326,17 +530,28 @@ type liveIndex struct {
 	built     bool
 }
 
+// bitset is a set of record indexes; it grows to the largest one set.
 type bitset []uint64
 
-func (b bitset) set(i int)      { b[i>>6] |= 1 << (i & 63) }
-func (b bitset) clear(i int)    { b[i>>6] &^= 1 << (i & 63) }
+func (b *bitset) set(i int) {
+	if w := i >> 6; w >= len(*b) {
+		*b = append(*b, make([]uint64, w+1-len(*b)+len(*b)/4)...)
+	}
+	(*b)[i>>6] |= 1 << (i & 63)
+}
+
+func (b bitset) clear(i int) {
+	if i>>6 < len(b) {
+		b[i>>6] &^= 1 << (i & 63)
+	}
+}
+
 func (b bitset) has(i int) bool { return i>>6 < len(b) && b[i>>6]&(1<<(i&63)) != 0 }
 
-func newChecker(tr *Truth, m *Machine, pol Policy, records int) *checker {
-	words := records/64 + 1
+func newChecker(tr *Truth, m *Machine, pol Policy) *checker {
 	return &checker{tr: tr, m: m, pol: pol,
-		after: liveIndex{count: map[string]int{}, srcs: make(bitset, words)},
-		prev:  liveIndex{count: map[string]int{}, srcs: make(bitset, words)}}
+		after: liveIndex{count: map[string]int{}},
+		prev:  liveIndex{count: map[string]int{}}}
 }
 
 // build indexes the live rows of s.
@@ -344,7 +559,7 @@ func (x *liveIndex) build(s State, la *lookahead) {
 	for i := range s.L {
 		r := &s.L[i]
 		for _, p := range r.Parts {
-			if p.Src >= 0 && p.Src>>6 < len(x.srcs) {
+			if p.Src >= 0 {
 				x.srcs.set(p.Src)
 			}
 		}
@@ -370,7 +585,7 @@ func (x *liveIndex) reset(s State) {
 	}
 	for i := range s.L {
 		for _, p := range s.L[i].Parts {
-			if p.Src >= 0 && p.Src>>6 < len(x.srcs) {
+			if p.Src >= 0 {
 				x.srcs.clear(p.Src)
 			}
 		}
@@ -388,12 +603,21 @@ func (ck *checker) point(a *applied) []Violation {
 	ck.candidates(a.after)
 	var vs []Violation
 	for _, n := range checkOrder {
+		ck.about = nil
 		if d := ck.invariant(n, a, a.after); d != "" {
-			vs = append(vs, Violation{Invariant: n, Name: InvariantName(n), Detail: d,
-				Before: snapshotOf(a.before), After: snapshotOf(a.after)})
+			vs = append(vs, ck.aboutMessage(Violation{Invariant: n, Name: InvariantName(n), Detail: d,
+				Before: snapshotOf(a.before), After: snapshotOf(a.after)}))
 		}
 	}
 	return vs
+}
+
+// aboutMessage names in v the message the invariant just checked failed on.
+func (ck *checker) aboutMessage(v Violation) Violation {
+	if m := ck.about; m != nil {
+		v.Message, v.Text, v.Fate = m.id, m.text, m.fate.String()+turnSuffix(m.turn)
+	}
+	return v
 }
 
 // end checks the state at the end of the trace.
@@ -403,9 +627,10 @@ func (ck *checker) end(s State, index int) []Violation {
 	ck.candidates(s)
 	var vs []Violation
 	for _, n := range checkOrder {
+		ck.about = nil
 		if d := ck.invariant(n, nil, s); d != "" {
-			vs = append(vs, Violation{Invariant: n, Name: InvariantName(n), Detail: d,
-				Index: index, Event: "end of trace", Before: snapshotOf(s), After: snapshotOf(s)})
+			vs = append(vs, ck.aboutMessage(Violation{Invariant: n, Name: InvariantName(n), Detail: d,
+				Index: index, Event: "end of trace", Before: snapshotOf(s), After: snapshotOf(s)}))
 		}
 	}
 	return vs
@@ -543,12 +768,14 @@ func (ck *checker) loss(s State) string {
 		}
 		live, dur := ck.visible(m, s, &ck.after)
 		if m.fate == fateFailed && m.errShown {
-			if live == 0 || !hasRow(s, errorRowPrefix+m.id) {
+			if live == 0 || !ck.errorRowOptional && !hasRow(s, errorRowPrefix+m.id) {
+				ck.about = m
 				return fmt.Sprintf("failed message %q (%q) is not visible with its error", m.id, m.text)
 			}
 			continue
 		}
 		if live+dur == 0 {
+			ck.about = m
 			return fmt.Sprintf("message %q (%q, %s%s) is not visible", m.id, m.text, m.fate, turnSuffix(m.turn))
 		}
 	}
@@ -573,6 +800,9 @@ func turnSuffix(t string) string {
 func (ck *checker) duplicate(s State) string {
 	for _, m := range ck.cands {
 		live, dur := ck.visible(m, s, &ck.after)
+		if m.fate == fateCancelled && live > 0 || live+dur > 1 {
+			ck.about = m
+		}
 		switch {
 		case m.fate == fateCancelled && live > 0:
 			return fmt.Sprintf("cancelled message %q (%q) is still visible", m.id, m.text)
@@ -611,6 +841,7 @@ func (ck *checker) newerTurn(a *applied) string {
 		lb, db := ck.visible(m, a.before, &ck.prev)
 		la, da := ck.visible(m, a.after, &ck.after)
 		if lb+db > 0 && la+da == 0 {
+			ck.about = m
 			return fmt.Sprintf("reconcile of %s removed message %q (%s) of the running turn %s", a.turn, m.id, m.fate, r)
 		}
 	}
@@ -707,4 +938,30 @@ func diffState(a, b State) string {
 		}
 	}
 	return ""
+}
+
+// States replays t under pol, without checking, and gives state the
+// client's view after each record (its index, the record). It returns the
+// view at the end of the trace, before any request still in flight is
+// answered, and the first error state returns or the trace's.
+func States(t *Trace, pol Policy, state func(i int, rec *Record, v ClientView) error) (ClientView, error) {
+	if pol.Name == "" {
+		pol = Membership
+	}
+	if t.Err != nil {
+		return ClientView{}, t.Err
+	}
+	tab := t.Tab
+	if t.open == nil {
+		tab = traceTab(t)
+	}
+	last := View(&State{Status: StatusRunning})
+	out := t.replayer(tab, pol)(runOpts{after: func(i int, rec *Record, m *Machine) error {
+		last = View(&m.S)
+		return state(i, rec, last)
+	}})
+	if out.err != nil {
+		return ClientView{}, out.err
+	}
+	return last, nil
 }

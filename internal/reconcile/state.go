@@ -33,6 +33,10 @@ type Part struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
 	Src  int    `json:"-"`
+	// Name is what the row shows for the part where that is not Text: a
+	// tool call's name, an error as the client prints it, a system
+	// chunk's frame type.
+	Name string `json:"-"`
 }
 
 // Message is a live row.
@@ -172,6 +176,16 @@ type Machine struct {
 	// scroll records change nothing. deferredFailed: its fetch failed.
 	deferred, deferredFailed bool
 
+	// noBackend: only the trace's fetch records answer requests; one it
+	// does not answer stays in flight (Options.NoBackend).
+	noBackend bool
+	// supplied, when set, is told of each answer the backend model gave:
+	// the request, the rows, and the record it resolved after (-1: the
+	// end of the trace), or the fetch record without rows it filled.
+	supplied func(r *request, rows *rowSet, at int, filled bool)
+
+	rowIdx, qIdx idIndex // where ids stand in S.L and S.Q; changed() after an edit
+
 	index    int // index of the record being applied
 	out      []applied
 	warnings []string
@@ -186,6 +200,7 @@ func newMachine(pol Policy, tab string, be *Backend, route func(*request) (int, 
 }
 
 func (m *Machine) reset() {
+	m.changed()
 	m.S = State{Status: StatusRunning}
 	m.bk = newBook(m.pol.bugs)
 }
@@ -225,6 +240,13 @@ func (m *Machine) apply(i int, rec Record) []applied {
 func (m *Machine) flush(end int) []applied {
 	m.index, m.out = end, m.out[:0]
 	m.route = func(*request) (int, bool) { return -1, false }
+	if m.noBackend {
+		for _, r := range m.inflight {
+			m.warnf("request %d (%s of %s) is not answered in the trace, and the backend model is off", r.req, r.mode, r.turn)
+		}
+		m.inflight = nil
+		return m.out
+	}
 	if m.S.Pending != nil {
 		t := *m.S.Pending
 		m.S.Pending, m.S.ScrolledUp = nil, false
@@ -234,6 +256,9 @@ func (m *Machine) flush(end int) []applied {
 		r := m.inflight[0]
 		if r.rows == nil {
 			r.rows = m.backend.at(m.index)
+		}
+		if m.supplied != nil {
+			m.supplied(r, r.rows, -1, false)
 		}
 		m.resolve(r, r.rows)
 	}
@@ -246,18 +271,6 @@ func (m *Machine) local(id string) string {
 		return c
 	}
 	return id
-}
-
-func (m *Machine) find(id string) int {
-	if id == "" {
-		return -1
-	}
-	for i := range m.S.L {
-		if m.S.L[i].ID == id {
-			return i
-		}
-	}
-	return -1
 }
 
 // findMsgRow finds the row of queued message id. The shipped client only
@@ -275,15 +288,6 @@ func (m *Machine) findMsgRow(id string) int {
 	return -1
 }
 
-func (m *Machine) findQ(id string) int {
-	for i, q := range m.S.Q {
-		if q.ID == id || (q.ServerID != "" && q.ServerID == id) {
-			return i
-		}
-	}
-	return -1
-}
-
 func (m *Machine) removeQ(id string) (Queued, bool) {
 	i := m.findQ(id)
 	if i < 0 {
@@ -291,12 +295,14 @@ func (m *Machine) removeQ(id string) (Queued, bool) {
 	}
 	q := m.S.Q[i]
 	m.S.Q = append(m.S.Q[:i:i], m.S.Q[i+1:]...)
+	m.changed()
 	return q, true
 }
 
 func (m *Machine) removeRow(i int) Message {
 	r := m.S.L[i]
 	m.S.L = append(m.S.L[:i:i], m.S.L[i+1:]...)
+	m.changed()
 	return r
 }
 
@@ -403,6 +409,7 @@ func (m *Machine) unqueueRow(id string) bool {
 	}
 	if i := m.find(queuedPrefix + id); i >= 0 {
 		m.S.L[i].ID = id
+		m.changed()
 	}
 	return true
 }
@@ -413,13 +420,17 @@ func (m *Machine) http(rec Record) {
 		m.settleLink(id, rec)
 	}
 	m.bk.answered(id)
-	if rec.MessageID != "" && rec.MessageID != id {
+	// The shipped client does nothing with the server's id in the answer:
+	// a message-queued frame for it adds a row of its own. Membership
+	// maps one to the other (and from fix 8 on merges their rows).
+	if rec.MessageID != "" && rec.MessageID != id && m.pol.membership {
 		if m.linking() {
 			m.merge(id, rec.MessageID)
 		}
 		m.alias[rec.MessageID] = id
 		if i := m.findQ(id); i >= 0 {
 			m.S.Q[i].ServerID = rec.MessageID
+			m.changed()
 		}
 	}
 	switch rec.Status {
@@ -467,6 +478,7 @@ func (m *Machine) link(id, c, text string) {
 	if i := m.findQ(c); i >= 0 {
 		l.hadQ = true
 		m.S.Q[i].ServerID = id
+		m.changed()
 	} else {
 		m.S.Q = append(m.S.Q, Queued{ID: c, Message: text, ServerID: id})
 	}
@@ -493,8 +505,10 @@ func (m *Machine) settleLink(c string, rec Record) {
 		} else {
 			m.S.Q = append(m.S.Q[:i:i], m.S.Q[i+1:]...)
 		}
+		m.changed()
 	}
 	m.bk.entries[c] = l.prev
+	m.bk.waiting = append(m.bk.waiting, c) // awaiting again, maybe
 	m.queuedAtServer(l.server)
 	m.S.Q = append(m.S.Q, Queued{ID: l.server, Message: l.text})
 	m.S.L = append(m.S.L, m.userRow(queuedPrefix+l.server, l.text))
@@ -521,6 +535,7 @@ func (m *Machine) merge(c, id string) {
 		} else {
 			m.S.Q[i].ID, m.S.Q[i].ServerID = c, id
 		}
+		m.changed()
 	}
 	delete(m.bk.entries, id)
 	m.queuedAtServer(c)
@@ -585,7 +600,13 @@ func (m *Machine) fetch(rec Record) {
 			m.deferredFailed = m.deferredFailed || r.deferred
 		case rec.HasRows:
 			m.resolve(r, rec.rowSet())
+		case m.noBackend:
+			m.drop(r)
+			m.warnf("fetch answers request %d without rows, and the backend model is off; skipped", rec.Req)
 		default:
+			if m.supplied != nil {
+				m.supplied(r, r.rows, m.index, true)
+			}
 			m.resolve(r, r.rows)
 		}
 		return
@@ -624,7 +645,7 @@ func (m *Machine) frame(ev *Event) {
 	case "tool-call":
 		p := Part{Type: "tool_call"}
 		if ev.ToolCall != nil {
-			p.Text = ev.ToolCall.Name + " " + string(ev.ToolCall.Arguments)
+			p.Text, p.Name = ev.ToolCall.Name+" "+string(ev.ToolCall.Arguments), ev.ToolCall.Name
 		}
 		m.appendToCA(p)
 	case "tool-result":
@@ -638,7 +659,7 @@ func (m *Machine) frame(ev *Event) {
 	case "done":
 		m.stopCA()
 	case "error":
-		m.appendToCA(Part{Type: "error", Text: rawText(ev.Error)})
+		m.appendToCA(Part{Type: "error", Text: rawText(ev.Error), Name: jsString(ev.Error)})
 		m.S.CA = ""
 		m.setStatus(StatusError)
 	case "notice", "model-changed":
@@ -669,7 +690,7 @@ func (m *Machine) notice(ev *Event) {
 	case text == "":
 		text = ev.Type
 	}
-	p := Part{Type: "system", Text: text, Src: m.index}
+	p := Part{Type: "system", Text: text, Src: m.index, Name: ev.Type}
 	if i := m.find(m.S.CA); i >= 0 {
 		m.S.L[i].Parts = append(m.S.L[i].Parts, p)
 		return
@@ -764,6 +785,7 @@ func (m *Machine) consumed(ev *Event) {
 		at = i + 1
 	}
 	m.S.L = append(m.S.L[:at:at], append(moved, m.S.L[at:]...)...)
+	m.changed()
 	m.stopCA()
 }
 
@@ -791,6 +813,7 @@ func (m *Machine) continuation(ids []string) {
 	}
 	row := m.userRow(cids[0], strings.Join(texts, continuationSep))
 	m.S.L = append(m.S.L[:pos:pos], append([]Message{row}, m.S.L[pos:]...)...)
+	m.changed()
 }
 
 func (m *Machine) statuses(ev *Event) {
@@ -846,12 +869,22 @@ func (m *Machine) issue(t string, mode fetchMode) {
 	m.inflight = append(m.inflight, r)
 	at, carried := m.route(r)
 	r.answerAt = at
+	if m.noBackend {
+		if at <= m.index {
+			// In flight until the end, where flush says so.
+			r.answerAt = -1
+		}
+		return
+	}
 	if at < 0 || at <= m.index || !carried {
 		// The backend model answers (a record that predates the
 		// request never does): its rows as of now.
 		r.rows = m.backend.at(m.index)
 	}
 	if at < 0 {
+		if m.supplied != nil {
+			m.supplied(r, r.rows, m.index, false)
+		}
 		m.resolve(r, r.rows)
 	}
 }
@@ -877,6 +910,7 @@ func (m *Machine) resolve(r *request, rows *rowSet) {
 	f.rows = rows
 	a := applied{fetchResult: f, before: m.S}
 	m.S = m.pol.applyTo(m.S, &m.bk, f)
+	m.changed()
 	a.after = m.S
 	m.out = append(m.out, a)
 }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // Explain words the typed errors of the internal packages (store, inspect)
@@ -17,14 +19,16 @@ import (
 // they are.
 func Explain(err error) error {
 	var (
-		se  *store.Error
-		amb *store.AmbiguousError
-		sh  *store.ShadowError
-		in  *store.InputError
-		ns  *store.NextSeqError
-		fe  *inspect.FilterError
-		ut  *inspect.UnknownTypesError
-		nf  *seam.Error
+		se   *store.Error
+		amb  *store.AmbiguousError
+		sh   *ingest.ShadowError
+		in   *ingest.InputError
+		ns   *ingest.NextSeqError
+		fe   *inspect.FilterError
+		ut   *inspect.UnknownTypesError
+		nf   *seam.Error
+		near *store.NearError
+		oth  *store.OtherStoreError
 	)
 	switch {
 	case err == nil:
@@ -35,7 +39,13 @@ func Explain(err error) error {
 	case errors.As(err, &nf) && nf.Kind == seam.ErrNotFound && nf.ID != "" && nf.Err == nil:
 		// Whichever operation looked, the user named a session that is
 		// not there (seam.md's wording).
-		return fmt.Errorf("session %q %w", nf.ID, seam.ErrNotFound)
+		msg := fmt.Errorf("session %q %w", nf.ID, seam.ErrNotFound)
+		if errors.As(err, &near) {
+			return termui.WithHint(msg, near.Hint())
+		}
+		return msg
+	case errors.As(err, &oth):
+		return termui.Usage(termui.WithHint(err, fmt.Sprintf("drop --store to use the store of the path, or name the session by its id in --store %s", oth.Flag)))
 	case errors.Is(err, store.ErrEmptyArg):
 		return termui.Usagef("empty session argument")
 	case errors.Is(err, store.ErrNoBackupDir):
@@ -85,7 +95,7 @@ func AddHint(err error) error {
 		return termui.WithHint(err, "to read it, raise the limit with --max-frame-bytes")
 	case errors.As(err, &sq) && sq.Damaged && termui.Hint(err) == "":
 		return termui.WithHint(err, "dshctl verify --store sqlite:"+sq.Path+" lists what is wrong with it")
-	case errors.Is(err, inspect.ErrTailNotChecked):
+	case errors.Is(err, verify.ErrTailNotChecked):
 		return termui.WithHint(err, "to repair it, raise --max-record-bytes above the record's size (the finding gives it)")
 	}
 	return err
@@ -124,12 +134,17 @@ func explainStore(se *store.Error) error {
 	return se
 }
 
-func explainInput(in *store.InputError) error {
+func explainInput(in *ingest.InputError) error {
 	if in.Line == 0 {
 		return fmt.Errorf("read events from %s: %w", in.Name, in.Err)
 	}
-	var seq *store.SeqError
-	if errors.Is(in.Err, store.ErrNoSeq) {
+	var seq *ingest.SeqError
+	var long *ingest.LongLineError
+	if errors.As(in.Err, &long) {
+		return termui.WithHint(fmt.Errorf("%s line %d: the event is longer than --max-record-bytes (%d bytes), the longest record dshctl reads back; nothing was written",
+			in.Name, in.Line, long.Limit), "raise --max-record-bytes for this append and for every command that reads the session (a read holds up to twice the limit in memory)")
+	}
+	if errors.Is(in.Err, ingest.ErrNoSeq) {
 		return termui.WithHint(fmt.Errorf("%s line %d: invalid event: it has no seq; nothing was written", in.Name, in.Line),
 			"--assign-seq numbers the events from the stored next seq")
 	}
@@ -145,10 +160,22 @@ func explainInput(in *store.InputError) error {
 func Reason(err error) string {
 	// The row names the session: the operation and id that a seam error
 	// starts with ("list "s": ...") would say it twice.
-	if se, ok := err.(*seam.Error); ok && se.Kind != seam.ErrNotFound {
-		c := *se
-		c.Op, c.ID = "", ""
-		err = &c
+	if se, ok := err.(*seam.Error); ok {
+		err = withoutOp(err, se.Op, se.ID)
 	}
 	return termui.OneLineError(Explain(err))
+}
+
+// withoutOp is err without the operation and id it starts with when it is
+// a seam error of operation op on session id, for a line that names them
+// already; else err. A session not found keeps them: Explain words it by
+// its id.
+func withoutOp(err error, op, id string) error {
+	se, ok := err.(*seam.Error)
+	if !ok || se.Kind == seam.ErrNotFound || se.Op != op || se.ID != id {
+		return err
+	}
+	c := *se
+	c.Op, c.ID = "", ""
+	return &c
 }
