@@ -91,7 +91,7 @@ func (p *GrepPrinter) Match(dst []byte, s *search.SessionInfo, m *search.Match, 
 		}
 		return p.appendExcerpt(dst, m)
 	}
-	dst = append(dst, s.ID...)
+	dst = append(dst, termui.Escape(s.ID)...)
 	dst = append(dst, '\t')
 	dst = strconv.AppendInt(dst, m.Seq, 10)
 	dst = append(dst, '\t')
@@ -113,7 +113,7 @@ func (p *GrepPrinter) File(dst []byte, s *search.SessionInfo) []byte {
 		dst = seam.AppendString(dst, s.ID)
 		return p.endJSON(append(dst, '}'), start)
 	}
-	dst = append(dst, s.ID...)
+	dst = append(dst, termui.Escape(s.ID)...)
 	return append(dst, '\n')
 }
 
@@ -127,7 +127,7 @@ func (p *GrepPrinter) Count(dst []byte, s *search.SessionInfo, n int) []byte {
 		dst = strconv.AppendInt(dst, int64(n), 10)
 		return p.endJSON(append(dst, '}'), start)
 	}
-	dst = append(dst, s.ID...)
+	dst = append(dst, termui.Escape(s.ID)...)
 	dst = append(dst, '\t')
 	dst = strconv.AppendInt(dst, int64(n), 10)
 	return append(dst, '\n')
@@ -228,10 +228,10 @@ const (
 // appendHeading appends the line that starts a session's matches on a
 // terminal: its id and project.
 func (p *GrepPrinter) appendHeading(dst []byte, s *search.SessionInfo) []byte {
-	dst = p.style(dst, sgrHeading, termui.OneLine(s.ID))
+	dst = p.style(dst, sgrHeading, termui.Escape(s.ID))
 	if s.Cwd != "" {
 		dst = append(dst, "  "...)
-		dst = p.style(dst, sgrDim, termui.OneLine(s.Cwd))
+		dst = p.style(dst, sgrDim, termui.Escape(s.Cwd))
 	}
 	return append(dst, '\n')
 }
