@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -115,9 +116,14 @@ func stallAndSignal(t *testing.T, root string, args []string, fifo string, fifoR
 	if fifoReader || !slices.Contains(args, fifo) {
 		got := make(chan struct{})
 		go func() {
-			var b [1]byte
-			out.Read(b[:])
-			close(got)
+			defer close(got)
+			// A FIFO read before its writer opens it is at its end.
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				var b [1]byte
+				if n, err := out.Read(b[:]); n > 0 || err != nil && err != io.EOF {
+					return
+				}
+			}
 		}()
 		select {
 		case <-got:
