@@ -48,7 +48,9 @@ func WriteRaw(ctx context.Context, w io.Writer, h seam.Handle, o RawOptions) (Ra
 	if !ok {
 		return res, ErrNoRaw
 	}
-	next, stop := iter.Pull2(h.Scan(ctx, seam.ScanOptions{}))
+	// Only the seqs are looked at: the events need not outlive the step
+	// (a record of the limit's size is not copied).
+	next, stop := iter.Pull2(h.Scan(ctx, seam.ScanOptions{Transient: true}))
 	defer stop()
 	var (
 		scanErr error
@@ -79,9 +81,15 @@ func WriteRaw(ctx context.Context, w io.Writer, h seam.Handle, o RawOptions) (Ra
 		if tail {
 			res.TailRecords++
 			res.TailBytes += int64(len(rec.Line))
+			if rec.Unread != nil {
+				res.TailBytes += rec.Size
+			}
 			if !o.Tail {
 				continue
 			}
+		}
+		if rec.Unread != nil {
+			return res, rec.Unread // too long to print
 		}
 		if g := rec.Group; o.Groups && g != nil && g.Index != group {
 			group = g.Index

@@ -53,7 +53,15 @@ type physRecord struct {
 	frameSize int64
 	frameText int64 // decoded offset of the frame's first byte
 	first     bool  // first line of its frame: a resumable boundary
+	// junk, for a line too long to hold that the byte check says is no
+	// row, is why (and line is junkLine): a read takes it as an invalid
+	// record without holding it. overLimit is the error of a reader that
+	// must hold it.
+	junk, overLimit error
 }
+
+// junkLine stands for the bytes of a junk record (physRecord.junk).
+var junkLine = []byte("\x00\n")
 
 // bodyReader yields the complete records of a log from a position on. It
 // never returns a byte of a torn tail: a final line without '\n' or an
@@ -179,15 +187,28 @@ func (r *plainReader) record(line []byte, n int64, err error) (physRecord, error
 	case err == io.EOF:
 		r.tornN = n
 		return physRecord{}, io.EOF
-	case errors.Is(err, errLongLine):
-		return physRecord{}, r.l.longRecord(n, r.l.pos(r.pos.fileOff, -1, r.pos.lineAt(r.pos.lineNo+1), -1))
 	case errors.Is(err, errBudget):
 		return physRecord{}, err
-	case err != nil:
+	case err != nil && !errors.Is(err, errLongLine):
 		return physRecord{}, r.l.ioError(err, r.pos.fileOff)
 	}
+	var junk, overLimit error
+	if err != nil {
+		// Too long to hold: the byte check of its ends may still tell it
+		// is no row (a hole of zeros, say), and then a read needs none of
+		// it.
+		overLimit = r.l.longRecord(n, r.l.pos(r.pos.fileOff, -1, r.pos.lineAt(r.pos.lineNo+1), -1))
+		ok, why, rerr := couldBeRow(r.l.f, r.pos.fileOff, r.pos.fileOff+n-1)
+		switch {
+		case rerr != nil:
+			return physRecord{}, r.l.ioError(rerr, r.pos.fileOff)
+		case ok:
+			return physRecord{}, overLimit
+		}
+		line, junk = junkLine, notRow(n, why)
+	}
 	rec := physRecord{line: line, size: n, lines: int(lineCount(line, n)), off: r.pos.textOff, lineNo: r.pos.lineNo + 1, frame: -1,
-		frameOff: r.pos.fileOff, frameSize: n, frameText: r.pos.textOff, first: true}
+		frameOff: r.pos.fileOff, frameSize: n, frameText: r.pos.textOff, first: true, junk: junk, overLimit: overLimit}
 	r.pos.fileOff += n
 	r.pos.textOff += n
 	r.pos.lineNo += rec.lines

@@ -123,7 +123,7 @@ func (s *Store) openRead(ctx context.Context, l *logFile, d *sessionDir) (*handl
 	if err != nil {
 		return nil, err
 	}
-	h, err := s.openReadWith(ctx, l, d, &ht.hi, ht.size, tailVocabulary(l, &ht.tail, ht.hi.hdr.Version))
+	h, err := s.openReadWith(ctx, l, d, &ht.hi, ht.size, tailVocabulary(l, &ht.tail))
 	if err == nil {
 		h.tail, h.tailRev = ht.tail.frame, ht.rev
 		h.snap, h.snapRev = s.snapshotOf(d, &ht), ht.rev
@@ -516,7 +516,15 @@ func (h *handle) Raw(ctx context.Context) iter.Seq2[seam.RawRecord, error] {
 				fail(err)
 				return
 			}
-			raw := seam.RawRecord{Line: bytes.Clone(rec.line), Offset: rec.off, Events: rawEvents(rec.line, rec.off, h.hdr.Version)}
+			if rec.junk != nil {
+				// Too long to hold, and no row: said, not given.
+				raw := seam.RawRecord{Offset: rec.off, Events: 1, Unread: rec.overLimit, Size: rec.size}
+				if !yield(raw, nil) {
+					return
+				}
+				continue
+			}
+			raw := seam.RawRecord{Line: rec.line, Offset: rec.off, Events: rawEvents(rec.line, rec.off, h.hdr.Version)}
 			if rec.frame >= 0 {
 				raw.Group = &seam.RecordGroup{Index: rec.frame, Offset: rec.frameOff, Size: rec.frameSize}
 			}

@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+
+	"github.com/dshctl/dshctl/internal/seam"
 )
 
 // errLongLine reports a line longer than a reader's maximum. The reader
@@ -535,4 +538,47 @@ func (b *backLines) loadN(block int) error {
 	b.pos -= int64(n)
 	b.read += int64(n)
 	return nil
+}
+
+// rowEndWindow bounds what couldBeRow reads at each end of a line.
+const rowEndWindow = 4 << 10
+
+// couldBeRow is plausibleRow's byte check for a line too long to hold,
+// the bytes [start, end) of r (its '\n' left out): whether its first and
+// last bytes other than JSON space, looked for within rowEndWindow of each
+// end, are the braces of an object. When it cannot be a row, why says
+// which end is not. A line of nothing but space that far is taken as one
+// that could be a row.
+func couldBeRow(r io.ReaderAt, start, end int64) (ok bool, why string, err error) {
+	buf := make([]byte, min(rowEndWindow, end-start))
+	if err := readFullAt(r, buf, start); err != nil {
+		return false, "", err
+	}
+	for _, c := range buf {
+		if !isJSONSpace(c) {
+			if c != '{' {
+				return false, fmt.Sprintf("starts with %q, not '{'", c), nil
+			}
+			break
+		}
+	}
+	if err := readFullAt(r, buf, end-int64(len(buf))); err != nil {
+		return false, "", err
+	}
+	for i := len(buf) - 1; i >= 0; i-- {
+		if c := buf[i]; !isJSONSpace(c) {
+			if c != '}' {
+				return false, fmt.Sprintf("ends with %q, not '}'", c), nil
+			}
+			break
+		}
+	}
+	return true, "", nil
+}
+
+// notRow is the cause of the failure of a record of n bytes (its '\n'
+// included) too long to hold that couldBeRow says is no row (why).
+func notRow(n int64, why string) error {
+	return &seam.Error{Kind: seam.ErrCorrupt, Pos: seam.NoPos,
+		Err: fmt.Errorf("%w: a line of %d bytes that %s", seam.ErrRecordSyntax, n-1, why)}
 }

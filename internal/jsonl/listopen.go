@@ -179,7 +179,7 @@ func (s *Store) snapshotOpen(ctx context.Context, d *sessionDir) (snap seam.Snap
 		return snap, nil, seam.Wrap(err, seam.ErrIO, "list", d.id), nil
 	}
 	snap = s.snapshotOf(d, &ht)
-	h, err = s.openReadWith(ctx, l, d, &ht.hi, ht.size, tailVocabulary(l, &ht.tail, ht.hi.hdr.Version))
+	h, err = s.openReadWith(ctx, l, d, &ht.hi, ht.size, tailVocabulary(l, &ht.tail))
 	if err != nil {
 		w.release()
 		l.f.Close()
@@ -270,14 +270,9 @@ func duplicateIDError(op, id, path string, n int, dirs ...string) error {
 }
 
 // tailVocabulary checks the types of the last committed row.
-func tailVocabulary(l *logFile, t *tailInfo, v int) error {
-	if t.last == nil {
+func tailVocabulary(l *logFile, t *tailInfo) error {
+	if t.vocab == nil {
 		return nil
 	}
-	for _, e := range t.last.Events() {
-		if err := seam.CheckVocabulary(&e, v); err != nil {
-			return l.located(err, seam.ErrUnsupportedFormat, t.lastPos)
-		}
-	}
-	return nil
+	return l.located(t.vocab, seam.ErrUnsupportedFormat, t.lastPos)
 }

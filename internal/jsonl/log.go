@@ -171,6 +171,19 @@ func (l *logFile) readHeader(size int64, dec func() (*zstdframe.Decoder, error))
 		content, err := d.DecodeAll(l.f, f0, maxHeaderLine)
 		switch {
 		case errors.Is(err, zstdframe.ErrTooLarge) && l.lim.frame > maxHeaderLine:
+			// Too much to hold: a header line too long, or records after
+			// it.
+			rd, err := d.NewReader(l.f, f0)
+			if err != nil {
+				return hi, l.frameError(err, 0, 0)
+			}
+			long, _, _, err := headerLineTooLong(rd)
+			switch {
+			case err != nil:
+				return hi, l.frameError(err, 0, 0)
+			case long:
+				return hi, l.errorf(seam.ErrCorrupt, p0, "header line longer than %d bytes", maxHeaderLine)
+			}
 			return hi, l.errorf(seam.ErrCorrupt, p0, "first frame is not exactly one header line")
 		case err != nil:
 			return hi, l.frameError(err, 0, 0)
@@ -233,6 +246,22 @@ func (l *logFile) readHeader(size int64, dec func() (*zstdframe.Decoder, error))
 	}
 	hi.hdr = h
 	return hi, nil
+}
+
+// headerLineTooLong reads the start of a log's content from rd and
+// reports whether its first line (the header) is longer than
+// maxHeaderLine; if not, line is that line, without its '\n', and rest
+// the bytes read after it. It reads at most maxHeaderLine+1 bytes.
+func headerLineTooLong(rd io.Reader) (long bool, line []byte, rest int, err error) {
+	buf := make([]byte, maxHeaderLine+1)
+	n, err := io.ReadFull(rd, buf)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return false, nil, 0, err
+	}
+	if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+		return false, buf[:i], n - i - 1, nil
+	}
+	return n > maxHeaderLine, nil, 0, nil
 }
 
 // headerVersion returns the integer version of a header line, if it has
@@ -343,8 +372,10 @@ func (l *logFile) frameError(err error, idx int, base int64) error {
 // tailInfo is what the tail of a log tells without reading its body.
 type tailInfo struct {
 	next int64 // event count: the next seq
-	// last is the last committed physical row; nil for a header-only log.
-	last *seam.Record
+	// vocab is CheckVocabulary's failure of an event of the last
+	// committed row (at lastPos): what is kept of that row, which may be
+	// a record of the limit's size.
+	vocab error
 	// physEnd is the end of the last complete line (plain) or frame (zstd);
 	// the bytes after it are a torn tail.
 	physEnd int64
@@ -377,7 +408,7 @@ type lastFrame struct {
 // rows (store.md 3).
 func (l *logFile) readTail(ctx context.Context, size int64, hi *headerInfo, dec func() (*zstdframe.Decoder, error)) (tailInfo, error) {
 	if l.enc == Zstd {
-		return l.zstdTail(size, hi, dec)
+		return l.zstdTail(ctx, size, hi, dec)
 	}
 	return l.plainTail(ctx, size, hi)
 }
@@ -399,29 +430,39 @@ func (l *logFile) plainTail(ctx context.Context, size int64, hi *headerInfo) (ta
 		}
 		torn := first && !b.term
 		first = false
-		switch {
-		case torn:
+		if torn {
 			continue // torn tail, however long
-		case err != nil:
-			// It may be the last row: the tail cannot be known past it.
-			return t, l.longRecord(b.lineEnd-off, l.pos(off, -1, -1, -1))
 		}
 		if t.physEnd == hi.bodyOff {
 			t.physEnd = b.lineEnd
 		}
+		if err != nil {
+			// Too long to hold. The byte check of its ends may tell it is
+			// no row; else it may be the last row, and the tail cannot be
+			// known past it.
+			ok, _, rerr := couldBeRow(l.f, off, b.lineEnd-1)
+			switch {
+			case rerr != nil:
+				return t, l.ioError(rerr, off)
+			case ok:
+				return t, l.longRecord(b.lineEnd-off, l.pos(off, -1, -1, -1))
+			}
+			continue
+		}
 		if !plausibleRow(line[:len(line)-1]) {
 			continue
 		}
-		if rec, err := seam.DecodeRecord(line[:len(line)-1], hi.hdr.Version); err == nil {
-			t.next, t.last = rec.NextSeq(), &rec
-			t.lastPos = l.pos(off, -1, -1, rec.FirstSeq())
+		if rec, err := seam.DecodeRecordAlias(line[:len(line)-1], hi.hdr.Version); err == nil {
+			r := summarize(&rec, hi.hdr.Version)
+			t.next, t.vocab = r.next, r.vocab
+			t.lastPos = l.pos(off, -1, -1, r.first)
 			t.commitEnd = off + int64(len(line))
 			return t, nil
 		}
 	}
 }
 
-func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.Decoder, error)) (tailInfo, error) {
+func (l *logFile) zstdTail(ctx context.Context, size int64, hi *headerInfo, dec func() (*zstdframe.Decoder, error)) (tailInfo, error) {
 	t := tailInfo{commitEnd: hi.bodyOff}
 	d, err := dec()
 	if err != nil {
@@ -459,13 +500,13 @@ func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 		if f.Offset < hi.bodyOff {
 			return t, nil // only the header frame
 		}
-		rec, found, ends, err := l.lastRowOfFrame(d, f, content, hi.hdr.Version)
+		r, found, ends, err := l.lastRowOfFrame(ctx, d, f, content, hi.hdr.Version)
 		if err != nil {
 			return t, err
 		}
 		if found {
-			t.next, t.last = rec.NextSeq(), &rec
-			t.lastPos = l.pos(f.Offset, -1, -1, rec.FirstSeq())
+			t.next, t.vocab = r.next, r.vocab
+			t.lastPos = l.pos(f.Offset, -1, -1, r.first)
 			t.commitEnd = f.Offset
 			if ends {
 				t.commitEnd = f.End()
@@ -476,11 +517,36 @@ func (l *logFile) zstdTail(size int64, hi *headerInfo, dec func() (*zstdframe.De
 	}
 }
 
+// rowSummary is what the tail search keeps of a row: its seqs, and whether
+// its event types are in the version's vocabulary.
+type rowSummary struct {
+	first, next int64
+	vocab       error
+}
+
+// summarize is rec's rowSummary in a version-v log.
+func summarize(rec *seam.Record, v int) rowSummary {
+	r := rowSummary{first: rec.FirstSeq(), next: rec.NextSeq()}
+	for _, e := range rec.Events() {
+		if err := seam.CheckVocabulary(&e, v); err != nil {
+			r.vocab = err
+			break
+		}
+	}
+	return r
+}
+
+// bigTailRows lets one tail search at a time gather a row too large for
+// memory to hold by the frame (tailFrameLimit), up to the record limit: a
+// listing reads many sessions' tails at once, and each could otherwise
+// hold twice the record limit.
+var bigTailRows = make(chan struct{}, 1)
+
 // lastRowOfFrame returns the last valid row of the complete frame f, whose
 // verified content is content if not nil; ends says that row is the
 // frame's last line. A record longer than the record limit is ErrLimit:
 // it may be the last row.
-func (l *logFile) lastRowOfFrame(d *zstdframe.Decoder, f zstdframe.Frame, content []byte, v int) (best seam.Record, found, ends bool, err error) {
+func (l *logFile) lastRowOfFrame(ctx context.Context, d *zstdframe.Decoder, f zstdframe.Frame, content []byte, v int) (best rowSummary, found, ends bool, err error) {
 	unterminated := func() error {
 		return l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1), "frame at byte %d does not end on a record boundary", f.Offset)
 	}
@@ -509,8 +575,8 @@ func (l *logFile) lastRowOfFrame(d *zstdframe.Decoder, f zstdframe.Frame, conten
 			if !plausibleRow(line) {
 				continue
 			}
-			if rec, err := seam.DecodeRecord(line, v); err == nil {
-				return rec, true, last, nil
+			if rec, err := seam.DecodeRecordAlias(line, v); err == nil {
+				return summarize(&rec, v), true, last, nil
 			}
 		}
 		return best, false, false, nil
@@ -519,6 +585,12 @@ func (l *logFile) lastRowOfFrame(d *zstdframe.Decoder, f zstdframe.Frame, conten
 		return best, false, false, l.frameError(err, -1, 0)
 	}
 	// A frame too large to hold: stream it, keeping the last valid row.
+	select {
+	case bigTailRows <- struct{}{}:
+		defer func() { <-bigTailRows }()
+	case <-ctx.Done():
+		return best, false, false, ctx.Err()
+	}
 	rd, err := d.NewReader(l.f, f)
 	if err != nil {
 		return best, false, false, l.frameError(err, -1, 0)
@@ -542,8 +614,8 @@ func (l *logFile) lastRowOfFrame(d *zstdframe.Decoder, f zstdframe.Frame, conten
 		if !plausibleRow(line[:len(line)-1]) {
 			continue
 		}
-		if rec, err := seam.DecodeRecord(line[:len(line)-1], v); err == nil {
-			best, found, ends = rec, true, true
+		if rec, err := seam.DecodeRecordAlias(line[:len(line)-1], v); err == nil {
+			best, found, ends = summarize(&rec, v), true, true
 		}
 	}
 }

@@ -121,7 +121,11 @@ func (r *reader) forward(ctx context.Context, cp checkpoint, size int64, b budge
 		if r.transient {
 			decode = seam.DecodeRecordAlias
 		}
-		row, derr := decode(rec.line[:len(rec.line)-1], v)
+		var row seam.Record
+		derr := rec.junk
+		if derr == nil {
+			row, derr = decode(rec.line[:len(rec.line)-1], v)
+		}
 		if derr == nil {
 			derr = cur.Advance(&row)
 		}
@@ -252,7 +256,16 @@ func (r *reader) reverse(ctx context.Context, size int64, b budget, before int64
 		case torn:
 			continue // the torn tail
 		case err != nil:
-			return r.l.longRecord(bl.lineEnd-off, r.l.pos(off, -1, -1, -1))
+			ok, why, rerr := couldBeRow(r.l.f, off, bl.lineEnd-1)
+			switch {
+			case rerr != nil:
+				return r.l.ioError(rerr, off)
+			case ok:
+				return r.l.longRecord(bl.lineEnd-off, r.l.pos(off, -1, -1, -1))
+			case rv.accepted:
+				return r.l.located(notRow(bl.lineEnd-off, why), seam.ErrCorrupt, r.l.pos(off, -1, -1, -1))
+			}
+			continue // too long to hold, and no row: an uncommitted tail
 		}
 		if more, err := rv.record(line[:len(line)-1], r.l.pos(off, -1, -1, -1)); err != nil || !more {
 			return err

@@ -134,7 +134,9 @@ func TestVerifyVerdicts(t *testing.T) {
 		want string
 	}{
 		{"seq gap after a frame without checksum", Zstd, gapLog, "seq-gap"},
-		{"large garbage line before a turn/end", None, slices.Concat(bytes.Join(all[:5], nil), bytes.Repeat([]byte("x"), 3<<20), []byte("\n"), bytes.Join(all[5:], nil)), "record-too-large"},
+		// Too large to hold, but its ends tell it is no row (issue 24 item 9).
+		{"large garbage line before a turn/end", None, slices.Concat(bytes.Join(all[:5], nil), bytes.Repeat([]byte("x"), 3<<20), []byte("\n"), bytes.Join(all[5:], nil)), "record-json"},
+		{"large line like a row before a turn/end", None, slices.Concat(bytes.Join(all[:5], nil), []byte("{"), bytes.Repeat([]byte("x"), 3<<20), []byte("}\n"), bytes.Join(all[5:], nil)), "record-too-large"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ls := newLogStore(t, compactID, tc.enc)

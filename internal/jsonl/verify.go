@@ -249,6 +249,19 @@ func (w *logWalk) plain(ctx context.Context) error {
 		w.lineNo++
 		p := w.pos(off, -1)
 		switch {
+		case line == nil && w.lineNo > 1:
+			// Too long to hold: the byte check of its ends may tell it
+			// is no row, which needs none of its bytes.
+			w.junk = 0
+			ok, why, rerr := couldBeRow(l.f, off, off+n-1)
+			switch {
+			case rerr != nil:
+				return l.ioError(rerr, off)
+			case ok:
+				w.tooLong(p, n)
+			case !w.stop:
+				w.v.BadRecord(p, notRow(n, why), false)
+			}
 		case line == nil:
 			w.junk = 0
 			w.tooLong(p, n)
@@ -256,6 +269,10 @@ func (w *logWalk) plain(ctx context.Context) error {
 				w.finding(seam.ClassDamage, "header-invalid", p, "header line longer than %d bytes", maxHeaderLine)
 				w.v.Header(seam.Header{Version: l.gen}, false)
 			}
+		case w.lineNo == 1 && len(line)-1 > maxHeaderLine:
+			// Within what verify holds, beyond what readers take.
+			w.finding(seam.ClassDamage, "header-invalid", p, "header line longer than %d bytes", maxHeaderLine)
+			w.v.Header(seam.Header{Version: l.gen}, false)
 		case w.lineNo == 1:
 			w.header(line[:len(line)-1], p)
 		case !w.stop:
@@ -399,12 +416,25 @@ func (w *logWalk) frame(sc *zstdframe.Scanner, f zstdframe.Frame, frame int) err
 	}
 	if content == nil {
 		if frame == 0 {
-			// A header frame too large to hold: dsh's is a few hundred bytes.
-			if _, err := io.Copy(io.Discard, rd); err != nil {
+			// A header frame too large to hold (dsh's is a few hundred
+			// bytes): a header line too long, or records after it.
+			long, line, rest, err := headerLineTooLong(rd)
+			var more int64
+			if err == nil {
+				more, err = io.Copy(io.Discard, rd)
+			}
+			if err != nil {
 				return w.frameFailed(err, f, frame)
 			}
-			w.finding(seam.ClassDamage, "header-frame", p, "first frame is not exactly one header line: it holds over %d bytes", maxHeaderLine)
-			w.v.Header(seam.Header{Version: l.gen}, false)
+			w.lineNo++
+			if long {
+				w.finding(seam.ClassDamage, "header-invalid", p, "header line longer than %d bytes", maxHeaderLine)
+				w.v.Header(seam.Header{Version: l.gen}, false)
+				return nil
+			}
+			w.header(line, p)
+			w.finding(seam.ClassDamage, "header-frame", p,
+				"first frame is not exactly one header line: it holds %d more bytes of records", int64(rest)+more)
 			return nil
 		}
 		w.v.BeginUnit(p)
@@ -440,6 +470,13 @@ func (w *logWalk) frame(sc *zstdframe.Scanner, f zstdframe.Frame, frame int) err
 		content = content[i+1:]
 		w.lineNo++
 		switch {
+		case frame == 0 && first && i > maxHeaderLine:
+			w.finding(seam.ClassDamage, "header-invalid", p, "header line longer than %d bytes", maxHeaderLine)
+			w.v.Header(seam.Header{Version: l.gen}, false)
+			if len(content) > 0 {
+				w.finding(seam.ClassDamage, "header-frame", p,
+					"first frame is not exactly one header line: it holds %d more bytes of records", len(content))
+			}
 		case frame == 0 && first:
 			w.header(line[:i], w.pos(f.Offset, frame))
 			if len(content) > 0 {

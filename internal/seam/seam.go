@@ -262,7 +262,9 @@ type FileStorer interface {
 // RawRecord is one physical record as stored, header first (packed rows
 // and range pairs not expanded).
 type RawRecord struct {
-	// Line is the record's JSON text as stored, with a trailing newline.
+	// Line is the record's JSON text as stored, with a trailing newline,
+	// valid until the iteration moves on: a record of the limit's size is
+	// not copied.
 	Line []byte
 	// Offset is the record's byte offset in the stored text of the log:
 	// the concatenation of its records' lines, in order.
@@ -277,6 +279,12 @@ type RawRecord struct {
 	// pairs the records with the events readers serve (cat --raw prints
 	// the served ones).
 	Events int
+	// Unread, when set, says why Line is nil: the record is too long to
+	// hold (an ErrLimit error), and its bytes are known to be no row, so
+	// that a read steps over it as an invalid record. Size is its length,
+	// its newline included.
+	Unread error
+	Size   int64
 }
 
 // RecordGroup is a storage unit that holds several records together.
