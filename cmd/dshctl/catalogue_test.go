@@ -304,6 +304,7 @@ func treeDigest(ts *testscript.TestScript, dir string) string {
 // would: the resident set also holds what the Go runtime does not count
 // (the program's own pages), and a collection under load ends a little
 // after the heap passes the limit.
+// -ownlimit leaves GOMEMLIMIT unset, to test the limit dshctl sets itself.
 // -nobody runs it, when the test runs as root, as the unprivileged user
 // nobody (so that file modes apply), and as the current user otherwise.
 //
@@ -314,8 +315,9 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	limit := fl.Duration("time", 2*time.Second, "CPU time (user and system)")
 	nobody := fl.Bool("nobody", false, "run as nobody when root")
 	errLines := fl.Int("errors", 1, "most error lines")
+	ownLimit := fl.Bool("ownlimit", false, "set no GOMEMLIMIT: dshctl's own memory limit applies")
 	if neg || fl.Parse(args) != nil || fl.NArg() < 2 {
-		ts.Fatalf("usage: bounded [-mem SIZE] [-time DURATION] [-nobody] [-errors N] CODE ARGS...")
+		ts.Fatalf("usage: bounded [-mem SIZE] [-time DURATION] [-nobody] [-ownlimit] [-errors N] CODE ARGS...")
 	}
 	mem := parseSize(ts, *memArg)
 	code, err := strconv.Atoi(fl.Arg(0))
@@ -335,7 +337,9 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	for _, k := range []string{"PATH", "HOME", "XDG_STATE_HOME", "DSH_HOME", "DSHCTL_STORE", "NO_COLOR", "TMPDIR", "DSHCTL_TEST_TTY", "COLUMNS"} {
 		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
 	}
-	cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%d", mem*4/5))
+	if !*ownLimit {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%d", mem*4/5))
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	ts.Check(cmd.Start())

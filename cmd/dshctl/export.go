@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 
 	"github.com/dshctl/dshctl/internal/buildinfo"
@@ -220,10 +221,15 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 			return err
 		}
 		bar := e.out(format).NewProgress("exporting sessions", len(sources))
+		jobs := o.jobs
+		if jobs <= 0 {
+			jobs = runtime.GOMAXPROCS(0)
+		}
+		setReadMemoryLimit(e, g, jobs) // each export holds its own records
 		results = export.ToDir(ctx, sources, dir, export.DirOptions{
 			Options: export.Options{NoSubagents: o.noSubagents},
 			Force:   o.force,
-			Jobs:    o.jobs,
+			Jobs:    jobs,
 			Done:    func(export.Result) { bar.Add(1) },
 		})
 		bar.Finish()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -105,9 +106,14 @@ func newRootCmd(e *env, g *globals) *cobra.Command {
 	pf.BoolVar(&g.noPager, "no-pager", false, "do not page long output (cat -o text) on a terminal")
 	bytesFlag(pf, &g.maxRecord, "max-record-bytes", store.DefaultMaxRecordBytes, "longest record of a JSONL log a command reads (bytes, or with KiB, MiB, GiB); a read holds up to twice this in memory")
 	bytesFlag(pf, &g.maxFrame, "max-frame-bytes", store.DefaultMaxFrameBytes, "most decoded content of one zstd frame a command reads (bytes, or with KiB, MiB, GiB)")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if g.maxRecord <= 0 || g.maxFrame <= 0 {
 			return termui.Usagef("--max-record-bytes and --max-frame-bytes must be positive")
+		}
+		if readsLogs[cmd.Name()] {
+			// The garbage of reading a long record is collected before
+			// the heap grows past the bound, not after it doubled.
+			setReadMemoryLimit(e, g, 1)
 		}
 		return nil
 	}
@@ -154,6 +160,29 @@ func newRootCmd(e *env, g *globals) *cobra.Command {
 	root.Flags().MarkHidden("jq")
 	registerCompletions(root)
 	return root
+}
+
+// readsLogs are the commands that read session logs, whose memory
+// ReadMemoryLimit bounds.
+var readsLogs = map[string]bool{"list": true, "stat": true, "cat": true, "grep": true, "export": true, "verify": true, "append": true}
+
+// ReadMemoryLimit is the memory a command that reads logs, reading
+// sessions of them at once, keeps to (the Go runtime's soft limit, unless
+// GOMEMLIMIT sets another): twice the record limit per session, as a read
+// holds up to a record and its parts or its copy, and 64 MiB for the rest
+// (zstd windows and frames decoded ahead, buffers, the runtime). A heap
+// that must hold more (a record of the limit's size read three ways at
+// once) is still served, at the cost of more collections.
+func ReadMemoryLimit(maxRecord int64, sessions int) int64 {
+	return int64(max(sessions, 1))*2*maxRecord + 64<<20
+}
+
+// setReadMemoryLimit sets ReadMemoryLimit for a command that reads the
+// given number of sessions at once, unless GOMEMLIMIT is set.
+func setReadMemoryLimit(e *env, g *globals, sessions int) {
+	if e.getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(ReadMemoryLimit(g.maxRecord, sessions))
+	}
 }
 
 // flagError words the errors of parsing flags as usage errors: a value

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -116,6 +117,11 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 	if err := backupOutsideStores(ss, backupDir, e.getenv, o.Repair && !o.DryRun); err != nil {
 		return err
 	}
+	jobs := o.Jobs
+	if jobs <= 0 {
+		jobs = min(runtime.GOMAXPROCS(0), verify.DefaultJobs)
+	}
+	setReadMemoryLimit(e, g, jobs) // each check holds its own records
 	if backupDir == "" {
 		if backupDir, err = store.DefaultBackupDir(e.getenv); err != nil {
 			backupDir = "the backup folder"

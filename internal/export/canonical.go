@@ -7,6 +7,7 @@
 package export
 
 import (
+	"bytes"
 	"io"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -35,8 +36,34 @@ func (c *Canonical) Header(h *seam.Header) error {
 
 // Event writes the line of e.
 func (c *Canonical) Event(e *seam.Event) error {
+	if len(e.Data) > bigData {
+		return c.bigEvent(e)
+	}
 	c.buf = append(e.AppendJSON(c.buf[:0]), '\n')
 	_, err := c.w.Write(c.buf)
+	return err
+}
+
+// bigData is the size of an event's data past which Canonical writes it
+// where it is rather than copy it into its line: a record of the limit's
+// size is not held twice.
+const bigData = 64 << 10
+
+// bigEvent writes e's line in three parts: what comes before its data (as
+// AppendJSON writes it around a stand-in), its data, and what follows.
+func (c *Canonical) bigEvent(e *seam.Event) error {
+	stub := *e
+	stub.Data = []byte("0")
+	c.buf = append(stub.AppendJSON(c.buf[:0]), '\n')
+	// The type is escaped in the line, so `,"data":` marks the data.
+	i := bytes.Index(c.buf, []byte(`,"data":0`)) + len(`,"data":`)
+	if _, err := c.w.Write(c.buf[:i]); err != nil {
+		return err
+	}
+	if _, err := c.w.Write(e.Data); err != nil {
+		return err
+	}
+	_, err := c.w.Write(c.buf[i+1:])
 	return err
 }
 

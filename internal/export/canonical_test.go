@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -83,6 +84,28 @@ func TestDocument(t *testing.T) {
 		write(t, NewDocument(&b), c.closers)
 		if b.String() != c.want {
 			t.Errorf("document (closers %v)\n%s\nwant\n%s", c.closers, b.String(), c.want)
+		}
+	}
+}
+
+// TestCanonicalBigEvent: an event whose data is past bigData is written
+// in parts, never copied into a line, with the same bytes.
+func TestCanonicalBigEvent(t *testing.T) {
+	data := []byte(`{"text":"` + strings.Repeat("ab\"", 40000) + `"}`)
+	for _, e := range []seam.Event{
+		{Type: "user/message", Seq: 7, Time: 1, Data: data},
+		{Type: `odd"type,"data":`, Seq: 8, Time: 2, Data: data, Ignorable: true, SourceEventSeqs: []int64{1, 2}},
+	} {
+		var b bytes.Buffer
+		c := NewCanonical(&b)
+		if err := c.Event(&e); err != nil {
+			t.Fatal(err)
+		}
+		if want := append(e.AppendJSON(nil), '\n'); !bytes.Equal(b.Bytes(), want) {
+			t.Errorf("%s: wrote %.80q…, want %.80q…", e.Type, b.Bytes(), want)
+		}
+		if len(c.buf) > bigData {
+			t.Errorf("%s: the line buffer grew to %d bytes", e.Type, len(c.buf))
 		}
 	}
 }
