@@ -233,25 +233,43 @@ func cloneEvent(e *seam.Event) seam.Event {
 func follow(ctx context.Context, h seam.Handle, next int64, filter *Filter, sink Sink, poll time.Duration) error {
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
+	failed := 0 // polls in a row that failed while the log changed
 	for !filter.Done() {
 		select {
 		case <-ctx.Done():
-			return nil
+			return ctx.Err() // the way follow ends: interrupted, as any command
 		case <-tick.C:
 		}
-		var err error
-		if next, err = streamEvents(ctx, h, next, filter, sink); err != nil {
+		before, _ := h.Snapshot(ctx)
+		n, err := streamEvents(ctx, h, next, filter, sink)
+		next = n
+		if err != nil {
 			if ctx.Err() != nil {
-				return sink.Flush() // interrupted mid-scan: the way follow ends
+				if ferr := sink.Flush(); ferr != nil {
+					return ferr
+				}
+				return ctx.Err()
+			}
+			// A writer that cut a torn tail and appended while this poll
+			// read it makes the read see a frame half old, half new, or
+			// end early: what changed under a read is read again.
+			if after, serr := h.Snapshot(ctx); (serr != nil || after.Revision != before.Revision) && failed < maxFollowRetries {
+				failed++
+				continue
 			}
 			return err
 		}
+		failed = 0
 		if err := sink.Flush(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// maxFollowRetries bounds the polls in a row follow reads again because
+// the log changed while they read it.
+const maxFollowRetries = 10
 
 // tally is a Sink that counts the events it is given, and those of types
 // the log's version does not know and that are not ignorable.

@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/timespec"
@@ -197,4 +200,117 @@ func TestStreamLast(t *testing.T) {
 			}
 		}
 	}
+}
+
+// racedHandle is a fakeHandle whose scans from seq failFrom on fail with
+// ErrCorrupt failures times, as a read does that a writer cuts a torn
+// tail under; each failure changes the revision when changes says so, and
+// after the failures the appended events are there.
+type racedHandle struct {
+	*fakeHandle
+	failFrom    int64
+	failures    int
+	changes     bool
+	rev         int
+	appended    []seam.Event
+	mu          sync.Mutex
+	scansFailed int
+}
+
+func (r *racedHandle) Snapshot(ctx context.Context) (seam.Snapshot, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, err := r.fakeHandle.Snapshot(ctx)
+	s.Revision = fmt.Sprint(r.rev)
+	return s, err
+}
+
+func (r *racedHandle) Scan(ctx context.Context, o seam.ScanOptions) iter.Seq2[seam.Event, error] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if o.From >= r.failFrom && r.scansFailed < r.failures {
+		r.scansFailed++
+		if r.changes {
+			r.rev++
+		}
+		return func(yield func(seam.Event, error) bool) {
+			yield(seam.Event{}, &seam.Error{Kind: seam.ErrCorrupt, Op: "read", Pos: seam.NoPos, Err: errors.New("frame failed validation")})
+		}
+	}
+	if o.From >= r.failFrom && r.appended != nil {
+		r.events = append(r.events, r.appended...)
+		r.appended = nil
+	}
+	return r.fakeHandle.Scan(ctx, o)
+}
+
+// TestFollowRereadsWhatChanged: a poll of -f whose read fails while the
+// log changes under it (a concurrent append that repairs a torn frame) is
+// read again at the next poll; a failure on a log that did not change is
+// the error it is; and an interrupted follow ends with the context's error
+// (exit 1, as any command), not as a success (issue 24 item 10).
+func TestFollowRereadsWhatChanged(t *testing.T) {
+	open := renumber([]seam.Event{
+		ev(0, 10, "turn/start", `{"turn":1}`),
+		ev(0, 11, "step/start", `{"turn":1,"step":1}`),
+	})
+	more := []seam.Event{ev(2, 12, "session/title", `{"title":"t"}`)}
+	for _, c := range []struct {
+		name    string
+		changes bool
+		want    string
+		err     error
+	}{
+		{"changed", true, "header fake\nturn/start\nstep/start\nend\nsession/title\n", context.Canceled},
+		{"stable", false, "header fake\nturn/start\nstep/start\nend\n", seam.ErrCorrupt},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := &racedHandle{fakeHandle: newFake(1, 4, open...), failFrom: 2, failures: 3, changes: c.changes, appended: more}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := &followSink{seen: make(chan struct{}), want: "session/title"}
+			done := make(chan error, 1)
+			go func() {
+				_, err := Stream(ctx, h, StreamOptions{Follow: true, Poll: time.Millisecond}, r)
+				done <- err
+			}()
+			select {
+			case <-r.seen:
+				cancel()
+			case err := <-done:
+				done <- err
+			case <-time.After(10 * time.Second):
+				t.Fatal("follow neither printed the appended event nor ended")
+			}
+			err := <-done
+			if !errors.Is(err, c.err) || r.String() != c.want {
+				t.Errorf("follow: %v, printed\n%s\nwant %v and\n%s", err, r.String(), c.err, c.want)
+			}
+		})
+	}
+}
+
+// followSink is a record Sink that closes seen once it is given an event of
+// type want.
+type followSink struct {
+	record
+	mu   sync.Mutex
+	want string
+	seen chan struct{}
+}
+
+func (w *followSink) Event(e *seam.Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.record.Event(e)
+	if e.Type == w.want {
+		close(w.seen)
+	}
+	return nil
+}
+
+func (w *followSink) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.record.String()
 }
