@@ -196,6 +196,13 @@ func Run(ctx context.Context, svc seam.Service, ids []string, o Options) (Summar
 			return sum, err
 		}
 	}
+	var cycles map[string]string
+	if o.Mode == ModeStrict {
+		var err error
+		if cycles, err = parentCycles(ctx, svc, ids); err != nil {
+			return sum, err
+		}
+	}
 	n := len(strays) + len(ids)
 	if o.Total != nil {
 		o.Total(n)
@@ -235,6 +242,12 @@ func Run(ctx context.Context, svc seam.Service, ids []string, o Options) (Summar
 		wg.Go(func() {
 			for i := range work {
 				r := Check(ctx, svc, ids[i], o)
+				if msg, ok := cycles[ids[i]]; ok && r.Status != StatusFailed {
+					r.Findings = append(r.Findings, Finding{Severity: severity(seam.ClassIrregular, o.Mode, false), Finding: seam.Finding{
+						Class: seam.ClassIrregular, Code: "parent-cycle", Message: msg,
+						Pos: seam.Pos{Path: r.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1}}})
+					r.Status = status(r.Findings)
+				}
 				if o.Progress != nil {
 					o.Progress()
 				}

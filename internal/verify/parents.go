@@ -1,0 +1,99 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// parentCycles says, for each of ids whose parentSession chain through the
+// sessions of svc never ends, how it loops: the session is on the loop, or
+// its chain runs into one. dsh follows the chain to show a subagent's or a
+// fork's ancestry, so a loop is never what its writer meant. The sessions'
+// headers come from one listing; a parent the store does not have ends its
+// chain. The work is linear in the sessions the chains visit.
+func parentCycles(ctx context.Context, svc seam.Service, ids []string) (map[string]string, error) {
+	entries, err := svc.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	parent := make(map[string]string, len(entries))
+	for _, en := range entries {
+		if h := en.Snapshot.Header; en.Err == nil && h.ID != "" && h.ParentSession != "" {
+			parent[h.ID] = h.ParentSession
+		}
+	}
+	// The fate of each session whose chain was walked: "" for one whose
+	// chain ends, else the loop it is on or runs into, and where it meets
+	// it (itself when it is on it).
+	type fate struct {
+		loop  []string
+		meets string
+	}
+	fates := map[string]*fate{}
+	ends := &fate{}
+	for _, id := range ids {
+		var path []string
+		at := map[string]int{} // index on the path being walked
+		cur := id
+		var f *fate
+		for f == nil {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if known, ok := fates[cur]; ok {
+				f = known
+				if f != ends {
+					f = &fate{loop: f.loop, meets: f.meets}
+				}
+				break
+			}
+			if i, ok := at[cur]; ok {
+				// Back at cur: the loop is path[i:].
+				loop := slices.Clone(path[i:])
+				for _, s := range loop {
+					fates[s] = &fate{loop: loop, meets: s}
+				}
+				path = path[:i]
+				f = &fate{loop: loop, meets: cur}
+				break
+			}
+			p, ok := parent[cur]
+			if !ok {
+				f = ends
+				break
+			}
+			at[cur] = len(path)
+			path = append(path, cur)
+			cur = p
+		}
+		for _, s := range path {
+			fates[s] = f // leads to where the walk stopped
+		}
+	}
+	out := map[string]string{}
+	for _, id := range ids {
+		switch f := fates[id]; {
+		case f == nil || f == ends:
+		case f.meets == id:
+			out[id] = "its parentSession chain loops: " + loopText(f.loop, id)
+		default:
+			out[id] = fmt.Sprintf("its parentSession chain runs into a loop at %q: %s", f.meets, loopText(f.loop, f.meets))
+		}
+	}
+	return out, nil
+}
+
+// loopText is a loop of sessions as the chain goes from its member from
+// back to it: "a" → "b" → "a".
+func loopText(loop []string, from string) string {
+	i := max(slices.Index(loop, from), 0)
+	names := make([]string, 0, len(loop)+1)
+	for k := range len(loop) + 1 {
+		names = append(names, fmt.Sprintf("%q", loop[(i+k)%len(loop)]))
+	}
+	return strings.Join(names, " → ")
+}
