@@ -123,6 +123,13 @@ func Open(root string, opts Options) (*Store, error) {
 	if opts.Compression != "" && opts.Compression != Zstd && opts.Compression != None {
 		return nil, seam.Errorf(seam.ErrInvalid, "open store", "", seam.NoPos, "compression %q is not zstd or none", opts.Compression)
 	}
+	// Backups are named by absolute paths, so that the restore command of
+	// a backup's note works from any folder.
+	if opts.BackupDir != "" {
+		if opts.BackupDir, err = filepath.Abs(opts.BackupDir); err != nil {
+			return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
+		}
+	}
 	fi, err := fsys.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) && opts.CreateRoot {
 		err = durable.MkdirAll(fsys, abs, 0o700)

@@ -219,6 +219,14 @@ type LockProber interface {
 	WriterActive(ctx context.Context, id string) (bool, error)
 }
 
+// FormatLimiter is implemented by services whose storage holds only some
+// log formats (a schema-14 database: v0 only, as the dsh that wrote it
+// refuses any other). Create refuses a newer format with ErrInvalid.
+type FormatLimiter interface {
+	// MaxFormatVersion is the newest log format the store can hold.
+	MaxFormatVersion() int
+}
+
 // Finder is implemented by services that can tell whether a session is
 // stored without reading its log, as Stat does: a command that resolves an
 // id (or a prefix of one) before its real work then reads the log once.

@@ -128,6 +128,12 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = DefaultBusyTimeout
 	}
+	// Backups are named by absolute paths, wherever the command ran.
+	if opts.BackupDir != "" {
+		if opts.BackupDir, err = filepath.Abs(opts.BackupDir); err != nil {
+			return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
+		}
+	}
 	if err := checkFile(abs, opts.Create); err != nil {
 		return nil, err
 	}

@@ -44,6 +44,10 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	if err := seam.CheckCreate(h, opts); err != nil {
 		return nil, err
 	}
+	if h.Version > s.MaxFormatVersion() {
+		return nil, seam.Errorf(seam.ErrInvalid, "create", h.ID, seam.NoPos,
+			"a schema-%d database holds log format v0 only (the dsh that writes it refuses any other), not v%d", s.schema, h.Version)
+	}
 	hd := &handle{s: s, id: h.ID, access: seam.Write, hdr: h, inherited: opts.InheritedEventCount,
 		w: &writer{pending: true, lastFirst: -1}}
 	if err := s.writers.Claim("create", h.ID, hd, seam.ErrAlreadyExists); err != nil {
@@ -59,6 +63,15 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	}
 	s.ref()
 	return hd, nil
+}
+
+// MaxFormatVersion is the newest log format the database can hold: v0 in
+// schema 14, whose dsh (0.0.1) refuses any other; every format in 17.
+func (s *Store) MaxFormatVersion() int {
+	if s.schema == Schema14 {
+		return 0
+	}
+	return seam.MaxVersion
 }
 
 func alreadyExists(id string) error {
