@@ -315,6 +315,9 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 	if err != nil {
 		return err
 	}
+	if err := h.checkChain(ctx, cp); err != nil {
+		return err
+	}
 	r := h.reader(false)
 	if cp.at.relative {
 		r.onCheckpoint = nil

@@ -39,6 +39,20 @@ var (
 	ErrTailMismatch = errors.New("the tail differs from the one verified")
 )
 
+// OverlapError is a record whose first seq repeats seqs the log already
+// holds, or goes back before them: what two writers leave when both append
+// from the same next seq (dsh 0.1.0 takes no lock). It is the cause of an
+// ErrCorrupt; dsh refuses such a log, and a renumbering repair keeps every
+// event of it.
+type OverlapError struct {
+	Seq  int64 // the first seq of the record
+	Want int64 // the seq the log expected there
+}
+
+func (e *OverlapError) Error() string {
+	return fmt.Sprintf("seq %d overlaps: expected %d", e.Seq, e.Want)
+}
+
 // Pos locates a problem in stored data. Unknown fields are -1 (or "").
 type Pos struct {
 	Path   string // file or database
