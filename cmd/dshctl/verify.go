@@ -13,6 +13,7 @@ import (
 func newVerifyCmd(e *env, g *globals) *cobra.Command {
 	var o inspect.Options
 	var mode, backupDir string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "verify [SESSION...]",
 		Short: "Check sessions for damage; repair torn and uncommitted tails",
@@ -21,7 +22,8 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
   dshctl verify session-4f1c
   dshctl verify --mode strict -o json
   dshctl verify --repair --dry-run session-4f1c
-  dshctl verify --repair --salvage session-4f1c`,
+  dshctl verify --repair --salvage session-4f1c
+  dshctl verify --repair --renumber session-4f1c   # after two writers appended at once`,
 		ValidArgsFunction: completeSessions(e, g, manySessions),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := g.outputFormat(termui.FormatTable, listFormats...)
@@ -40,8 +42,12 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 				return termui.Usagef("--jobs must not be negative")
 			case cmd.Flags().Changed("backup-dir") && backupDir == "":
 				return termui.Usagef("--backup-dir must not be empty")
+			case force && !o.Repair:
+				return termui.Usagef("--force needs --repair")
+			case o.Renumber && !o.Repair:
+				return termui.Usagef("--renumber needs --repair")
 			}
-			return runVerify(cmd.Context(), e, g, args, format, backupDir, o)
+			return runVerify(cmd.Context(), e, g, args, format, backupDir, force, o)
 		},
 	}
 	setFormats(cmd, listFormats...)
@@ -49,16 +55,20 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 	f.StringVar(&mode, "mode", "tolerate-tail", "tolerate-tail, strict or point-in-time")
 	f.BoolVar(&o.Repair, "repair", false, "remove torn and uncommitted tails, saving the bytes to a backup first")
 	f.BoolVar(&o.Salvage, "salvage", false, "with --repair: re-append the complete records of a torn final zstd frame")
+	f.BoolVar(&o.Renumber, "renumber", false, "with --repair: renumber a log whose seqs repeat (two writers), keeping every event")
 	f.BoolVar(&o.DryRun, "dry-run", false, "with --repair: print what would be removed, change nothing")
 	f.StringVar(&backupDir, "backup-dir", "", "where repairs save removed bytes (default $XDG_STATE_HOME/dshctl/backups)")
+	f.BoolVar(&force, "force", false, "with --repair: repair even when the session looks in use by a dsh that takes no lock (only when you know no dsh runs it)")
 	f.IntVarP(&o.Jobs, "jobs", "j", 0, "check `N` sessions at a time (default: one per CPU, at most 8)")
 	return cmd
 }
 
 // runVerify checks the sessions args name, or the whole store
 // (inspect.Verify, once per store), printing each report as it comes.
-func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o inspect.Options) error {
-	ss, err := g.openSessions(ctx, e, args, store.Options{BackupDir: backupDir, Verify: true})
+func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, force bool, o inspect.Options) error {
+	so := writeOptions(e, force)
+	so.BackupDir, so.Verify = backupDir, true
+	ss, err := g.openSessions(ctx, e, args, so)
 	defer ss.Close()
 	if err != nil {
 		return err

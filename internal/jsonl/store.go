@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dshctl/dshctl/internal/durable"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -56,6 +57,16 @@ type Options struct {
 	// past the limit it is an ErrLimit error naming it, whatever its
 	// header declares, so no frame costs more work than this.
 	MaxFrameBytes int64
+	// ProbeWriters makes a write open refuse, before anything is written,
+	// a session whose log another process has open for writing, where the
+	// OS tells (procfd): a writer that takes no lock, as dsh 0.1.0.
+	ProbeWriters bool
+	// InUseWindow, when positive, makes a write open refuse a session
+	// whose log changed less than this long ago, and not by dshctl (which
+	// notes its own writes in the session's lock file): dsh 0.1.0 opens
+	// the log only for the moment of each append, so a log that just
+	// changed is the sign it is running.
+	InUseWindow time.Duration
 
 	// fs replaces the file system in tests.
 	fs fileSystem

@@ -3,7 +3,9 @@ package seam
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Sentinel errors a consumer can match with errors.Is.
@@ -51,6 +53,32 @@ type OverlapError struct {
 
 func (e *OverlapError) Error() string {
 	return fmt.Sprintf("seq %d overlaps: expected %d", e.Seq, e.Want)
+}
+
+// InUseError is the cause of an ErrAlreadyOwned that no lock showed: the
+// session looks in use by a writer that takes no lock (dsh 0.1.0's JSONL
+// writer, any dsh on a SQLite store). Nothing was written.
+type InUseError struct {
+	// PID and Command name a process that has Path (the log or database,
+	// also in the error's position) open for writing; PID is 0 when none
+	// was seen.
+	PID     int
+	Command string
+	Path    string
+	// ChangedAgo, when PID is 0, is how long ago the log changed, not by
+	// dshctl.
+	ChangedAgo time.Duration
+}
+
+func (e *InUseError) Error() string {
+	if e.PID > 0 {
+		who := "process " + strconv.Itoa(e.PID)
+		if e.Command != "" {
+			who += " (" + e.Command + ")"
+		}
+		return who + " has it open for writing"
+	}
+	return fmt.Sprintf("its log changed %.1f s ago, and not by dshctl", e.ChangedAgo.Seconds())
 }
 
 // Pos locates a problem in stored data. Unknown fields are -1 (or "").

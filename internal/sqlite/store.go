@@ -62,6 +62,9 @@ type Options struct {
 	// row), under <BackupDir>/<seam.SafeName(id)>/. A write that has to
 	// remove a row fails when it is empty.
 	BackupDir string
+	// ProbeWriters makes a write open refuse a database that another
+	// process has open for writing, where the OS tells (procfd).
+	ProbeWriters bool
 	// OpenDamaged opens a database that Open would refuse as damaged
 	// (pages that do not read, a changed schema), for verify: its
 	// VerifyLayout reports the damage, and every other operation fails
