@@ -12,6 +12,7 @@ import (
 	"github.com/dshctl/dshctl/internal/replay"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 )
@@ -84,10 +85,11 @@ func registerCompletions(root *cobra.Command) {
 		"type":           inspect.TypePatterns(),
 		"policy":         replay.PolicyNames(),
 		"compression":    {"zstd", "none"},
-		"mode":           {inspect.ModeTolerateTail.String(), inspect.ModeStrict.String(), inspect.ModePointInTime.String()},
+		"mode":           {verify.ModeTolerateTail.String(), verify.ModeStrict.String(), verify.ModePointInTime.String()},
 		"sqlite-schema":  {"17", "14"},
 		"format-version": formatVersions(),
 		"origin":         {"subagent"},
+		"in":             grepIn,
 	}
 	// Flags naming a folder complete folder names.
 	dirs := []string{"save", "convert", "backup-dir", "cwd", "project"}

@@ -13,7 +13,7 @@
 //	stat        inspect.Stat                            sessionview.PrintStat
 //	cat         inspect.Stream (--raw: export.WriteRaw) sessionview.PrintLog, PrintRaw
 //	append      store.Append                            sessionview.PrintAppend
-//	verify      inspect.Verify                          sessionview.VerifyPrinter
+//	verify      verify.Run                              sessionview.VerifyPrinter
 //	export      export.ToFile (-O -: export.Session;    sessionview.PrintExports,
 //	            several or --all: export.ToDir)         ReportExports
 //	replay      replay.Run (--convert: replay.Convert)  replay.Printer

@@ -15,7 +15,7 @@ import (
 func newReplayCmd(e *env, g *globals) *cobra.Command {
 	var o replay.Options
 	var policy, shard, convert string
-	var force bool
+	var force, states bool
 	cmd := &cobra.Command{
 		Use:   "replay [TRACE|CAPTURE|DIR...]",
 		Short: "Replay web-client traces and browser captures through the reconcile state machine and check its invariants",
@@ -24,17 +24,24 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
   dshctl replay --policy legacy --junit replay.xml traces/
   dshctl replay --convert regressions/ session.har
   dshctl replay --shard 2/4 --junit replay-2.xml traces/
-  dshctl replay --generate 10000 --seed 1 --save failures/`,
+  dshctl replay --generate 10000 --seed 1 --save failures/
+  dshctl replay --policy legacy --html replay.html traces/
+  dshctl replay --states --policy legacy trace.jsonl | jq -c .state.render`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := g.outputFormat(termui.FormatText, termui.FormatText, termui.FormatTable, termui.FormatJSON, termui.FormatJSONL)
 			if err != nil {
 				return err
 			}
+			if states {
+				if other := changedFlags(cmd, "junit", "generate", "seed", "save", "convert", "html", "no-backend"); len(other) > 0 {
+					return termui.Usagef("--states prints the client's states and checks nothing: it does not go with %s", other[0])
+				}
+			}
 			if force && convert == "" {
 				return termui.Usagef("--force goes with --convert")
 			}
 			if convert != "" {
-				if other := changedFlags(cmd, "policy", "junit", "generate", "seed", "save", "shard"); len(other) > 0 {
+				if other := changedFlags(cmd, "policy", "junit", "generate", "seed", "save", "shard", "html", "no-backend"); len(other) > 0 {
 					return termui.Usagef("--convert writes traces and replays nothing: it does not go with %s", other[0])
 				}
 				if len(args) == 0 {
@@ -58,6 +65,19 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 					return termui.Usage(fmt.Errorf("--shard: %w", err))
 				}
 			}
+			if states {
+				if len(args) == 0 {
+					return termui.Usagef("--states needs a trace, a capture or a folder of them")
+				}
+				files, err := replay.Files(args)
+				if err != nil {
+					return err
+				}
+				return replay.States(cmd.Context(), files, o, e.out(termui.FormatJSONL))
+			}
+			if err := replay.CheckOutputs(o); err != nil {
+				return err
+			}
 			return runReplay(cmd.Context(), e, format, o, args)
 		},
 	}
@@ -66,7 +86,10 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 	fl.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to `FILE`")
 	fl.IntVar(&o.Generate, "generate", 0, "run `N` generated traces")
 	fl.Uint64Var(&o.Seed, "seed", 1, "seed of the generated traces")
-	fl.StringVar(&o.Save, "save", "", "write shrunk failing generated traces to `DIR`")
+	fl.StringVar(&o.Save, "save", "", "write each distinct shrunk failing generated trace, with every answer it needs, to `DIR`")
+	fl.StringVar(&o.HTML, "html", "", "also write a page showing each failing trace to `FILE` (self-contained)")
+	fl.BoolVar(&o.NoBackend, "no-backend", false, "answer chunk requests only from the trace's fetch records, never from the backend model")
+	fl.BoolVar(&states, "states", false, "print the client's state after every record as JSON lines (the reference client's projection), and check nothing")
 	fl.StringVar(&shard, "shard", "", "run only part `K/N` of the traces and of the generated ones")
 	fl.StringVar(&convert, "convert", "", "write the tabs of the captures as JSONL traces into `DIR`, and replay nothing")
 	fl.BoolVar(&force, "force", false, "with --convert: replace existing trace files")

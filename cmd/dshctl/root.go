@@ -106,6 +106,7 @@ func newRootCmd(e *env, g *globals) *cobra.Command {
 		newListCmd(e, g),
 		newStatCmd(e, g),
 		newCatCmd(e, g),
+		newGrepCmd(e, g),
 		newAppendCmd(e, g),
 		newVerifyCmd(e, g),
 		newExportCmd(e, g),

@@ -3,15 +3,15 @@ package main
 import (
 	"context"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/verify"
 	"github.com/spf13/cobra"
 )
 
 func newVerifyCmd(e *env, g *globals) *cobra.Command {
-	var o inspect.Options
+	var o verify.Options
 	var mode, backupDir string
 	var force bool
 	cmd := &cobra.Command{
@@ -30,7 +30,7 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if o.Mode, err = inspect.ParseMode(mode); err != nil {
+			if o.Mode, err = verify.ParseMode(mode); err != nil {
 				return termui.Usage(err)
 			}
 			switch {
@@ -64,8 +64,8 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 }
 
 // runVerify checks the sessions args name, or the whole store
-// (inspect.Verify, once per store), printing each report as it comes.
-func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, force bool, o inspect.Options) error {
+// (verify.Run, once per store), printing each report as it comes.
+func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, force bool, o verify.Options) error {
 	so := writeOptions(e, force)
 	so.BackupDir, so.Verify = backupDir, true
 	ss, err := g.openSessions(ctx, e, args, so)
@@ -83,9 +83,9 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 	o.Report = p.Report
 	bar := e.out(format).NewBar("verify")
 	o.Total, o.Progress = func(n int) { bar.Start(n) }, bar.Step
-	var sum inspect.Summary
+	var sum verify.Summary
 	for _, gr := range ss.Groups() {
-		s, err := inspect.Verify(ctx, gr.Service, gr.IDs, o)
+		s, err := verify.Run(ctx, gr.Service, gr.IDs, o)
 		bar.Finish()
 		sum.Add(s)
 		if err != nil {

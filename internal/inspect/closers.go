@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -75,50 +76,57 @@ func NewOpenTurnTracker(version int) *OpenTurnTracker {
 	return &OpenTurnTracker{version: version}
 }
 
+// Clone returns a copy of t that shares no state with it.
+func (t *OpenTurnTracker) Clone() OpenTurnTracker {
+	c := *t
+	c.pending = slices.Clone(t.pending)
+	return c
+}
+
 // Observe feeds the next event of the log, in seq order. A payload that
 // does not decode is passed over, except that a turn/start or turn/end still
 // opens or closes the turn.
 func (t *OpenTurnTracker) Observe(e *seam.Event) {
-	var f turnFacts
-	readFacts(e, &f)
-	t.observe(e, &f)
+	var f TurnFacts
+	ReadFacts(e, &f)
+	t.ObserveFacts(e, &f)
 }
 
-// observe is Observe with the payload's facts read already.
-func (t *OpenTurnTracker) observe(e *seam.Event, f *turnFacts) {
+// ObserveFacts is Observe with the payload's facts read already.
+func (t *OpenTurnTracker) ObserveFacts(e *seam.Event, f *TurnFacts) {
 	t.seen, t.lastSeq, t.lastTime = true, e.Seq, e.Time
 	switch e.Type {
 	case typeTurnStart:
-		t.open, t.turn, t.stepOpen, t.pending = true, f.turn, false, t.pending[:0]
+		t.open, t.turn, t.stepOpen, t.pending = true, f.Turn, false, t.pending[:0]
 	case typeTurnEnd:
 		t.open, t.stepOpen, t.pending = false, false, t.pending[:0]
 	case typeStepStart:
-		if !f.bad && !f.badTurn {
-			t.step, t.stepOpen = f.step, true
+		if !f.Bad && !f.BadTurn {
+			t.step, t.stepOpen = f.Step, true
 		}
 	case typeStepEnd:
 		t.stepOpen, t.pending = false, t.pending[:0]
 	case typeAssistantMessage:
 		// Only the tool-call blocks matter.
-		if f.bad {
+		if f.Bad {
 			return
 		}
-		for _, c := range f.calls {
-			if i := t.find(c.id); i >= 0 {
-				t.pending[i].Step, t.pending[i].Name = f.step, c.name
+		for _, c := range f.Calls {
+			if i := t.find(c.ID); i >= 0 {
+				t.pending[i].Step, t.pending[i].Name = f.Step, c.Name
 			} else {
-				t.pending = append(t.pending, PendingCall{CallID: c.id, Name: c.name, Step: f.step, CallSeq: -1})
+				t.pending = append(t.pending, PendingCall{CallID: c.ID, Name: c.Name, Step: f.Step, CallSeq: -1})
 			}
 		}
 	case typeToolCall:
-		if !f.bad {
-			if i := t.find(f.callID); i >= 0 {
+		if !f.Bad {
+			if i := t.find(f.CallID); i >= 0 {
 				t.pending[i].CallSeq = e.Seq
 			}
 		}
 	case typeToolResult:
-		if !f.bad {
-			if i := t.find(f.callID); i >= 0 {
+		if !f.Bad {
+			if i := t.find(f.CallID); i >= 0 {
 				t.pending = append(t.pending[:i], t.pending[i+1:]...)
 			}
 		}

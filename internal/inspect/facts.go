@@ -6,26 +6,27 @@ import (
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
-// turnFacts is what the open-turn fold and verify's turn rules read of an
+// TurnFacts is what the open-turn fold and verify's turn rules read of an
 // event's payload: a skim of the JSON (seam.LookupAll), not a decode,
 // since they look at every payload of a log, tool results of hundreds of
 // KiB among them.
-type turnFacts struct {
-	turn, step       int64
-	hasTurn, hasStep bool
-	// callID is a tool/call's callId, or the call a tool/result settles.
-	callID string
-	// calls are the tool-call blocks of an assistant/message.
-	calls []callRef
-	// bad is set when a member the fold reads (but turn) has the wrong
-	// JSON type, badTurn when turn has: the payload is then passed over,
+type TurnFacts struct {
+	Turn, Step       int64
+	HasTurn, HasStep bool
+	// CallID is a tool/call's callId, or the call a tool/result settles.
+	CallID string
+	// Calls are the tool-call blocks of an assistant/message.
+	Calls []CallRef
+	// Bad is set when a member the fold reads (but turn) has the wrong
+	// JSON type, BadTurn when turn has: the payload is then passed over,
 	// as a failed decode would be.
-	bad, badTurn bool
+	Bad, BadTurn bool
 
 	vals [6]json.RawMessage
 }
 
-type callRef struct{ id, name string }
+// CallRef is a tool-call block of an assistant/message.
+type CallRef struct{ ID, Name string }
 
 var (
 	dataKeys    = []string{"turn", "step", "message", "callId", "name", "arguments"}
@@ -34,10 +35,10 @@ var (
 	sourceKeys  = []string{"callId", "kind", "plugin"}
 )
 
-// readFacts fills f from e, for the event types the fold interprets; it
-// reuses f.calls. Each object is skimmed once.
-func readFacts(e *seam.Event, f *turnFacts) {
-	*f = turnFacts{calls: f.calls[:0]}
+// ReadFacts fills f from e, for the event types the fold interprets; it
+// reuses f.Calls. Each object is skimmed once.
+func ReadFacts(e *seam.Event, f *TurnFacts) {
+	*f = TurnFacts{Calls: f.Calls[:0]}
 	switch e.Type {
 	case typeTurnStart, typeTurnEnd, typeStepStart, typeStepEnd, typeAssistantMessage, typeToolCall, typeToolResult:
 	default:
@@ -45,11 +46,11 @@ func readFacts(e *seam.Event, f *turnFacts) {
 	}
 	v := f.vals[:len(dataKeys)]
 	seam.LookupAll(e.Data, dataKeys, v)
-	f.turn, f.hasTurn = f.int(v[0])
-	f.badTurn, f.bad = f.bad, false
-	f.step, f.hasStep = f.int(v[1])
+	f.Turn, f.HasTurn = f.int(v[0])
+	f.BadTurn, f.Bad = f.Bad, false
+	f.Step, f.HasStep = f.int(v[1])
 	if e.Type != typeStepStart && e.Type != typeAssistantMessage {
-		f.bad = false // only these payloads were decoded with their step
+		f.Bad = false // only these payloads were decoded with their step
 	}
 	msg, callID := f.object(v[2]), v[3]
 	switch e.Type {
@@ -65,21 +66,21 @@ func readFacts(e *seam.Event, f *turnFacts) {
 				return true // decodes as an empty block
 			}
 			if block[0] != '{' {
-				f.bad = true
+				f.Bad = true
 				return false
 			}
 			bv := f.vals[:len(blockKeys)]
 			seam.LookupAll(block, blockKeys, bv)
 			typ, id, name := f.string(bv[0]), f.string(bv[1]), f.string(bv[2])
 			if typ == "tool-call" {
-				f.calls = append(f.calls, callRef{id: id, name: name})
+				f.Calls = append(f.Calls, CallRef{ID: id, Name: name})
 			}
 			return true
 		}) {
-			f.bad = true
+			f.Bad = true
 		}
 	case typeToolCall:
-		f.callID = f.string(callID)
+		f.CallID = f.string(callID)
 		f.string(v[4]) // name and arguments are strings too
 		f.string(v[5])
 	case typeToolResult:
@@ -90,42 +91,42 @@ func readFacts(e *seam.Event, f *turnFacts) {
 		seam.LookupAll(source, sourceKeys, f.vals[:len(sourceKeys)])
 		f.string(f.vals[1]) // kind and plugin are strings too
 		f.string(f.vals[2])
-		if f.callID = f.string(f.vals[0]); f.callID == "" {
-			f.callID = id
+		if f.CallID = f.string(f.vals[0]); f.CallID == "" {
+			f.CallID = id
 		}
 	}
 }
 
 // int reads a member's value as an integer; a value of another type makes
 // the payload bad (null reads as absent, as encoding/json has it).
-func (f *turnFacts) int(v []byte) (int64, bool) {
+func (f *TurnFacts) int(v []byte) (int64, bool) {
 	if v == nil || string(v) == "null" {
 		return 0, false
 	}
 	n, ok := seam.IntValue(v)
 	if !ok {
-		f.bad = true
+		f.Bad = true
 	}
 	return n, ok
 }
 
-func (f *turnFacts) string(v []byte) string {
+func (f *TurnFacts) string(v []byte) string {
 	if v == nil || string(v) == "null" {
 		return ""
 	}
 	s, ok := seam.StringValue(v)
 	if !ok {
-		f.bad = true
+		f.Bad = true
 	}
 	return s
 }
 
-func (f *turnFacts) object(v []byte) []byte {
+func (f *TurnFacts) object(v []byte) []byte {
 	if v == nil || string(v) == "null" {
 		return nil
 	}
 	if v[0] != '{' {
-		f.bad = true
+		f.Bad = true
 		return nil
 	}
 	return v

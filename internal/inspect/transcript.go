@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/mattn/go-runewidth"
 )
 
@@ -40,18 +41,6 @@ type TranscriptOptions struct {
 	// Render then returns its error. Nil means context.Background().
 	Context context.Context
 }
-
-// ANSI styles.
-const (
-	sgrReset  = "\x1b[0m"
-	sgrBold   = "\x1b[1m"
-	sgrDim    = "\x1b[2m"
-	sgrRed    = "\x1b[31m"
-	sgrGreen  = "\x1b[32m"
-	sgrYellow = "\x1b[33m"
-	sgrBlue   = "\x1b[34m"
-	sgrCyan   = "\x1b[36m"
-)
 
 // Transcript is a Sink that renders a session as a readable conversation
 // for `cat -o text`: a heading, turn headers, prompts, assistant text, tool
@@ -167,7 +156,7 @@ func (t *Transcript) Render(e *seam.Event) error {
 	case typeSessionTitle:
 		var d struct{ Title string }
 		if json.Unmarshal(e.Data, &d) == nil {
-			t.labelled("title", sgrBlue, t.headText(d.Title))
+			t.labelled("title", termui.Blue, t.headText(d.Title))
 		}
 	case typeEndSeed:
 		// v2+ marks the end of a fork's inherited events with inherited:
@@ -176,19 +165,19 @@ func (t *Transcript) Render(e *seam.Event) error {
 		if bytes.Contains(e.Data, []byte(`"inherited":true`)) {
 			s = "── end of inherited events ──"
 		}
-		t.styled(sgrDim, s)
+		t.styled(termui.Dim, s)
 		t.nl()
 	case typeSubagent:
 		var d struct{ Label, Mode string }
 		if json.Unmarshal(e.Data, &d) == nil && d.Label != "" {
-			t.styled(sgrDim, "subagent: "+clean(d.Label)+modeSuffix(d.Mode))
+			t.styled(termui.Dim, "subagent: "+clean(d.Label)+modeSuffix(d.Mode))
 			t.nl()
 		}
 	default:
 		// A type outside dsh's vocabulary comes from a plugin: show that it
 		// happened, since nothing else would.
 		if !seam.KnownType(seam.MaxVersion, e.Type) && !seam.KnownType(0, e.Type) {
-			t.styled(sgrDim, t.line("· "+clean(e.Type)+" ", t.head(e.Data)))
+			t.styled(termui.Dim, t.line("· "+clean(e.Type)+" ", t.head(e.Data)))
 			t.nl()
 		}
 	}
@@ -228,7 +217,7 @@ func (t *Transcript) turnStart(e *seam.Event) {
 	} else {
 		head += "──"
 	}
-	t.styled(sgrBold, head)
+	t.styled(termui.Bold, head)
 	t.nl()
 }
 
@@ -251,7 +240,7 @@ func (t *Transcript) turnEnd(e *seam.Event) {
 	if r.Error.Message != "" {
 		s += ": " + oneLine(t.headText(r.Error.Message))
 	}
-	t.styled(sgrRed, t.cut(s+" ──"))
+	t.styled(termui.Red, t.cut(s+" ──"))
 	t.nl()
 }
 
@@ -274,7 +263,7 @@ func (t *Transcript) replaced(e *seam.Event) {
 	if start == nil || end == nil {
 		return
 	}
-	t.styled(sgrDim, "── replaces seqs "+strconv.FormatInt(*start, 10)+"–"+strconv.FormatInt(*end, 10)+" ──")
+	t.styled(termui.Dim, "── replaces seqs "+strconv.FormatInt(*start, 10)+"–"+strconv.FormatInt(*end, 10)+" ──")
 	t.nl()
 }
 
@@ -287,7 +276,7 @@ func (t *Transcript) user(m *message) {
 		}
 		label += ")"
 	}
-	t.labelled(label, sgrCyan, contentText(m.Content))
+	t.labelled(label, termui.Cyan, contentText(m.Content))
 }
 
 func (t *Transcript) assistant(e *seam.Event) {
@@ -299,10 +288,10 @@ func (t *Transcript) assistant(e *seam.Event) {
 		switch b.Type {
 		case "text":
 			if b.Text != "" {
-				t.labelled("assistant", sgrGreen, b.Text)
+				t.labelled("assistant", termui.Green, b.Text)
 			}
 		case "reasoning":
-			t.styled(sgrDim, t.line("  thinking: ", b.Text))
+			t.styled(termui.Dim, t.line("  thinking: ", b.Text))
 			t.nl()
 		case "tool-call":
 			t.names[b.ID], t.shown[b.ID] = b.Name, true
@@ -310,13 +299,13 @@ func (t *Transcript) assistant(e *seam.Event) {
 		}
 	}
 	if d.Interrupted {
-		t.styled(sgrDim, "  (interrupted)")
+		t.styled(termui.Dim, "  (interrupted)")
 		t.nl()
 	}
 }
 
 func (t *Transcript) call(name, args string) {
-	t.styled(sgrYellow, t.line("  → "+clean(name)+" ", args))
+	t.styled(termui.Yellow, t.line("  → "+clean(name)+" ", args))
 	t.nl()
 }
 
@@ -353,9 +342,10 @@ func (t *Transcript) toolResultOf(data []byte) {
 	if name == "" {
 		name = "tool"
 	}
-	mark, style := "  ← ", ""
+	mark := "  ← "
+	var style termui.Style // none
 	if isErr || d.Error != nil {
-		mark, style = "  ✗ ", sgrRed
+		mark, style = "  ✗ ", termui.Red
 	}
 	s := mark + clean(name)
 	if d.Error != nil && d.Error.Code != "" {
@@ -387,7 +377,7 @@ func (t *Transcript) other(e *seam.Event) {
 		}
 	}
 	if text := contentText(m.Content); text != "" {
-		t.labelled(strings.TrimSuffix(e.Type, "/message"), sgrDim, text)
+		t.labelled(strings.TrimSuffix(e.Type, "/message"), termui.Dim, text)
 	}
 }
 
@@ -417,7 +407,7 @@ func contentText(bs []block) string {
 // with Wrap wrapping every line at the width. Its cost is linear in the
 // text, which a log does not bound: a long one is written out as it is
 // rendered (see more), and the rendering stops when the context ends.
-func (t *Transcript) labelled(label, style, text string) {
+func (t *Transcript) labelled(label string, style termui.Style, text string) {
 	t.styled(style, label+":")
 	text = clean(strings.TrimRight(text, "\n"))
 	col := runewidth.StringWidth(label) + 1
@@ -529,11 +519,9 @@ func (t *Transcript) more() bool {
 	return t.err == nil
 }
 
-func (t *Transcript) styled(style, s string) {
+func (t *Transcript) styled(style termui.Style, s string) {
 	if t.o.Color && style != "" && s != "" {
-		t.buf = append(t.buf, style...)
-		t.buf = append(t.buf, s...)
-		t.buf = append(t.buf, sgrReset...)
+		t.buf = termui.AppendStyled(t.buf, style, s)
 		return
 	}
 	t.buf = append(t.buf, s...)

@@ -26,7 +26,7 @@ func openFile(name string, flag int, perm fs.FileMode) (file, error) {
 }
 
 // nofollowError turns the failure of an O_NOFOLLOW open of a symbolic link
-// (ELOOP, or EMLINK on FreeBSD) into errSymlink.
+// (ELOOP, or EMLINK on FreeBSD) into ErrSymlink.
 func nofollowError(name string, err error) error {
 	if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) {
 		if fi, lerr := os.Lstat(name); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {

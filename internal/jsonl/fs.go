@@ -16,7 +16,7 @@ import (
 type fileSystem interface {
 	// OpenFile opens a store file as os.OpenFile does, but never through a
 	// symbolic link, never blocking on a FIFO or a device, and only a
-	// regular file: anything else fails with errNotRegular (or errSymlink).
+	// regular file: anything else fails with errNotRegular (or ErrSymlink).
 	OpenFile(name string, flag int, perm fs.FileMode) (file, error)
 	Lstat(name string) (fs.FileInfo, error)
 	Stat(name string) (fs.FileInfo, error)
@@ -61,9 +61,9 @@ var (
 	// errNotRegular is an open of a store file that is not a regular file:
 	// a FIFO would block a reader forever, a device is not a log.
 	errNotRegular = errors.New("not a regular file")
-	// errSymlink is an open, or a write in a folder, through a symbolic
+	// ErrSymlink is an open, or a write in a folder, through a symbolic
 	// link: the store's files and folders are never followed elsewhere.
-	errSymlink = errors.New("a symbolic link, which dshctl does not follow in a store")
+	ErrSymlink = errors.New("a symbolic link, which dshctl does not follow in a store")
 )
 
 // osFS is the real file system.
@@ -133,7 +133,7 @@ func typeName(m fs.FileMode) string {
 
 // symlinkError reports name as a symbolic link the store will not follow.
 func symlinkError(op, name string) error {
-	return &fs.PathError{Op: op, Path: name, Err: errSymlink}
+	return &fs.PathError{Op: op, Path: name, Err: ErrSymlink}
 }
 
 // readFullAt reads len(p) bytes at off; a short file is io.ErrUnexpectedEOF.

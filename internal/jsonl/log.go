@@ -9,7 +9,6 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -327,7 +326,7 @@ func (l *logFile) frameError(err error, idx int, base int64) error {
 	}
 	off := fe.Offset + base
 	p := l.pos(off, idx, -1, -1)
-	detail := strings.TrimPrefix(fe.Error(), fmt.Sprintf("frame at byte %d: ", fe.Offset))
+	detail := fe.Detail()
 	switch {
 	case errors.Is(err, zstdframe.ErrTorn):
 		return l.errorf(seam.ErrCorrupt, p, "frame at byte %d is incomplete", off)
@@ -335,7 +334,7 @@ func (l *logFile) frameError(err error, idx int, base int64) error {
 		return l.limitf(ErrFrameLimit, p, "frame at byte %d holds more than %s of content, the frame limit", off, sizeText(fe.ContentLimit()))
 	case errors.Is(err, zstdframe.ErrTooLarge):
 		return l.errorf(seam.ErrLimit, p, "frame at byte %d exceeds a decoder limit: %s", off, detail)
-	case strings.HasPrefix(detail, "invalid frame magic"):
+	case errors.Is(err, zstdframe.ErrMagic):
 		return l.errorf(seam.ErrCorrupt, p, "invalid frame magic at byte %d", off)
 	}
 	return l.errorf(seam.ErrCorrupt, p, "frame at byte %d failed validation: %s", off, detail)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
@@ -176,7 +175,7 @@ func (r *reader) uncommitted(ctx context.Context, br bodyReader, bad *badRecord,
 			continue
 		}
 		what := "invalid committed record"
-		if strings.HasPrefix(bad.cause.Error(), "unparsable") || strings.Contains(bad.cause.Error(), ": unparsable") {
+		if errors.Is(bad.cause, seam.ErrRecordSyntax) {
 			what = "unparsable committed event"
 		}
 		if bad.relative {

@@ -341,7 +341,7 @@ func (s *Store) find(op, id string) (*sessionDir, error) {
 // folder at path: dshctl neither reads nor writes through it.
 func symlinkFolderError(op, id, path string) error {
 	return seam.Errorf(seam.ErrCorrupt, op, id, seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
-		"%s is %w", path, errSymlink)
+		"%s is %w", path, ErrSymlink)
 }
 
 // inspect reads a session folder: its generations and encoding.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 const tornStart = `{"type":"turn/st`
@@ -80,12 +80,12 @@ func TestRepairMatchesItsPlan(t *testing.T) {
 	garbage := slices.Concat(plain, bytes.Repeat([]byte("x"), 3<<20), []byte("\n"), []byte(tornStart))
 	ls := newLogStore(t, compactID, None)
 	ls.put(t, garbage)
-	dry := inspect.CheckSession(ctx, ls.s, compactID, inspect.Options{Repair: true, DryRun: true})
-	if dry.Repair == nil || len(dry.Repair.Removed) != 2 || dry.Status != inspect.StatusWarnings {
+	dry := verify.Check(ctx, ls.s, compactID, verify.Options{Repair: true, DryRun: true})
+	if dry.Repair == nil || len(dry.Repair.Removed) != 2 || dry.Status != verify.StatusWarnings {
 		t.Fatalf("dry run: %s %+v", dry.Status, dry.Repair)
 	}
-	r := inspect.CheckSession(ctx, ls.s, compactID, inspect.Options{Repair: true})
-	if r.Err != nil || r.Status != inspect.StatusClean || !seam.SameTails(r.Repair.Removed, dry.Repair.Removed) {
+	r := verify.Check(ctx, ls.s, compactID, verify.Options{Repair: true})
+	if r.Err != nil || r.Status != verify.StatusClean || !seam.SameTails(r.Repair.Removed, dry.Repair.Removed) {
 		t.Fatalf("repair: %s %v: removed %+v, planned %+v", r.Status, r.Err, r.Repair.Removed, dry.Repair.Removed)
 	}
 	if now, _ := os.ReadFile(ls.path); !bytes.Equal(now, plain) {
@@ -105,8 +105,8 @@ func TestRepairMatchesItsPlan(t *testing.T) {
 	valid := slices.Concat(plain, []byte(`{"type":"session/title","seq":`), []byte(strconv.Itoa(next)), []byte(`,"time":1,"data":{"title":"`),
 		bytes.Repeat([]byte("x"), 3<<20), []byte("\"}}\n"), []byte(tornStart))
 	ls.put(t, valid)
-	r = inspect.CheckSession(ctx, ls.s, compactID, inspect.Options{Repair: true})
-	if !errors.Is(r.Err, seam.ErrTailMismatch) || r.Status != inspect.StatusFailed || !r.NotRepaired {
+	r = verify.Check(ctx, ls.s, compactID, verify.Options{Repair: true})
+	if !errors.Is(r.Err, seam.ErrTailMismatch) || r.Status != verify.StatusFailed || !r.NotRepaired {
 		t.Fatalf("valid large record: %s %v", r.Status, r.Err)
 	}
 	if now, _ := os.ReadFile(ls.path); !bytes.Equal(now, valid) {
@@ -142,12 +142,12 @@ func TestVerifyVerdicts(t *testing.T) {
 			if _, err := scanAll(t, ls.s, compactID); !errors.Is(err, seam.ErrCorrupt) {
 				t.Fatalf("the reader accepts the log (%v): the case is wrong", err)
 			}
-			r := inspect.CheckSession(ctx, ls.s, compactID, inspect.Options{})
+			r := verify.Check(ctx, ls.s, compactID, verify.Options{})
 			var codes []string
 			for _, f := range r.Findings {
 				codes = append(codes, f.Code)
 			}
-			if r.Status != inspect.StatusErrors || !slices.Contains(codes, tc.want) {
+			if r.Status != verify.StatusErrors || !slices.Contains(codes, tc.want) {
 				t.Fatalf("%s %v: %v, want errors with %s", r.Status, r.Err, codes, tc.want)
 			}
 		})
@@ -188,8 +188,8 @@ func TestRepairInterruptedAfterwards(t *testing.T) {
 	ls.put(t, slices.Concat(plain, []byte(tornStart)))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := inspect.CheckSession(ctx, cancelAfterTrim{ls.s, cancel}, compactID, inspect.Options{Repair: true})
-	if !errors.Is(r.Err, inspect.ErrInterruptedAfterRepair) || errors.Is(r.Err, context.Canceled) || r.NotRepaired {
+	r := verify.Check(ctx, cancelAfterTrim{ls.s, cancel}, compactID, verify.Options{Repair: true})
+	if !errors.Is(r.Err, verify.ErrInterruptedAfterRepair) || errors.Is(r.Err, context.Canceled) || r.NotRepaired {
 		t.Fatalf("%v", r.Err)
 	}
 	if r.Repair == nil || len(r.Repair.Removed) != 1 || r.Repair.Removed[0].Backup == "" || r.Repair.After != nil {
@@ -217,7 +217,7 @@ func TestBackupNote(t *testing.T) {
 	log := slices.Concat(zdata[:zends[len(zends)-2]], zstdframe.AppendFrame(nil, bad), zstdframe.AppendFrame(nil, []byte(tornStart+"x\n"))[:20])
 	ls := newLogStore(t, compactID, Zstd)
 	ls.put(t, log)
-	r := inspect.CheckSession(ctx, ls.s, compactID, inspect.Options{Repair: true})
+	r := verify.Check(ctx, ls.s, compactID, verify.Options{Repair: true})
 	if r.Err != nil || r.Repair == nil || len(r.Repair.Removed) != 2 {
 		t.Fatalf("%v %+v", r.Err, r.Repair)
 	}

@@ -217,25 +217,8 @@ func (w *logWalk) skippedJunk(p seam.Pos, records int64) {
 func (w *logWalk) tooLong(p seam.Pos, n int64) {
 	// Over the reader's own limit, every reader stops at it: a repair
 	// cannot read it either.
-	w.v.BadRecord(p, &notChecked{msg: fmt.Sprintf("record of %d bytes, more than the %d bytes verify holds", n, w.max),
-		overLimit: n > w.l.lim.record}, false)
-}
-
-// notChecked is the cause verify gives a record it did not check
-// (seam.ErrNotChecked), and seam.ErrLimit too when the record is over
-// the reader's record limit.
-type notChecked struct {
-	msg       string
-	overLimit bool
-}
-
-func (e *notChecked) Error() string { return e.msg + ": " + seam.ErrNotChecked.Error() }
-
-func (e *notChecked) Unwrap() []error {
-	if e.overLimit {
-		return []error{seam.ErrNotChecked, seam.ErrLimit}
-	}
-	return []error{seam.ErrNotChecked}
+	w.v.BadRecord(p, &seam.NotCheckedError{Why: fmt.Sprintf("record of %d bytes, more than the %d bytes verify holds", n, w.max),
+		OverLimit: n > w.l.lim.record}, false)
 }
 
 // plain checks a plain log: the header line, then each line (a run of
@@ -494,7 +477,7 @@ func (w *logWalk) frameFailed(err error, f zstdframe.Frame, frame int) error {
 		code = "frame-too-large" // over the frame limit: not checked
 	case errors.Is(err, zstdframe.ErrTooLarge):
 		code = "frame-window" // past what any reader here decodes
-	case !bytes.Contains([]byte(err.Error()), []byte("checksum")):
+	case !errors.Is(err, zstdframe.ErrChecksum):
 		code = "frame-corrupt"
 	}
 	w.damage(code, w.l.frameError(err, frame, 0))

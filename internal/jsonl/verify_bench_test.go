@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // BenchmarkVerifyLog checks one log with verify's rules: the fixture's main
@@ -21,7 +21,7 @@ func BenchmarkVerifyLog(b *testing.B) {
 	ctx := context.Background()
 	var size int64
 	for b.Loop() {
-		c := inspect.NewLogCheck()
+		c := verify.NewLogCheck()
 		sum, err := s.VerifyLog(ctx, id, c)
 		if err != nil {
 			b.Fatal(err)

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // fuzzVerify checks a one-session root whose log is log, and holds verify
@@ -32,7 +32,7 @@ func fuzzVerify(t *testing.T, enc Encoding, log []byte) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	c := inspect.NewLogCheck()
+	c := verify.NewLogCheck()
 	if _, err := s.VerifyLog(ctx, "s", c); err != nil {
 		t.Fatalf("VerifyLog: %v", err)
 	}
@@ -41,7 +41,7 @@ func fuzzVerify(t *testing.T, enc Encoding, log []byte) {
 		// Long enough for a run of junk to be counted in bulk: the
 		// record-by-record check must find the same.
 		verifyNoJunkRuns = true
-		slow := inspect.NewLogCheck()
+		slow := verify.NewLogCheck()
 		_, err := s.VerifyLog(ctx, "s", slow)
 		verifyNoJunkRuns = false
 		if err != nil {
@@ -75,11 +75,11 @@ func fuzzVerify(t *testing.T, enc Encoding, log []byte) {
 	if damaged || !tail {
 		return
 	}
-	r := inspect.CheckSession(ctx, s, "s", inspect.Options{Repair: true})
+	r := verify.Check(ctx, s, "s", verify.Options{Repair: true})
 	if r.Err != nil || r.Repair == nil || len(r.Repair.Removed) == 0 {
 		t.Fatalf("repair: %v %+v", r.Err, r.Repair)
 	}
-	c = inspect.NewLogCheck()
+	c = verify.NewLogCheck()
 	if _, err := s.VerifyLog(ctx, "s", c); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func fuzzVerify(t *testing.T, enc Encoding, log []byte) {
 // its type, or of its length past the record limit. An open knows only
 // the tail: it checks the last row that decodes, before anything says
 // whether that row is committed; only a full read can tell.
-func tailRefusal(err error, res inspect.CheckResult) bool {
+func tailRefusal(err error, res verify.CheckResult) bool {
 	var se *seam.Error
 	return (errors.Is(err, seam.ErrUnsupportedFormat) || errors.Is(err, ErrRecordLimit)) && errors.As(err, &se) &&
 		res.Uncommitted != nil && se.Pos.Offset >= res.Uncommitted.Offset

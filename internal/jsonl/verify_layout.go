@@ -41,7 +41,7 @@ func (s *Store) VerifyLayout(ctx context.Context) (seam.StoreLayout, error) {
 			// A project folder that is a symbolic link, or unreadable:
 			// none of its sessions can be checked.
 			path := filepath.Join(s.root, de.project)
-			f := layoutFinding(de.err, path, "project folder %s is %v, so its sessions are not checked", path, errSymlink)
+			f := layoutFinding(de.err, path, "project folder %s is %v, so its sessions are not checked", path, ErrSymlink)
 			if f.Code != "symlink" {
 				cause := causeOf(de.err)
 				if pe := (*fs.PathError)(nil); errors.As(cause, &pe) {
@@ -58,7 +58,7 @@ func (s *Store) VerifyLayout(ctx context.Context) (seam.StoreLayout, error) {
 		if de.e.Type()&fs.ModeSymlink != 0 {
 			if id, err := DecodeSegment(name); err == nil {
 				out.Strays = append(out.Strays, seam.Stray{Name: id, Path: path, Findings: []seam.Finding{
-					layoutFinding(errSymlink, path, "session folder %s is %v, so it is not checked (append and repair refuse it too)", path, errSymlink)}})
+					layoutFinding(ErrSymlink, path, "session folder %s is %v, so it is not checked (append and repair refuse it too)", path, ErrSymlink)}})
 			}
 			continue
 		}
@@ -111,7 +111,7 @@ func (s *Store) VerifyLayout(ctx context.Context) (seam.StoreLayout, error) {
 // symbolic link ("symlink") or a folder it cannot read ("unreadable").
 func layoutFinding(err error, path, format string, args ...any) seam.Finding {
 	code := "unreadable"
-	if errors.Is(err, errSymlink) {
+	if errors.Is(err, ErrSymlink) {
 		code = "symlink"
 	}
 	return seam.Finding{Class: seam.ClassDamage, Code: code, Message: fmt.Sprintf(format, args...),
@@ -129,6 +129,10 @@ func (fc *folderCheck) add(class seam.FindingClass, code, path, format string, a
 	fc.findings = append(fc.findings, seam.Finding{Class: class, Code: code, Message: fmt.Sprintf(format, args...),
 		Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}})
 }
+
+// fileType says what the file of the last finding is, one that is not a
+// regular file.
+func (fc *folderCheck) fileType(name string) { fc.findings[len(fc.findings)-1].FileType = name }
 
 // checkFolder reads a session folder as inspect does, but reports every
 // problem instead of failing on the first: logs of the other encoding,
@@ -157,11 +161,13 @@ func (s *Store) checkFolder(project, seg string) (folderCheck, error) {
 				path, genc.suffix(), enc.suffix())
 		case ok && !e.Type().IsRegular():
 			fc.add(seam.ClassDamage, "not-regular-file", path, "%s is %s, not a regular file: dshctl does not read or write it in a store, so the log is not checked", path, typeName(e.Type()))
+			fc.fileType(typeName(e.Type()))
 		case ok:
 			gens = append(gens, gen)
 		case name == lockName && !e.Type().IsRegular():
 			fc.add(seam.ClassDamage, "lock-not-regular", path,
 				"%s is %s, not a regular file: neither dsh nor dshctl can lock the session to write it (replace it with an empty file)", path, typeName(e.Type()))
+			fc.fileType(typeName(e.Type()))
 		case isStaleTemp(name):
 			fc.add(seam.ClassIrregular, "stray-temp-file", path,
 				"temp file %s was left by a killed writer: dsh ignores it, and the next write (an append or a repair) removes it", name)

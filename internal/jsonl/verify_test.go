@@ -13,10 +13,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // mainID is the fixture session with packed rows, a 300 KB tool result
@@ -24,9 +24,9 @@ import (
 const mainID = "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c"
 
 // verifyLog runs verify's rules over session id of s.
-func verifyLog(tb testing.TB, s *Store, id string) (inspect.CheckResult, seam.LogSummary) {
+func verifyLog(tb testing.TB, s *Store, id string) (verify.CheckResult, seam.LogSummary) {
 	tb.Helper()
-	c := inspect.NewLogCheck()
+	c := verify.NewLogCheck()
 	sum, err := s.VerifyLog(context.Background(), id, c)
 	if err != nil {
 		tb.Fatalf("VerifyLog(%s): %v", id, err)
@@ -35,7 +35,7 @@ func verifyLog(tb testing.TB, s *Store, id string) (inspect.CheckResult, seam.Lo
 }
 
 // byClass returns the findings of res of class c.
-func byClass(res inspect.CheckResult, c seam.FindingClass) []seam.Finding {
+func byClass(res verify.CheckResult, c seam.FindingClass) []seam.Finding {
 	var out []seam.Finding
 	for _, f := range res.Findings() {
 		if f.Class == c {
@@ -99,11 +99,11 @@ func TestVerifyDamagedFixtures(t *testing.T) {
 				t.Fatalf("no verdict for case %s", name)
 			}
 			s, _ := openStore(t, filepath.Join(dir, name), Options{})
-			r := inspect.CheckSession(context.Background(), s, c.SessionID, inspect.Options{})
+			r := verify.Check(context.Background(), s, c.SessionID, verify.Options{})
 			if r.Err != nil {
 				t.Fatal(r.Err)
 			}
-			var got *inspect.Finding
+			var got *verify.Finding
 			for i := range r.Findings {
 				if r.Findings[i].Code == w.code {
 					got = &r.Findings[i]
@@ -117,12 +117,12 @@ func TestVerifyDamagedFixtures(t *testing.T) {
 			}
 			n, read := readByDsh(&c)
 			if !read {
-				if r.Status != inspect.StatusErrors || got.Severity != inspect.SeverityError {
+				if r.Status != verify.StatusErrors || got.Severity != verify.SeverityError {
 					t.Fatalf("dsh refused the log; verify says %s: %+v", r.Status, r.Findings)
 				}
 				return
 			}
-			if r.Status == inspect.StatusErrors {
+			if r.Status == verify.StatusErrors {
 				t.Fatalf("dsh read %d events; verify says errors: %+v", n, r.Findings)
 			}
 			events := r.State.Events
@@ -154,15 +154,15 @@ func TestVerifyCleanFixtures(t *testing.T) {
 				}
 			}
 			seen := 0
-			sum, err := inspect.Verify(ctx, s, nil, inspect.Options{Mode: inspect.ModeStrict, Report: func(r *inspect.SessionReport) error {
+			sum, err := verify.Run(ctx, s, nil, verify.Options{Mode: verify.ModeStrict, Report: func(r *verify.SessionReport) error {
 				seen++
 				if r.ID == "legacy-sdk-history" {
-					if r.Status != inspect.StatusErrors || len(r.Findings) != 3 || r.Findings[0].Code != "unknown-type" {
+					if r.Status != verify.StatusErrors || len(r.Findings) != 3 || r.Findings[0].Code != "unknown-type" {
 						t.Errorf("%s: %s %+v, want 3 unknown-type errors", r.ID, r.Status, r.Findings)
 					}
 					return nil
 				}
-				if r.Status != inspect.StatusClean || r.Err != nil {
+				if r.Status != verify.StatusClean || r.Err != nil {
 					t.Errorf("%s: %s %v %+v", r.ID, r.Status, r.Err, r.Findings)
 				}
 				if n, ok := counts[r.ID]; ok && r.State.Events != n {
@@ -308,8 +308,8 @@ func checkCut(t *testing.T, ctx context.Context, ls *logStore, data []byte, cut,
 	if len(tail) != 1 || tail[0].Code != "torn-tail" || tail[0].Pos.Offset != b {
 		t.Fatalf("cut at %d: findings %+v, want one torn tail at byte %d", cut, res.Findings(), b)
 	}
-	r := inspect.CheckSession(ctx, ls.s, ls.id, inspect.Options{Repair: true})
-	if r.Err != nil || r.Status != inspect.StatusClean || r.Repair == nil || len(r.Repair.Removed) != 1 {
+	r := verify.Check(ctx, ls.s, ls.id, verify.Options{Repair: true})
+	if r.Err != nil || r.Status != verify.StatusClean || r.Repair == nil || len(r.Repair.Removed) != 1 {
 		t.Fatalf("cut at %d: repair: %s %v %+v %+v", cut, r.Status, r.Err, r.Repair, r.Findings)
 	}
 	rm := r.Repair.Removed[0]
@@ -371,17 +371,17 @@ func TestVerifyFlippedByte(t *testing.T) {
 func checkFlip(t *testing.T, ctx context.Context, ls *logStore, data []byte, start, end int64, what string) {
 	t.Helper()
 	ls.put(t, data)
-	r := inspect.CheckSession(ctx, ls.s, ls.id, inspect.Options{Repair: true})
+	r := verify.Check(ctx, ls.s, ls.id, verify.Options{Repair: true})
 	var in bool
 	for _, f := range r.Findings {
 		if f.Class == seam.ClassTail {
 			t.Fatalf("%s: reported as a tail: %+v", what, f)
 		}
-		if f.Severity == inspect.SeverityError && f.Pos.Offset >= start && f.Pos.Offset < end {
+		if f.Severity == verify.SeverityError && f.Pos.Offset >= start && f.Pos.Offset < end {
 			in = true
 		}
 	}
-	if !in || r.Status != inspect.StatusErrors {
+	if !in || r.Status != verify.StatusErrors {
 		t.Fatalf("%s: no error in [%d, %d): %s %+v", what, start, end, r.Status, r.Findings)
 	}
 	if r.Repair == nil || r.Repair.Skipped == "" || len(r.Repair.Removed) > 0 {
@@ -431,7 +431,7 @@ func TestVerifyUncommittedInFrame(t *testing.T) {
 	if u == nil || u.Offset != last || u.Rewrite != len(kept) || u.Records != 1 || len(byClass(res, seam.ClassDamage)) > 0 {
 		t.Fatalf("uncommitted %+v, findings %+v", u, res.Findings())
 	}
-	dry := inspect.CheckSession(ctx, ls.s, compactID, inspect.Options{Repair: true, DryRun: true})
+	dry := verify.Check(ctx, ls.s, compactID, verify.Options{Repair: true, DryRun: true})
 	if rp := dry.Repair; rp == nil || !rp.DryRun || rp.Rewrite != len(kept) || len(rp.Removed) != 1 || rp.Removed[0].Offset != last ||
 		rp.Removed[0].Bytes != int64(len(log))-last || rp.Removed[0].Kind != seam.RepairUncommitted {
 		t.Fatalf("dry run: %+v", dry.Repair)
@@ -439,8 +439,8 @@ func TestVerifyUncommittedInFrame(t *testing.T) {
 	if now, _ := os.ReadFile(ls.path); !bytes.Equal(now, log) {
 		t.Fatal("a dry run changed the log")
 	}
-	r := inspect.CheckSession(ctx, ls.s, compactID, inspect.Options{Repair: true})
-	if r.Status != inspect.StatusClean || r.Repair == nil || len(r.Repair.Removed) != 1 || r.Repair.Removed[0].Rewritten == 0 {
+	r := verify.Check(ctx, ls.s, compactID, verify.Options{Repair: true})
+	if r.Status != verify.StatusClean || r.Repair == nil || len(r.Repair.Removed) != 1 || r.Repair.Removed[0].Rewritten == 0 {
 		t.Fatalf("repair: %s %v %+v", r.Status, r.Err, r.Repair)
 	}
 	backup, _ := os.ReadFile(r.Repair.Removed[0].Backup)
@@ -456,8 +456,8 @@ func TestVerifyUncommittedInFrame(t *testing.T) {
 	}
 	sameEvents(t, got, fixtureEvents(t, compactID, Zstd)[:60])
 	// Idempotent: nothing left to do.
-	again := inspect.CheckSession(ctx, ls.s, compactID, inspect.Options{Repair: true})
-	if again.Repair != nil || again.Status != inspect.StatusClean {
+	again := verify.Check(ctx, ls.s, compactID, verify.Options{Repair: true})
+	if again.Repair != nil || again.Status != verify.StatusClean {
 		t.Fatalf("second repair: %s %+v", again.Status, again.Repair)
 	}
 }
@@ -474,8 +474,8 @@ func TestVerifySalvage(t *testing.T) {
 	}
 	ls := newLogStore(t, mainID, Zstd)
 	ls.put(t, data)
-	r := inspect.CheckSession(ctx, ls.s, mainID, inspect.Options{Repair: true, Salvage: true})
-	if r.Status != inspect.StatusClean || r.Repair == nil || r.Repair.Salvaged != 15 || r.Repair.SalvagedFrom != 98 {
+	r := verify.Check(ctx, ls.s, mainID, verify.Options{Repair: true, Salvage: true})
+	if r.Status != verify.StatusClean || r.Repair == nil || r.Repair.Salvaged != 15 || r.Repair.SalvagedFrom != 98 {
 		t.Fatalf("repair: %s %v %+v", r.Status, r.Err, r.Repair)
 	}
 	got, err := scanAll(t, ls.s, mainID)
@@ -523,17 +523,17 @@ func TestVerifyHostile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ls := newLogStore(t, compactID, tc.enc)
 			ls.put(t, tc.log)
-			r := inspect.CheckSession(ctx, ls.s, compactID, inspect.Options{Mode: inspect.ModeStrict})
+			r := verify.Check(ctx, ls.s, compactID, verify.Options{Mode: verify.ModeStrict})
 			if r.Err != nil {
 				t.Fatal(r.Err)
 			}
-			var got *inspect.Finding
+			var got *verify.Finding
 			for i := range r.Findings {
 				if r.Findings[i].Code == tc.want {
 					got = &r.Findings[i]
 				}
 			}
-			if got == nil || got.Severity != inspect.SeverityError || got.Pos.Path == "" {
+			if got == nil || got.Severity != verify.SeverityError || got.Pos.Path == "" {
 				t.Fatalf("no located %s error: %+v", tc.want, r.Findings)
 			}
 		})
@@ -594,7 +594,7 @@ func TestVerifyLayoutFindings(t *testing.T) {
 	}
 	s, _ := openStore(t, root, Options{})
 	got := map[string][]string{}
-	sum, err := inspect.Verify(ctx, s, nil, inspect.Options{Report: func(r *inspect.SessionReport) error {
+	sum, err := verify.Run(ctx, s, nil, verify.Options{Report: func(r *verify.SessionReport) error {
 		for _, f := range r.Findings {
 			got[r.ID] = append(got[r.ID], f.Code)
 		}
@@ -642,7 +642,7 @@ func TestVerifyManyBadRecordsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := openStore(t, root, Options{})
-	var res inspect.CheckResult
+	var res verify.CheckResult
 	peak, _ := peakHeap(func() { res, _ = verifyLog(t, s, "s") })
 	if peak > hostileHeap {
 		t.Errorf("verify of 500,000 garbage lines: heap peaked at %d MiB, over %d MiB", peak>>20, hostileHeap>>20)
@@ -699,9 +699,9 @@ func TestVerifyJunkRunsCounted(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ls := newLogStore(t, compactID, tc.enc)
 			ls.put(t, tc.log)
-			check := func(noRuns bool) (inspect.CheckResult, seam.LogSummary, int64) {
+			check := func(noRuns bool) (verify.CheckResult, seam.LogSummary, int64) {
 				verifyNoJunkRuns = noRuns
-				c := &countingCheck{LogCheck: inspect.NewLogCheck()}
+				c := &countingCheck{LogCheck: verify.NewLogCheck()}
 				sum, err := ls.s.VerifyLog(ctx, compactID, c)
 				if err != nil {
 					t.Fatal(err)
@@ -722,7 +722,7 @@ func TestVerifyJunkRunsCounted(t *testing.T) {
 
 // countingCheck is a LogCheck that counts the records it takes in bulk.
 type countingCheck struct {
-	*inspect.LogCheck
+	*verify.LogCheck
 	counted int64
 }
 
@@ -745,10 +745,10 @@ func TestVerifyUnreadableSessionFolder(t *testing.T) {
 		}
 		return nil
 	})
-	var failed []*inspect.SessionReport
+	var failed []*verify.SessionReport
 	var checked int
-	sum, err := inspect.Verify(context.Background(), s, nil, inspect.Options{Report: func(r *inspect.SessionReport) error {
-		if r.Status == inspect.StatusFailed {
+	sum, err := verify.Run(context.Background(), s, nil, verify.Options{Report: func(r *verify.SessionReport) error {
+		if r.Status == verify.StatusFailed {
 			failed = append(failed, r)
 		} else if !r.Stray {
 			checked++

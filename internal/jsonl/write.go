@@ -69,7 +69,7 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	}
 	if _, err := s.find("create", h.ID); !errors.Is(err, seam.ErrNotFound) {
 		s.writers.Release(h.ID, hd)
-		if errors.Is(err, errSymlink) {
+		if errors.Is(err, ErrSymlink) {
 			return nil, err // not a session, and nothing to write through
 		}
 		return nil, &seam.Error{Kind: seam.ErrAlreadyExists, Op: "create", ID: h.ID, Pos: seam.NoPos,

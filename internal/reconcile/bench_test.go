@@ -262,7 +262,7 @@ func BenchmarkReplayFile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		err = RunTraces(context.Background(), suite.Traces, Membership, 0, func(_ int, res Result) error {
+		err = RunTraces(context.Background(), suite.Traces, Options{Policy: Membership}, 0, func(_ int, res Result) error {
 			if res.Verdict != Pass {
 				return errors.New(string(res.Verdict))
 			}

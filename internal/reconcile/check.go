@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,11 +11,13 @@ import (
 // Verdict is the outcome of replaying one trace.
 type Verdict string
 
-// Verdicts. Inconclusive: no violation, but records were skipped.
+// Verdicts. Inconclusive: no violation, but records were skipped. Error:
+// the trace could not be read (Result.Error says why); it counts as failed.
 const (
 	Pass         Verdict = "pass"
 	Fail         Verdict = "fail"
 	Inconclusive Verdict = "inconclusive"
+	Error        Verdict = "error"
 )
 
 // Invariant names, by number (replay.md).
@@ -31,6 +34,23 @@ func InvariantName(n int) string { return invariantNames[n] }
 // Options configures Run.
 type Options struct {
 	Policy Policy // zero value: Membership
+
+	// Context, when set, stops the replay once it is done: the result is
+	// then of verdict Error, saying so.
+	Context context.Context
+
+	// NoBackend: only the trace's fetch records answer the client's chunk
+	// requests; the backend model answers none (a request the trace does
+	// not answer stays in flight, with a warning).
+	NoBackend bool
+
+	// Timeline, when positive, keeps up to that many records up to the
+	// first violation (or the end) in Result.Timeline.
+	Timeline int
+
+	// errorRowOptional: a failed send need not show its error row, only
+	// its message (tests count the traces that fail for that alone).
+	errorRowOptional bool
 }
 
 // Snapshot is the client state a violation shows.
@@ -40,12 +60,14 @@ type Snapshot struct {
 	Q  []Queued  `json:"queue"`
 	LT string    `json:"liveTurnId"`
 	CA string    `json:"currentAssistantId"`
+
+	Status string `json:"agentStatus"`
 }
 
 // snapshotOf copies s for a report: the machine goes on changing its rows.
 func snapshotOf(s State) *Snapshot {
 	c := s.Clone()
-	snap := &Snapshot{C: c.C, L: c.L, Q: c.Q, LT: c.LT, CA: c.CA}
+	snap := &Snapshot{C: c.C, L: c.L, Q: c.Q, LT: c.LT, CA: c.CA, Status: c.Status}
 	// Empty lists, not null, for JSON readers.
 	if snap.C == nil {
 		snap.C = []Chunk{}
@@ -70,6 +92,22 @@ type Violation struct {
 	Event     string    `json:"event"`            // the record as a trace line, or "end of trace"
 	Before    *Snapshot `json:"before"`
 	After     *Snapshot `json:"after"`
+
+	// Record is the violating record; nil at the end of the trace.
+	Record *Record `json:"-"`
+	// Message and Fate name the user message the violation is about and
+	// where the server's events say it went; empty when it is about
+	// content, a turn or the whole state.
+	Message, Text, Fate string `json:"-"`
+}
+
+// View returns the client's view of a snapshot: what the user saw.
+func (s *Snapshot) View() ClientView {
+	if s == nil {
+		return View(&State{})
+	}
+	st := State{C: s.C, L: s.L, Q: s.Q, LT: s.LT, CA: s.CA, Status: s.Status}
+	return View(&st)
 }
 
 // Result is the outcome of replaying one trace under one policy.
@@ -85,6 +123,20 @@ type Result struct {
 	Violations []Violation `json:"violations,omitempty"`
 	Warnings   []string    `json:"warnings,omitempty"`
 	Notes      []string    `json:"notes,omitempty"` // what an importer left out; no effect on the verdict
+	Error      string      `json:"error,omitempty"` // why the trace could not be read (verdict Error)
+
+	// Timeline is the last records up to the first violation, or to the
+	// end (Options.Timeline), with Skipped records before them left out.
+	Timeline []TimelineRecord `json:"-"`
+	Skipped  int              `json:"-"`
+}
+
+// TimelineRecord is a record of a result's timeline.
+type TimelineRecord struct {
+	Index  int
+	Line   int
+	Origin string
+	Record Record
 }
 
 // First returns the violation reported for the trace: the first invariant
@@ -110,7 +162,30 @@ func Run(t *Trace, opts Options) Result {
 	}
 	tab := traceTab(t)
 	res := Result{Name: t.Name, Source: t.Source, Tab: tab, Policy: pol.Name, Expect: t.Expect, Events: len(t.Records), Notes: t.Notes}
-	main := runOnce(t.Records, tab, pol, runOpts{check: true, where: t.where()})
+	if t.Err != nil {
+		res.Verdict, res.Error = Error, t.Err.Error()
+		return res
+	}
+	main := runOnce(t.Records, tab, pol, runOpts{ctx: opts.Context, check: true, where: t.where(), errorRowOptional: opts.errorRowOptional, noBackend: opts.NoBackend})
+	if main.err != nil {
+		res.Verdict, res.Error = Error, "replay stopped: "+main.err.Error()
+		return res
+	}
+	if opts.Timeline > 0 {
+		end := len(t.Records)
+		if v := main.violations; len(v) > 0 {
+			end = min(v[0].Index+1, len(t.Records))
+		}
+		from := max(0, end-opts.Timeline)
+		res.Skipped = from
+		for i := from; i < end; i++ {
+			tr := TimelineRecord{Index: i, Line: t.Records[i].Line, Record: t.Records[i]}
+			if len(t.Origins) == len(t.Records) {
+				tr.Origin = t.Origins[i]
+			}
+			res.Timeline = append(res.Timeline, tr)
+		}
+	}
 	res.Warnings, res.Reconciles, res.Violations = main.warnings, main.points, main.violations
 	// A trace that proves nothing must not read as a pass.
 	if len(t.Records) == 0 {
@@ -120,7 +195,7 @@ func Run(t *Trace, opts Options) Result {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("meta version %d is not 1: the trace may mean something else", t.Meta.Version))
 	}
 	if len(res.Violations) == 0 {
-		if v := deferralCheck(t, tab, pol, main); v != nil {
+		if v := deferralCheck(t, tab, pol, main, opts.NoBackend); v != nil {
 			res.Violations = []Violation{*v}
 		}
 	}
@@ -156,19 +231,29 @@ type runOut struct {
 	violations               []Violation
 	warnings                 []string
 	points                   int
+	err                      error // from runOpts.after
+	deferredAtEnd            bool  // a reconcile was still deferred at the end, before the flush
 }
 
 // runOpts says what runOnce does besides replaying.
 type runOpts struct {
-	check    bool // check the invariants
-	noScroll bool // leave the scroll records out
+	ctx      context.Context // when set, the replay stops once it is done (runOut.err)
+	check    bool            // check the invariants
+	noScroll bool            // leave the scroll records out
 	// answered: route fetch records by the turn and mode of the request
 	// they answered in the full replay (for the replay without scroll
 	// events, whose request numbers shift when deferrals collapse).
 	answered map[int]reqKey
 	// where names record i in warnings, when the trace says where its
 	// records came from (Trace.Origins); nil: "record i".
-	where func(i int) string
+	where            func(i int) string
+	errorRowOptional bool // Options.errorRowOptional
+	noBackend        bool // Options.NoBackend
+	// supplied: see Machine.supplied.
+	supplied func(r *request, rows *rowSet, at int, filled bool)
+	// after, when set, is called after each record with the machine; an
+	// error stops the replay.
+	after func(i int, m *Machine) error
 }
 
 // where returns the function that names a record of t by where it came
@@ -195,25 +280,39 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 	be := NewBackend(recs, tab)
 	tr := newTruth(be.la, tab)
 	m := newMachine(pol, tab, be, router(recs, o.answered))
-	m.where = o.where
+	m.where, m.noBackend, m.supplied = o.where, o.noBackend, o.supplied
 	var out runOut
 	end := len(recs)
 	ck := newChecker(tr, m, pol, end+1)
+	ck.errorRowOptional = o.errorRowOptional
 	check := o.check
 	for i := range recs {
 		rec := &recs[i]
+		if o.ctx != nil && i&1023 == 0 {
+			if err := o.ctx.Err(); err != nil {
+				out.err = err
+				return out
+			}
+		}
 		if o.noScroll && rec.Kind == KindScroll {
 			continue
 		}
 		tr.observe(i, rec)
-		for _, a := range m.apply(i, *rec) {
+		applied := m.apply(i, *rec)
+		if o.after != nil {
+			if err := o.after(i, m); err != nil {
+				out.err = err
+				return out
+			}
+		}
+		for _, a := range applied {
 			out.points++
 			if !check {
 				continue
 			}
 			if vs := ck.point(&a); len(vs) > 0 {
 				for k := range vs {
-					vs[k].Index, vs[k].Line, vs[k].Event = i, rec.Line, rec.String()
+					vs[k].Index, vs[k].Line, vs[k].Event, vs[k].Record = i, rec.Line, rec.String(), rec
 					if o.where != nil {
 						vs[k].Origin = o.where(i)
 					}
@@ -223,6 +322,7 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 			}
 		}
 	}
+	out.deferredAtEnd = m.S.Pending != nil
 	for _, a := range m.flush(end) {
 		if !check {
 			continue
@@ -286,11 +386,11 @@ func router(recs []Record, answered map[int]reqKey) func(*request) (int, bool) {
 // (scroll events then change nothing), or a deferred reconcile's fetch
 // failed (the seals it stood for stay unreconciled by the failure, not by
 // the deferral).
-func deferralCheck(t *Trace, tab string, pol Policy, main runOut) *Violation {
+func deferralCheck(t *Trace, tab string, pol Policy, main runOut, noBackend bool) *Violation {
 	if !main.deferred || main.deferredFailed {
 		return nil
 	}
-	alt := runOnce(t.Records, tab, pol, runOpts{noScroll: true, answered: main.answered})
+	alt := runOnce(t.Records, tab, pol, runOpts{noScroll: true, answered: main.answered, noBackend: noBackend})
 	a, b, differ := main.view().diff(alt.view())
 	if !differ {
 		return nil
@@ -311,6 +411,9 @@ type checker struct {
 	tr  *Truth
 	m   *Machine
 	pol Policy
+
+	errorRowOptional bool
+	about            *tmsg // the message the last failing invariant is about
 
 	pass        int // bumped per point, to visit each message once
 	after, prev liveIndex
@@ -388,12 +491,21 @@ func (ck *checker) point(a *applied) []Violation {
 	ck.candidates(a.after)
 	var vs []Violation
 	for _, n := range checkOrder {
+		ck.about = nil
 		if d := ck.invariant(n, a, a.after); d != "" {
-			vs = append(vs, Violation{Invariant: n, Name: InvariantName(n), Detail: d,
-				Before: snapshotOf(a.before), After: snapshotOf(a.after)})
+			vs = append(vs, ck.aboutMessage(Violation{Invariant: n, Name: InvariantName(n), Detail: d,
+				Before: snapshotOf(a.before), After: snapshotOf(a.after)}))
 		}
 	}
 	return vs
+}
+
+// aboutMessage names in v the message the invariant just checked failed on.
+func (ck *checker) aboutMessage(v Violation) Violation {
+	if m := ck.about; m != nil {
+		v.Message, v.Text, v.Fate = m.id, m.text, m.fate.String()+turnSuffix(m.turn)
+	}
+	return v
 }
 
 // end checks the state at the end of the trace.
@@ -403,9 +515,10 @@ func (ck *checker) end(s State, index int) []Violation {
 	ck.candidates(s)
 	var vs []Violation
 	for _, n := range checkOrder {
+		ck.about = nil
 		if d := ck.invariant(n, nil, s); d != "" {
-			vs = append(vs, Violation{Invariant: n, Name: InvariantName(n), Detail: d,
-				Index: index, Event: "end of trace", Before: snapshotOf(s), After: snapshotOf(s)})
+			vs = append(vs, ck.aboutMessage(Violation{Invariant: n, Name: InvariantName(n), Detail: d,
+				Index: index, Event: "end of trace", Before: snapshotOf(s), After: snapshotOf(s)}))
 		}
 	}
 	return vs
@@ -543,12 +656,14 @@ func (ck *checker) loss(s State) string {
 		}
 		live, dur := ck.visible(m, s, &ck.after)
 		if m.fate == fateFailed && m.errShown {
-			if live == 0 || !hasRow(s, errorRowPrefix+m.id) {
+			if live == 0 || !ck.errorRowOptional && !hasRow(s, errorRowPrefix+m.id) {
+				ck.about = m
 				return fmt.Sprintf("failed message %q (%q) is not visible with its error", m.id, m.text)
 			}
 			continue
 		}
 		if live+dur == 0 {
+			ck.about = m
 			return fmt.Sprintf("message %q (%q, %s%s) is not visible", m.id, m.text, m.fate, turnSuffix(m.turn))
 		}
 	}
@@ -573,6 +688,9 @@ func turnSuffix(t string) string {
 func (ck *checker) duplicate(s State) string {
 	for _, m := range ck.cands {
 		live, dur := ck.visible(m, s, &ck.after)
+		if m.fate == fateCancelled && live > 0 || live+dur > 1 {
+			ck.about = m
+		}
 		switch {
 		case m.fate == fateCancelled && live > 0:
 			return fmt.Sprintf("cancelled message %q (%q) is still visible", m.id, m.text)
@@ -611,6 +729,7 @@ func (ck *checker) newerTurn(a *applied) string {
 		lb, db := ck.visible(m, a.before, &ck.prev)
 		la, da := ck.visible(m, a.after, &ck.after)
 		if lb+db > 0 && la+da == 0 {
+			ck.about = m
 			return fmt.Sprintf("reconcile of %s removed message %q (%s) of the running turn %s", a.turn, m.id, m.fate, r)
 		}
 	}
@@ -707,4 +826,27 @@ func diffState(a, b State) string {
 		}
 	}
 	return ""
+}
+
+// States replays t under pol, without checking, and gives state the
+// client's view after each record (its index in t.Records). It returns the
+// view at the end of the trace, before any request still in flight is
+// answered, and the first error state returns.
+func States(t *Trace, pol Policy, state func(i int, v ClientView) error) (ClientView, error) {
+	if pol.Name == "" {
+		pol = Membership
+	}
+	var last ClientView
+	out := runOnce(t.Records, traceTab(t), pol, runOpts{where: t.where(), after: func(i int, m *Machine) error {
+		last = View(&m.S)
+		return state(i, last)
+	}})
+	if out.err != nil {
+		return ClientView{}, out.err
+	}
+	if len(t.Records) == 0 {
+		s := State{Status: StatusRunning}
+		last = View(&s)
+	}
+	return last, nil
 }

@@ -13,6 +13,11 @@ import (
 // violation and the states around it, or INCONCLUSIVE with the warnings.
 func WriteText(w io.Writer, r Result) error {
 	var sb strings.Builder
+	if r.Verdict == Error {
+		fmt.Fprintf(&sb, "ERROR %s (%spolicy %s)\n  %s\n", printable(r.Name), where(r), r.Policy, printable(r.Error))
+		_, err := io.WriteString(w, sb.String())
+		return err
+	}
 	fmt.Fprintf(&sb, "%s %s (%spolicy %s, %s, %s)\n", strings.ToUpper(string(r.Verdict)), printable(r.Name), where(r), r.Policy,
 		plural(r.Events, "event"), plural(r.Reconciles, "reconcile"))
 	if v := r.First(); v != nil {
@@ -25,6 +30,9 @@ func WriteText(w io.Writer, r Result) error {
 			where += fmt.Sprintf(" (line %d)", v.Line)
 		}
 		fmt.Fprintf(&sb, "  at %s: %s\n", where, v.Event)
+		if v.Message != "" {
+			fmt.Fprintf(&sb, "  message %s (%q): %s\n", printable(v.Message), v.Text, v.Fate)
+		}
 		for _, o := range r.Violations[1:] {
 			fmt.Fprintf(&sb, "  also invariant %d (%s): %s\n", o.Invariant, o.Name, o.Detail)
 		}
@@ -91,6 +99,7 @@ type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
 	Skipped  int          `xml:"skipped,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
@@ -99,6 +108,7 @@ type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
 	Skipped  int         `xml:"skipped,attr"`
 	Cases    []junitCase `xml:"testcase"`
 }
@@ -109,6 +119,7 @@ type junitCase struct {
 	File       string          `xml:"file,attr,omitempty"`
 	Properties []junitProperty `xml:"properties>property,omitempty"`
 	Failure    *junitMessage   `xml:"failure,omitempty"`
+	Error      *junitMessage   `xml:"error,omitempty"`
 	Skipped    *junitMessage   `xml:"skipped,omitempty"`
 	SystemOut  string          `xml:"system-out,omitempty"`
 }
@@ -151,6 +162,9 @@ func WriteJUnit(w io.Writer, suite string, results []Result) error {
 			v := r.First()
 			s.Failures++
 			c.Failure = &junitMessage{Message: fmt.Sprintf("invariant %d (%s): %s", v.Invariant, v.Name, v.Detail), Type: fmt.Sprintf("invariant%d", v.Invariant), Body: body.String()}
+		case Error:
+			s.Errors++
+			c.Error = &junitMessage{Message: r.Error, Type: "unreadable", Body: body.String()}
 		case Inconclusive:
 			s.Skipped++
 			c.Skipped = &junitMessage{Message: "inconclusive: records skipped", Body: body.String()}
@@ -159,7 +173,7 @@ func WriteJUnit(w io.Writer, suite string, results []Result) error {
 		}
 		s.Cases = append(s.Cases, c)
 	}
-	doc := junitSuites{Tests: s.Tests, Failures: s.Failures, Skipped: s.Skipped, Suites: []junitSuite{s}}
+	doc := junitSuites{Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped, Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("write junit: %w", err)
 	}

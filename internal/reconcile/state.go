@@ -33,6 +33,10 @@ type Part struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
 	Src  int    `json:"-"`
+	// Name is what the row shows for the part where that is not Text: a
+	// tool call's name, an error as the client prints it, a system
+	// chunk's frame type.
+	Name string `json:"-"`
 }
 
 // Message is a live row.
@@ -172,6 +176,14 @@ type Machine struct {
 	// scroll records change nothing. deferredFailed: its fetch failed.
 	deferred, deferredFailed bool
 
+	// noBackend: only the trace's fetch records answer requests; one it
+	// does not answer stays in flight (Options.NoBackend).
+	noBackend bool
+	// supplied, when set, is told of each answer the backend model gave:
+	// the request, the rows, and the record it resolved after (-1: the
+	// end of the trace), or the fetch record without rows it filled.
+	supplied func(r *request, rows *rowSet, at int, filled bool)
+
 	index    int // index of the record being applied
 	out      []applied
 	warnings []string
@@ -225,6 +237,13 @@ func (m *Machine) apply(i int, rec Record) []applied {
 func (m *Machine) flush(end int) []applied {
 	m.index, m.out = end, m.out[:0]
 	m.route = func(*request) (int, bool) { return -1, false }
+	if m.noBackend {
+		for _, r := range m.inflight {
+			m.warnf("request %d (%s of %s) is not answered in the trace, and the backend model is off", r.req, r.mode, r.turn)
+		}
+		m.inflight = nil
+		return m.out
+	}
 	if m.S.Pending != nil {
 		t := *m.S.Pending
 		m.S.Pending, m.S.ScrolledUp = nil, false
@@ -234,6 +253,9 @@ func (m *Machine) flush(end int) []applied {
 		r := m.inflight[0]
 		if r.rows == nil {
 			r.rows = m.backend.at(m.index)
+		}
+		if m.supplied != nil {
+			m.supplied(r, r.rows, -1, false)
 		}
 		m.resolve(r, r.rows)
 	}
@@ -413,7 +435,10 @@ func (m *Machine) http(rec Record) {
 		m.settleLink(id, rec)
 	}
 	m.bk.answered(id)
-	if rec.MessageID != "" && rec.MessageID != id {
+	// The shipped client does nothing with the server's id in the answer:
+	// a message-queued frame for it adds a row of its own. Membership
+	// maps one to the other (and from fix 8 on merges their rows).
+	if rec.MessageID != "" && rec.MessageID != id && m.pol.membership {
 		if m.linking() {
 			m.merge(id, rec.MessageID)
 		}
@@ -585,7 +610,13 @@ func (m *Machine) fetch(rec Record) {
 			m.deferredFailed = m.deferredFailed || r.deferred
 		case rec.HasRows:
 			m.resolve(r, rec.rowSet())
+		case m.noBackend:
+			m.drop(r)
+			m.warnf("fetch answers request %d without rows, and the backend model is off; skipped", rec.Req)
 		default:
+			if m.supplied != nil {
+				m.supplied(r, r.rows, m.index, true)
+			}
 			m.resolve(r, r.rows)
 		}
 		return
@@ -624,7 +655,7 @@ func (m *Machine) frame(ev *Event) {
 	case "tool-call":
 		p := Part{Type: "tool_call"}
 		if ev.ToolCall != nil {
-			p.Text = ev.ToolCall.Name + " " + string(ev.ToolCall.Arguments)
+			p.Text, p.Name = ev.ToolCall.Name+" "+string(ev.ToolCall.Arguments), ev.ToolCall.Name
 		}
 		m.appendToCA(p)
 	case "tool-result":
@@ -638,7 +669,7 @@ func (m *Machine) frame(ev *Event) {
 	case "done":
 		m.stopCA()
 	case "error":
-		m.appendToCA(Part{Type: "error", Text: rawText(ev.Error)})
+		m.appendToCA(Part{Type: "error", Text: rawText(ev.Error), Name: jsString(ev.Error)})
 		m.S.CA = ""
 		m.setStatus(StatusError)
 	case "notice", "model-changed":
@@ -669,7 +700,7 @@ func (m *Machine) notice(ev *Event) {
 	case text == "":
 		text = ev.Type
 	}
-	p := Part{Type: "system", Text: text, Src: m.index}
+	p := Part{Type: "system", Text: text, Src: m.index, Name: ev.Type}
 	if i := m.find(m.S.CA); i >= 0 {
 		m.S.L[i].Parts = append(m.S.L[i].Parts, p)
 		return
@@ -846,12 +877,22 @@ func (m *Machine) issue(t string, mode fetchMode) {
 	m.inflight = append(m.inflight, r)
 	at, carried := m.route(r)
 	r.answerAt = at
+	if m.noBackend {
+		if at <= m.index {
+			// In flight until the end, where flush says so.
+			r.answerAt = -1
+		}
+		return
+	}
 	if at < 0 || at <= m.index || !carried {
 		// The backend model answers (a record that predates the
 		// request never does): its rows as of now.
 		r.rows = m.backend.at(m.index)
 	}
 	if at < 0 {
+		if m.supplied != nil {
+			m.supplied(r, r.rows, m.index, false)
+		}
 		m.resolve(r, r.rows)
 	}
 }

@@ -72,7 +72,8 @@ type Loaded struct {
 
 // LoadSuite reads files as one suite: sorted by path, a trace file counts
 // one position and a capture one per tab (sorted by tab id), and only the
-// traces of shard are kept. A trace file outside the shard is not decoded;
+// traces of shard are kept. A file that cannot be read or decoded counts
+// one position, a Trace whose Err says why. A trace file outside the shard is not decoded;
 // a capture is, since its tabs are only known then. A name for each trace
 // file comes from its meta record or its file name.
 func LoadSuite(files []File, shard Shard) (Loaded, error) {
@@ -85,7 +86,12 @@ func LoadSuite(files []File, shard Shard) (Loaded, error) {
 		}
 		traces, err := loadFile(f, shard, out.Total)
 		if err != nil {
-			return Loaded{}, err
+			// A file that cannot be read is a result of its own, in
+			// one position; the others still run.
+			traces = []*Trace{nil}
+			if shard.Has(out.Total) {
+				traces[0] = &Trace{Name: traceName(f.Path), Source: f.Path, Err: err}
+			}
 		}
 		for _, t := range traces {
 			if t != nil {
@@ -162,13 +168,20 @@ func traceName(path string) string {
 	return base
 }
 
-// RunTraces replays traces under pol on workers goroutines (0: one per
+// RunTraces replays traces as opts says on workers goroutines (0: one per
 // CPU) and gives each result to yield, in the order of traces. It stops at
 // the first error yield returns, or when ctx is done.
-func RunTraces(ctx context.Context, traces []*Trace, pol Policy, workers int, yield func(int, Result) error) error {
+func RunTraces(ctx context.Context, traces []*Trace, opts Options, workers int, yield func(int, Result) error) error {
+	opts.Context = ctx
 	return ordered(ctx, len(traces), workers, func(i int) Result {
-		return Run(traces[i], Options{Policy: pol})
-	}, yield)
+		return Run(traces[i], opts)
+	}, func(i int, r Result) error {
+		// A replay the context stopped is no result.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return yield(i, r)
+	})
 }
 
 // GenOptions says which generated traces RunGenerated runs.
@@ -178,6 +191,8 @@ type GenOptions struct {
 	Shard   Shard // the part of them to run
 	Policy  Policy
 	Workers int // 0: one per CPU
+	// Timeline: Options.Timeline for the replay of each shrunk failure.
+	Timeline int
 }
 
 // Generated is the outcome of one generated trace. A trace that fails is
@@ -187,6 +202,10 @@ type Generated struct {
 	Result    Result
 	Trace     *Trace // the shrunk trace of a failure; nil when it passed
 	Invariant int    // the invariant the generated trace failed first, 0 when it passed
+	// SelfContained: Trace carries every answer the backend model gave
+	// and fails the same way with it off (ShrinkSelfContained); false for
+	// a failure only the model's answers show.
+	SelfContained bool
 }
 
 // RunGenerated generates the traces of opts's shard, replays and checks each
@@ -212,8 +231,8 @@ func RunGenerated(ctx context.Context, opts GenOptions, yield func(Generated) er
 		g := Generated{Index: i, Result: res}
 		if v := res.First(); v != nil {
 			g.Invariant = v.Invariant
-			g.Trace = ShrinkFailure(t, pol, v.Invariant)
-			g.Result = Run(g.Trace, Options{Policy: pol})
+			g.Trace, g.SelfContained = ShrinkSelfContained(t, pol, v.Invariant)
+			g.Result = Run(g.Trace, Options{Policy: pol, NoBackend: g.SelfContained, Timeline: opts.Timeline})
 		}
 		return g
 	}, func(_ int, g Generated) error { return yield(g) })

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/dshctl/dshctl/internal/jsonstr"
@@ -50,6 +51,9 @@ type Trace struct {
 	// the capture (entry, frame, time): reports name records by it, their
 	// index being one only the converted trace has. Nil for trace files.
 	Origins []string
+	// Err, when set, says why the file could not be read: Run gives the
+	// trace the verdict Error.
+	Err error
 }
 
 // Meta is the optional first record of a trace. Extra carries the fields
@@ -1151,6 +1155,15 @@ func (ev *Event) raw() json.RawMessage {
 	if err != nil {
 		// Every field of Event marshals; RawMessage fields come from valid JSON.
 		return json.RawMessage(`{}`)
+	}
+	return b
+}
+
+// JSON returns the record as its trace line, a JSON object.
+func (rec Record) JSON() json.RawMessage {
+	b, err := json.Marshal(rec.wire())
+	if err != nil {
+		return json.RawMessage(`{"k":` + strconv.Quote(rec.Kind) + `}`)
 	}
 	return b
 }

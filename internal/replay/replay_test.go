@@ -150,14 +150,35 @@ func TestRunGeneratedSavesFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := rep.Generated
-	if g == nil || g.Count != 20 || g.Of != 20 || g.Failed == 0 || g.Failed != listed || len(g.Saved) != g.Failed || rep.Traces != 20 {
+	// One file per distinct shrunk trace.
+	if g == nil || g.Count != 20 || g.Of != 20 || g.Failed == 0 || g.Failed != listed || len(g.Saved)+g.Duplicates != g.Failed ||
+		g.Duplicates == 0 || rep.Traces != 20 {
 		t.Fatalf("report %+v, generated %+v", rep, g)
+	}
+	contents := map[string]string{}
+	for _, p := range g.Saved {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, recs, _ := strings.Cut(string(b), "\n") // after the meta record
+		if q, ok := contents[recs]; ok {
+			t.Errorf("%s and %s hold the same trace", q, p)
+		}
+		contents[recs] = p
+		// Every answer is in the file: it fails the same way with the
+		// backend model off.
+		f := []reconcile.File{{Path: p, Open: func() (io.ReadCloser, error) { return os.Open(p) }}}
+		alone, err := Run(context.Background(), f, Options{Policy: pol, NoBackend: true})
+		if err != nil || alone.Failed != 1 {
+			t.Errorf("%s with the backend model off: %+v, %v", p, alone, err)
+		}
 	}
 	b, err := os.ReadFile(g.Saved[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"reproduce":"dshctl replay --policy bug-b `+g.Saved[0]+`"`) {
+	if !strings.Contains(string(b), `"reproduce":"dshctl replay --policy bug-b --no-backend `+g.Saved[0]+`"`) {
 		t.Errorf("saved trace has no reproduce line:\n%s", b)
 	}
 	again, err := Run(context.Background(), []reconcile.File{{Path: g.Saved[0], Open: func() (io.ReadCloser, error) { return os.Open(g.Saved[0]) }}}, Options{Policy: pol})
@@ -176,7 +197,7 @@ func TestRunGeneratedSavesFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(text.String(), "generated 20 traces from seed 1: ") ||
-		!strings.Contains(text.String(), "saved "+g.Saved[0]+"; reproduce: dshctl replay --policy bug-b "+g.Saved[0]+"\n") {
+		!strings.Contains(text.String(), "saved "+g.Saved[0]+"; reproduce: dshctl replay --policy bug-b --no-backend "+g.Saved[0]+"\n") {
 		t.Errorf("summary:\n%s", text.String())
 	}
 	if names, _ := os.ReadDir(dir); len(names) != 2 {
@@ -294,8 +315,8 @@ func TestPrinter(t *testing.T) {
 	for format, want := range map[string]string{
 		termui.FormatText: "PASS p (policy membership, 0 events, 0 reconciles)\n2 traces: 2 passed, 0 failed, 0 inconclusive (policy membership)\n",
 		// Every field is present: null when unknown, [] when empty.
-		termui.FormatJSONL: `{"name":"p","source":null,"tab":null,"policy":"membership","verdict":"pass","expect":null,"events":0,"reconciles":0,"violations":[],"warnings":[],"notes":[]}` + "\n",
-		termui.FormatJSON:  "{\n  \"policy\": \"membership\",\n  \"shard\": null,\n  \"traces\": 2,\n  \"passed\": 2,\n  \"failed\": 0,\n  \"inconclusive\": 0,\n  \"generated\": null,\n  \"results\": []\n}\n",
+		termui.FormatJSONL: `{"name":"p","source":null,"tab":null,"policy":"membership","verdict":"pass","expect":null,"events":0,"reconciles":0,"violations":[],"warnings":[],"notes":[],"error":null}` + "\n",
+		termui.FormatJSON:  "{\n  \"policy\": \"membership\",\n  \"shard\": null,\n  \"traces\": 2,\n  \"passed\": 2,\n  \"failed\": 0,\n  \"inconclusive\": 0,\n  \"errors\": 0,\n  \"generated\": null,\n  \"results\": []\n}\n",
 	} {
 		var out bytes.Buffer
 		p := Printer{Out: termui.Out{Stdout: &out, Format: format}}

@@ -81,6 +81,31 @@ func (e *InUseError) Error() string {
 	return fmt.Sprintf("its log changed %.1f s ago, and not by dshctl", e.ChangedAgo.Seconds())
 }
 
+// Causes of ErrCorrupt that name the rule a stored record breaks, for a
+// verifier to classify it with errors.Is; they are not part of the
+// message, which says what is wrong in its own words.
+var (
+	// ErrRecordSyntax is a record that is not one JSON object.
+	ErrRecordSyntax = errors.New("record is not a JSON object")
+	// ErrPackedRow is a packed row that is invalid or not allowed where
+	// it is.
+	ErrPackedRow = errors.New("invalid packed row")
+	// ErrSourceEventSeqs is an invalid sourceEventSeqs.
+	ErrSourceEventSeqs = errors.New("invalid sourceEventSeqs")
+	// ErrSurfaceOp is a surfaceOp invalid, missing or where none may be.
+	ErrSurfaceOp = errors.New("invalid surfaceOp")
+)
+
+// ruleError is a cause that matches the rule it breaks (one of the
+// sentinels above) without naming it: its message is err's.
+type ruleError struct {
+	rule error
+	err  error
+}
+
+func (e *ruleError) Error() string   { return e.err.Error() }
+func (e *ruleError) Unwrap() []error { return []error{e.err, e.rule} }
+
 // Pos locates a problem in stored data. Unknown fields are -1 (or "").
 type Pos struct {
 	Path   string // file or database

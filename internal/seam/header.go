@@ -247,6 +247,11 @@ func corruptf(format string, args ...any) *Error {
 	return &Error{Kind: ErrCorrupt, Pos: NoPos, Err: fmt.Errorf(format, args...)}
 }
 
+// brokef is corruptf for a record that breaks rule (ErrPackedRow, ...).
+func brokef(rule error, format string, args ...any) *Error {
+	return &Error{Kind: ErrCorrupt, Pos: NoPos, Err: &ruleError{rule, fmt.Errorf(format, args...)}}
+}
+
 func invalidf(format string, args ...any) *Error {
 	return &Error{Kind: ErrInvalid, Pos: NoPos, Err: fmt.Errorf(format, args...)}
 }

@@ -152,7 +152,7 @@ func decodeRecord(line []byte, v int, alias bool) (Record, error) {
 	var fields fieldList
 	compact, err := fields.parse(line)
 	if err != nil {
-		return r, corruptf("unparsable record: %v", err)
+		return r, brokef(ErrRecordSyntax, "unparsable record: %v", err)
 	}
 	typ, err := fields.string("type", true)
 	if err != nil {
@@ -163,7 +163,7 @@ func decodeRecord(line []byte, v int, alias bool) (Record, error) {
 	}
 	if isPackedKind(typ) {
 		if v >= 2 {
-			return r, corruptf("packed row %q in a v%d log", typ, v)
+			return r, brokef(ErrPackedRow, "packed row %q in a v%d log", typ, v)
 		}
 		p, err := decodePacked(typ, &fields)
 		if err != nil {
@@ -206,7 +206,7 @@ func decodeRecord(line []byte, v int, alias bool) (Record, error) {
 	}
 	if raw, ok := fields.get("sourceEventSeqs"); ok {
 		if e.SourceEventSeqs, err = decodeSourceSeqs(raw, v); err != nil {
-			return r, corruptf("event seq %d: sourceEventSeqs: %v", e.Seq, err)
+			return r, brokef(ErrSourceEventSeqs, "event seq %d: sourceEventSeqs: %v", e.Seq, err)
 		}
 	}
 	if err := ValidateEvent(e, v); err != nil {
@@ -235,7 +235,7 @@ func ValidateEvent(e *Event, v int) error {
 	}
 	if isPackedKind(e.Type) {
 		// A reader would take the record for a packed row.
-		return corruptf("event seq %d: type %q is a packed row kind", e.Seq, e.Type)
+		return brokef(ErrPackedRow, "event seq %d: type %q is a packed row kind", e.Seq, e.Type)
 	}
 	if e.Seq < 0 || e.Seq > maxSafeInteger {
 		return corruptf("event: seq %d out of range", e.Seq)
@@ -251,21 +251,21 @@ func ValidateEvent(e *Event, v int) error {
 	}
 	if IsSurfaceType(v, e.Type) {
 		if e.SurfaceOp == nil {
-			return corruptf("event seq %d: %s without surfaceOp", e.Seq, e.Type)
+			return brokef(ErrSurfaceOp, "event seq %d: %s without surfaceOp", e.Seq, e.Type)
 		}
 		if err := validateSurfaceOp(e.SurfaceOp, v, e.Seq); err != nil {
 			return err
 		}
 	} else if e.SurfaceOp != nil && KnownType(v, e.Type) {
-		return corruptf("event seq %d: surfaceOp on %s, which is not a surface event", e.Seq, e.Type)
+		return brokef(ErrSurfaceOp, "event seq %d: surfaceOp on %s, which is not a surface event", e.Seq, e.Type)
 	}
 	for _, s := range e.SourceEventSeqs {
 		if s < 0 || s >= e.Seq {
-			return corruptf("event seq %d: sourceEventSeqs cites %d, not below its own seq", e.Seq, s)
+			return brokef(ErrSourceEventSeqs, "event seq %d: sourceEventSeqs cites %d, not below its own seq", e.Seq, s)
 		}
 	}
 	if s, ok := repeated(e.SourceEventSeqs); ok {
-		return corruptf("event seq %d: sourceEventSeqs repeats %d", e.Seq, s)
+		return brokef(ErrSourceEventSeqs, "event seq %d: sourceEventSeqs repeats %d", e.Seq, s)
 	}
 	return nil
 }
@@ -297,22 +297,22 @@ func validateSurfaceOp(raw json.RawMessage, v int, seq int64) error {
 	}
 	var fields fieldList
 	if _, err := fields.parse(raw); err != nil {
-		return corruptf("event seq %d: surfaceOp must be \"append\" or a replace", seq)
+		return brokef(ErrSurfaceOp, "event seq %d: surfaceOp must be \"append\" or a replace", seq)
 	}
 	startKey, endKey := "start", "end"
 	if v >= 3 {
 		startKey, endKey = "startSeq", "endSeq"
 	}
 	if string(fields.value("op")) != `"replace"` || fields.len() != 3 {
-		return corruptf("event seq %d: surfaceOp must be {op:\"replace\",%s,%s}", seq, startKey, endKey)
+		return brokef(ErrSurfaceOp, "event seq %d: surfaceOp must be {op:\"replace\",%s,%s}", seq, startKey, endKey)
 	}
 	start, err1 := fields.int(startKey, true)
 	end, err2 := fields.int(endKey, true)
 	if err1 != nil || err2 != nil {
-		return corruptf("event seq %d: surfaceOp replace needs integer %s and %s", seq, startKey, endKey)
+		return brokef(ErrSurfaceOp, "event seq %d: surfaceOp replace needs integer %s and %s", seq, startKey, endKey)
 	}
 	if start < 0 || end < start || end > seq {
-		return corruptf("event seq %d: surfaceOp replace range [%d,%d] is invalid", seq, start, end)
+		return brokef(ErrSurfaceOp, "event seq %d: surfaceOp replace range [%d,%d] is invalid", seq, start, end)
 	}
 	return nil
 }
@@ -403,15 +403,15 @@ var (
 
 func decodePacked(kind string, fields *fieldList) (*PackedRow, error) {
 	if k, ok := fields.keyNotIn(packedKeys); ok {
-		return nil, corruptf("%s row: unexpected key %q", kind, k)
+		return nil, brokef(ErrPackedRow, "%s row: unexpected key %q", kind, k)
 	}
 	seq0, err := fields.int("seq0", true)
 	if err != nil || seq0 < 0 {
-		return nil, corruptf("%s row: seq0 must be a non-negative integer", kind)
+		return nil, brokef(ErrPackedRow, "%s row: seq0 must be a non-negative integer", kind)
 	}
 	time0, err := fields.int("time0", true)
 	if err != nil {
-		return nil, corruptf("%s row seq0 %d: %v", kind, seq0, err)
+		return nil, brokef(ErrPackedRow, "%s row seq0 %d: %v", kind, seq0, err)
 	}
 	return decodePackedData(kind, seq0, time0, fields.value("data"))
 }
@@ -422,13 +422,13 @@ func decodePacked(kind string, fields *fieldList) (*PackedRow, error) {
 // those of its first member. Errors are ErrCorrupt without a position.
 func DecodePacked(kind string, seq0, time0 int64, payload []byte) (*PackedRow, error) {
 	if !isPackedKind(kind) {
-		return nil, corruptf("%q is not a packed row kind", kind)
+		return nil, brokef(ErrPackedRow, "%q is not a packed row kind", kind)
 	}
 	if seq0 < 0 || seq0 > maxSafeInteger {
-		return nil, corruptf("%s row: seq0 %d out of range", kind, seq0)
+		return nil, brokef(ErrPackedRow, "%s row: seq0 %d out of range", kind, seq0)
 	}
 	if time0 > maxSafeInteger || time0 < -maxSafeInteger {
-		return nil, corruptf("%s row seq0 %d: time0 %d is not a safe integer", kind, seq0, time0)
+		return nil, brokef(ErrPackedRow, "%s row seq0 %d: time0 %d is not a safe integer", kind, seq0, time0)
 	}
 	return decodePackedData(kind, seq0, time0, payload)
 }
@@ -438,10 +438,10 @@ func decodePackedData(kind string, seq0, time0 int64, raw []byte) (*PackedRow, e
 	var data fieldList
 	var err error
 	if _, err := data.parse(raw); err != nil {
-		return nil, corruptf("%s row seq0 %d: data must be an object", kind, p.Seq0)
+		return nil, brokef(ErrPackedRow, "%s row seq0 %d: data must be an object", kind, p.Seq0)
 	}
 	bad := func(format string, args ...any) error {
-		return corruptf("%s row seq0 %d: %s", kind, p.Seq0, fmt.Sprintf(format, args...))
+		return brokef(ErrPackedRow, "%s row seq0 %d: %s", kind, p.Seq0, fmt.Sprintf(format, args...))
 	}
 	partsKey, allowed := "texts", textDataKeys
 	if kind == ToolCallChunks {

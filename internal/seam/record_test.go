@@ -66,6 +66,45 @@ func TestDecodeRecordEnvelope(t *testing.T) {
 	}
 }
 
+// TestRecordRules checks that a record the decoder refuses matches the
+// rule it breaks with errors.Is (verify's finding codes are these rules),
+// whatever its message says.
+func TestRecordRules(t *testing.T) {
+	rules := []error{ErrRecordSyntax, ErrPackedRow, ErrSourceEventSeqs, ErrSurfaceOp}
+	for _, c := range []struct {
+		name string
+		v    int
+		line string
+		rule error // nil: an envelope rule, none of the above
+	}{
+		{"not_json", 4, `{"type":"turn/start","seq":0`, ErrRecordSyntax},
+		{"not_object", 4, `[1,2]`, ErrRecordSyntax},
+		{"packed_row_v2", 2, `{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}}`, ErrPackedRow},
+		{"packed_row_bad_data", 1, `{"type":"text-chunks","seq0":0,"time0":1,"data":[]}`, ErrPackedRow},
+		{"packed_kind_as_event", 4, `{"type":"tool-call-chunks","seq":0,"time":1,"data":{}}`, ErrPackedRow},
+		{"source_seqs_not_array", 4, `{"type":"turn/start","seq":5,"time":1,"data":{},"sourceEventSeqs":1}`, ErrSourceEventSeqs},
+		{"source_seqs_not_below", 0, `{"type":"turn/start","seq":5,"time":1,"data":{},"sourceEventSeqs":[5]}`, ErrSourceEventSeqs},
+		{"surface_op_missing", 4, `{"type":"user/message","seq":1,"time":1,"data":{}}`, ErrSurfaceOp},
+		{"surface_op_bad", 4, `{"type":"user/message","seq":1,"time":1,"data":{},"surfaceOp":"x"}`, ErrSurfaceOp},
+		{"surface_op_on_other", 4, `{"type":"turn/start","seq":1,"time":1,"data":{},"surfaceOp":"append"}`, ErrSurfaceOp},
+		// Words in a value are not a rule.
+		{"unknown_key_named_like_a_rule", 4, `{"type":"turn/start","seq":0,"time":1,"data":{},"surfaceOpX":1}`, nil},
+		{"seq_that_reads_like_a_rule", 4, `{"type":"turn/start","seq":"packed row sourceEventSeqs","time":1,"data":{}}`, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := DecodeRecord([]byte(c.line), c.v)
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("DecodeRecord: %v, want ErrCorrupt", err)
+			}
+			for _, r := range rules {
+				if errors.Is(err, r) != (r == c.rule) {
+					t.Errorf("DecodeRecord: %v: errors.Is(%v) = %v", err, r, !(r == c.rule))
+				}
+			}
+		})
+	}
+}
+
 func TestDecodeRecordValues(t *testing.T) {
 	r, err := DecodeRecord([]byte(`{ "type" : "tool/result", "seq":7, "time":1e3, "data": { "a" : [1, 2] },
 		"ignorable": true, "sourceEventSeqs":[[2,4],6], "surfaceOp": { "op":"replace", "startSeq":1, "endSeq":3 } }`), 4)

@@ -33,7 +33,7 @@ func decodeStoredEvent(typ string, seq, time int64, data, surfaceOp []byte, igno
 	if surfaceOp != nil {
 		valid, compact := scanJSON(surfaceOp)
 		if !valid {
-			return e, corruptf("event seq %d: surfaceOp is not valid JSON", seq)
+			return e, brokef(ErrSurfaceOp, "event seq %d: surfaceOp is not valid JSON", seq)
 		}
 		e.SurfaceOp = keepValid(surfaceOp, compact, alias)
 	}
@@ -48,11 +48,11 @@ func decodeStoredEvent(typ string, seq, time int64, data, surfaceOp []byte, igno
 // start..end. Errors are ErrCorrupt without a position.
 func DecodeSourceSeqs(raw []byte, v int) ([]int64, error) {
 	if valid, _ := scanJSON(raw); !valid {
-		return nil, corruptf("sourceEventSeqs is not valid JSON")
+		return nil, brokef(ErrSourceEventSeqs, "sourceEventSeqs is not valid JSON")
 	}
 	seqs, err := decodeSourceSeqs(raw, v)
 	if err != nil {
-		return nil, corruptf("sourceEventSeqs: %v", err)
+		return nil, brokef(ErrSourceEventSeqs, "sourceEventSeqs: %v", err)
 	}
 	return seqs, nil
 }

@@ -35,6 +35,9 @@ type Finding struct {
 	Code    string
 	Message string
 	Pos     Pos
+	// FileType is what a file that is not a regular file is ("a FIFO",
+	// "a symbolic link"), in findings about one; else "".
+	FileType string
 }
 
 // UnitEnd says how a storage unit whose records were provisional ended
@@ -80,10 +83,28 @@ type LogVisitor interface {
 	Finding(f Finding)
 }
 
-// ErrNotChecked is the cause a LogVerifier gives BadRecord for a complete
-// record it did not check (one too large to hold): nothing says it is
-// sound, so the commit rule treats it as a record that may not decode.
+// ErrNotChecked matches the cause a LogVerifier gives BadRecord for a
+// complete record it did not check (one too large to hold), a
+// *NotCheckedError: nothing says it is sound, so the commit rule treats it
+// as a record that may not decode.
 var ErrNotChecked = errors.New("record not checked")
+
+// NotCheckedError is the cause a LogVerifier gives BadRecord for a
+// record it did not check: it matches ErrNotChecked, and ErrLimit too
+// when OverLimit.
+type NotCheckedError struct {
+	Why       string // why it was not checked: "record of N bytes, more than ..."
+	OverLimit bool   // the record is over the reader's own record limit
+}
+
+func (e *NotCheckedError) Error() string { return e.Why + ": " + ErrNotChecked.Error() }
+
+func (e *NotCheckedError) Unwrap() []error {
+	if e.OverLimit {
+		return []error{ErrNotChecked, ErrLimit}
+	}
+	return []error{ErrNotChecked}
+}
 
 // LogSummary is what a LogVerifier read.
 type LogSummary struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // Explain words the typed errors of the internal packages (store, inspect)
@@ -85,7 +86,7 @@ func AddHint(err error) error {
 		return termui.WithHint(err, "to read it, raise the limit with --max-frame-bytes")
 	case errors.As(err, &sq) && sq.Damaged && termui.Hint(err) == "":
 		return termui.WithHint(err, "dshctl verify --store sqlite:"+sq.Path+" lists what is wrong with it")
-	case errors.Is(err, inspect.ErrTailNotChecked):
+	case errors.Is(err, verify.ErrTailNotChecked):
 		return termui.WithHint(err, "to repair it, raise --max-record-bytes above the record's size (the finding gives it)")
 	case errors.As(err, new(*seam.InUseError)):
 		return termui.WithHint(err, "nothing was written: dsh 0.1.0 takes no lock, so dshctl must not write while it runs the session. "+
@@ -151,10 +152,22 @@ func explainInput(in *store.InputError) error {
 func Reason(err error) string {
 	// The row names the session: the operation and id that a seam error
 	// starts with ("list "s": ...") would say it twice.
-	if se, ok := err.(*seam.Error); ok && se.Kind != seam.ErrNotFound {
-		c := *se
-		c.Op, c.ID = "", ""
-		err = &c
+	if se, ok := err.(*seam.Error); ok {
+		err = withoutOp(err, se.Op, se.ID)
 	}
 	return termui.OneLineError(Explain(err))
+}
+
+// withoutOp is err without the operation and id it starts with when it is
+// a seam error of operation op on session id, for a line that names them
+// already; else err. A session not found keeps them: Explain words it by
+// its id.
+func withoutOp(err error, op, id string) error {
+	se, ok := err.(*seam.Error)
+	if !ok || se.Kind == seam.ErrNotFound || se.Op != op || se.ID != id {
+		return err
+	}
+	c := *se
+	c.Op, c.ID = "", ""
+	return &c
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // out is a termui.Out printing to buffers, for scripts unless tty.
@@ -236,15 +237,15 @@ func TestLogSink(t *testing.T) {
 // TestVerifyPrinter: for scripts a row per finding and the summary on
 // stderr; JSON one document with every report; JSONL a line per report.
 func TestVerifyPrinter(t *testing.T) {
-	r := &inspect.SessionReport{ID: "s", Status: inspect.StatusErrors,
-		Findings: []inspect.Finding{{Severity: inspect.SeverityError, Finding: seam.Finding{Code: "bad-record", Message: "bad", Pos: seam.Pos{Frame: -1, Offset: 7, Line: 2, Seq: -1}}}}}
-	sum := inspect.Summary{Sessions: 1, Errors: 1}
+	r := &verify.SessionReport{ID: "s", Status: verify.StatusErrors,
+		Findings: []verify.Finding{{Severity: verify.SeverityError, Finding: seam.Finding{Code: "bad-record", Message: "bad", Pos: seam.Pos{Frame: -1, Offset: 7, Line: 2, Seq: -1}}}}}
+	sum := verify.Summary{Sessions: 1, Errors: 1}
 	o, stdout, stderr := out(termui.FormatTable, false)
 	p := NewVerifyPrinter(o, "/b")
 	if err := p.Report(r); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Summary(inspect.ModeStrict, sum); !errors.As(err, new(termui.FindingsError)) {
+	if err := p.Summary(verify.ModeStrict, sum); !errors.As(err, new(termui.FindingsError)) {
 		t.Fatalf("outcome %v, want findings", err)
 	}
 	if stdout.String() != "s\terror\tbad-record\t\t7\t2\t\t\tbad\n" || !strings.HasPrefix(stderr.String(), "dshctl: 1 session") {
@@ -253,7 +254,7 @@ func TestVerifyPrinter(t *testing.T) {
 	o, stdout, _ = out(termui.FormatJSON, false)
 	p = NewVerifyPrinter(o, "/b")
 	p.Report(r)
-	p.Summary(inspect.ModeStrict, sum)
+	p.Summary(verify.ModeStrict, sum)
 	var doc VerifyDocJSON
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.Mode != "strict" || len(doc.Sessions) != 1 || doc.Summary.Errors != 1 {
 		t.Errorf("JSON %s: %v", stdout, err)
@@ -261,7 +262,7 @@ func TestVerifyPrinter(t *testing.T) {
 	o, stdout, _ = out(termui.FormatJSONL, false)
 	p = NewVerifyPrinter(o, "/b")
 	p.Report(r)
-	p.Summary(inspect.ModeStrict, sum)
+	p.Summary(verify.ModeStrict, sum)
 	if strings.Count(stdout.String(), "\n") != 1 || !strings.HasPrefix(stdout.String(), `{"id":"s",`) {
 		t.Errorf("JSONL %q", stdout)
 	}

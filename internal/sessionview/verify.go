@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // The JSON shape of verify's reports: every field present, null when
@@ -113,13 +113,13 @@ type VerifyPrinter struct {
 }
 
 // limitFlags are the flags that raise the reader limits.
-var limitFlags = map[inspect.Remedy]string{inspect.RemedyRecordLimit: "--max-record-bytes", inspect.RemedyFrameLimit: "--max-frame-bytes"}
+var limitFlags = map[verify.Remedy]string{verify.RemedyRecordLimit: "--max-record-bytes", verify.RemedyFrameLimit: "--max-frame-bytes"}
 
 // remedyWords end the message of a finding with the command that deals
 // with it.
-var remedyWords = map[inspect.Remedy]string{
-	inspect.RemedySalvage:   ": --repair --salvage re-appends them",
-	inspect.RemedyCloseTurn: ", as dshctl append --close-interrupted does",
+var remedyWords = map[verify.Remedy]string{
+	verify.RemedySalvage:   ": --repair --salvage re-appends them",
+	verify.RemedyCloseTurn: ", as dshctl append --close-interrupted does",
 }
 
 // NewVerifyPrinter prints to o; backupDir is where repairs save what they
@@ -135,10 +135,12 @@ func NewVerifyPrinter(o termui.Out, backupDir string) *VerifyPrinter {
 }
 
 // Report prints r, and on stderr why it could not be checked.
-func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
+func (p *VerifyPrinter) Report(r *verify.SessionReport) error {
 	if r.Err != nil && !errors.Is(r.Err, context.Canceled) {
-		err := Explain(r.Err)
-		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", r.ID, strings.TrimPrefix(termui.OneLineError(err), fmt.Sprintf("verify %q: ", r.ID)))
+		// The line names the session: the operation and id a seam error
+		// starts with would say it twice.
+		err := Explain(withoutOp(r.Err, "verify", r.ID))
+		fmt.Fprintf(p.o.Stderr, "dshctl: verify %s: %s\n", r.ID, termui.OneLineError(err))
 		if h := termui.Hint(err); h != "" {
 			fmt.Fprintf(p.o.Stderr, "hint: %s\n", h)
 		}
@@ -157,7 +159,7 @@ func (p *VerifyPrinter) Report(r *inspect.SessionReport) error {
 	case termui.FormatJSONL:
 		return p.o.WriteJSON(p.w, NewVerifyJSON(r))
 	}
-	lines := r.Lines(inspect.TextOptions{Colour: p.o.Colour, BackupDir: p.backupDir})
+	lines := r.Lines(verify.TextOptions{Colour: p.o.Colour, BackupDir: p.backupDir})
 	if p.o.TTY {
 		for _, line := range lines {
 			if _, err := fmt.Fprintln(p.w, line); err != nil {
@@ -184,7 +186,7 @@ func (p *VerifyPrinter) Flush() error { return p.w.Flush() }
 // Summary prints the end of a run in mode that counted s, and flushes. Its
 // error is the run's outcome: sessions that could not be checked, or a
 // termui.FindingsError when a finding is an error in mode.
-func (p *VerifyPrinter) Summary(mode inspect.Mode, s inspect.Summary) error {
+func (p *VerifyPrinter) Summary(mode verify.Mode, s verify.Summary) error {
 	var err error
 	switch {
 	case p.o.Format == termui.FormatJSON:
@@ -246,7 +248,7 @@ func NewRepairsJSON(repairs []seam.Repair) []RepairJSON {
 }
 
 // NewVerifyJSON is the JSON of r.
-func NewVerifyJSON(r *inspect.SessionReport) VerifyJSON {
+func NewVerifyJSON(r *verify.SessionReport) VerifyJSON {
 	loc := r.Location
 	v := VerifyJSON{ID: r.ID, Stray: r.Stray, Status: string(r.Status), Events: r.State.Events,
 		LastSeq: seqPtr(r.State.LastSeq), Bytes: r.State.Bytes, Frames: r.State.Frames, Lines: r.State.Lines, Findings: []findingJSON{},
@@ -275,7 +277,7 @@ func NewVerifyJSON(r *inspect.SessionReport) VerifyJSON {
 	return v
 }
 
-func toStateJSON(s *inspect.LogState) *stateJSON {
+func toStateJSON(s *verify.LogState) *stateJSON {
 	if s == nil {
 		return nil
 	}
@@ -305,7 +307,7 @@ func seqPtr(n int64) *int64 {
 // for a stray entry, its path), severity, code, frame, byte offset, line
 // and seq (empty when unknown), "repaired" when a repair removed it, and
 // the message.
-func VerifyRow(r *inspect.SessionReport, f *inspect.Finding) []string {
+func VerifyRow(r *verify.SessionReport, f *verify.Finding) []string {
 	name := r.ID
 	if r.Stray {
 		name = r.Location.Path

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // TestDamagedDatabases opens damaged databases: a store holding packed,
@@ -114,7 +114,7 @@ func verifyDamaged(t *testing.T, path string, at int) {
 		return
 	}
 	defer s.Close()
-	_, err = inspect.Verify(ctx, s, nil, inspect.Options{Report: func(r *inspect.SessionReport) error {
+	_, err = verify.Run(ctx, s, nil, verify.Options{Report: func(r *verify.SessionReport) error {
 		if r.Err != nil {
 			seamKind(t, at, r.Err)
 		}

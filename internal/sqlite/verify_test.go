@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // openCopy opens the store at path with a backup folder of the test.
@@ -39,7 +39,7 @@ func fileSum(t *testing.T, path string) [32]byte {
 }
 
 // codes lists the finding codes of a report, with their severities.
-func codes(r *inspect.SessionReport) string {
+func codes(r *verify.SessionReport) string {
 	var out []string
 	for _, f := range r.Findings {
 		out = append(out, f.Severity.String()+":"+f.Code)
@@ -47,7 +47,7 @@ func codes(r *inspect.SessionReport) string {
 	return strings.Join(out, " ")
 }
 
-func finding(r *inspect.SessionReport, code string) *inspect.Finding {
+func finding(r *verify.SessionReport, code string) *verify.Finding {
 	for i := range r.Findings {
 		if r.Findings[i].Code == code {
 			return &r.Findings[i]
@@ -61,8 +61,8 @@ func finding(r *inspect.SessionReport, code string) *inspect.Finding {
 // whole store reports no database finding.
 func TestVerifyFixture(t *testing.T) {
 	s := openCopy(t, fixtureCopy(t))
-	var reports []*inspect.SessionReport
-	sum, err := inspect.Verify(ctx, s, nil, inspect.Options{Report: func(r *inspect.SessionReport) error {
+	var reports []*verify.SessionReport
+	sum, err := verify.Run(ctx, s, nil, verify.Options{Report: func(r *verify.SessionReport) error {
 		reports = append(reports, r)
 		return nil
 	}})
@@ -78,7 +78,7 @@ func TestVerifyFixture(t *testing.T) {
 			t.Errorf("%s: state %+v, want %d events", r.ID, r.State, snap.EventCount)
 		}
 		for _, f := range r.Findings {
-			if f.Severity != inspect.SeverityNote {
+			if f.Severity != verify.SeverityNote {
 				t.Errorf("%s: %+v", r.ID, f)
 			}
 		}
@@ -157,9 +157,9 @@ func TestVerifyFlippedByte(t *testing.T) {
 		flipped++
 		before := fileSum(t, path)
 		s := openCopy(t, path)
-		r := inspect.CheckSession(ctx, s, id, inspect.Options{Repair: true})
+		r := verify.Check(ctx, s, id, verify.Options{Repair: true})
 		f := finding(r, "row-decode")
-		if r.Status != inspect.StatusErrors || f == nil || f.Pos.Seq != seq || f.Severity != inspect.SeverityError ||
+		if r.Status != verify.StatusErrors || f == nil || f.Pos.Seq != seq || f.Severity != verify.SeverityError ||
 			r.Repair == nil || r.Repair.Skipped == "" || finding(r, "torn-tail") != nil {
 			t.Fatalf("seq %d: %s %s %+v", seq, r.Status, codes(r), r.Repair)
 		}
@@ -243,22 +243,22 @@ func TestVerifyTornPackedRow(t *testing.T) {
 			if _, err := s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 				t.Fatal(err)
 			}
-			r := inspect.CheckSession(ctx, s, "p", inspect.Options{})
-			if f := finding(r, "torn-tail"); f == nil || f.Severity != inspect.SeverityWarning || f.Pos.Seq != 1 ||
-				!strings.HasPrefix(f.Message, "torn final row: ") || r.Status != inspect.StatusWarnings {
+			r := verify.Check(ctx, s, "p", verify.Options{})
+			if f := finding(r, "torn-tail"); f == nil || f.Severity != verify.SeverityWarning || f.Pos.Seq != 1 ||
+				!strings.HasPrefix(f.Message, "torn final row: ") || r.Status != verify.StatusWarnings {
 				t.Fatalf("check: %s %+v", codes(r), r.Findings)
 			}
-			if r := inspect.CheckSession(ctx, s, "p", inspect.Options{Mode: inspect.ModeStrict}); r.Status != inspect.StatusErrors {
+			if r := verify.Check(ctx, s, "p", verify.Options{Mode: verify.ModeStrict}); r.Status != verify.StatusErrors {
 				t.Fatalf("strict: %s", r.Status)
 			}
 			before := fileSum(t, s.Path())
-			r = inspect.CheckSession(ctx, s, "p", inspect.Options{Repair: true, DryRun: true})
+			r = verify.Check(ctx, s, "p", verify.Options{Repair: true, DryRun: true})
 			if r.Repair == nil || !r.Repair.DryRun || len(r.Repair.Removed) != 1 || fileSum(t, s.Path()) != before {
 				t.Fatalf("dry run: %+v", r.Repair)
 			}
 			rev, _ := s.Stat(ctx, "p")
-			r = inspect.CheckSession(ctx, s, "p", inspect.Options{Repair: true})
-			if r.Status != inspect.StatusClean || r.Repair == nil || len(r.Repair.Removed) != 1 {
+			r = verify.Check(ctx, s, "p", verify.Options{Repair: true})
+			if r.Status != verify.StatusClean || r.Repair == nil || len(r.Repair.Removed) != 1 {
 				t.Fatalf("repair: %s %s %+v", r.Status, codes(r), r.Repair)
 			}
 			rm := r.Repair.Removed[0]
@@ -275,7 +275,7 @@ func TestVerifyTornPackedRow(t *testing.T) {
 			if err != nil || snap.EventCount != 1 || snap.Revision == rev.Revision || snap.Location.TornBytes != 0 {
 				t.Fatalf("after: %+v %v", snap, err)
 			}
-			if r := inspect.CheckSession(ctx, s, "p", inspect.Options{Repair: true}); r.Repair != nil || r.Status != inspect.StatusClean {
+			if r := verify.Check(ctx, s, "p", verify.Options{Repair: true}); r.Repair != nil || r.Status != verify.StatusClean {
 				t.Fatalf("second repair: %+v", r.Repair)
 			}
 		})
@@ -290,10 +290,10 @@ func TestVerifySeqGap(t *testing.T) {
 	if _, err := s.db.Exec("DELETE FROM events WHERE session_id = ? AND seq IN (42, 110)", id); err != nil {
 		t.Fatal(err)
 	}
-	r := inspect.CheckSession(ctx, s, id, inspect.Options{Repair: true})
+	r := verify.Check(ctx, s, id, verify.Options{Repair: true})
 	var gaps []string
 	for _, f := range r.Findings {
-		if f.Code == "seq-gap" && f.Severity == inspect.SeverityError {
+		if f.Code == "seq-gap" && f.Severity == verify.SeverityError {
 			gaps = append(gaps, fmt.Sprintf("%d:%s", f.Pos.Seq, f.Message))
 		}
 	}
@@ -324,8 +324,8 @@ func TestVerifyDatabaseFindings(t *testing.T) {
 		}
 		conn.Close()
 	}
-	var reports []*inspect.SessionReport
-	sum, err := inspect.Verify(ctx, s, nil, inspect.Options{Mode: inspect.ModeStrict, Report: func(r *inspect.SessionReport) error {
+	var reports []*verify.SessionReport
+	sum, err := verify.Run(ctx, s, nil, verify.Options{Mode: verify.ModeStrict, Report: func(r *verify.SessionReport) error {
 		reports = append(reports, r)
 		return nil
 	}})
@@ -340,7 +340,7 @@ func TestVerifyDatabaseFindings(t *testing.T) {
 	}
 	// Named alone, on a fresh store: the session carries them.
 	s2 := openCopy(t, path)
-	r := inspect.CheckSession(ctx, s2, "session-1b2c3d4e-5f60-4718-89ab-cdef01234567", inspect.Options{})
+	r := verify.Check(ctx, s2, "session-1b2c3d4e-5f60-4718-89ab-cdef01234567", verify.Options{})
 	if got := codes(r); got != "warning:persistence-state warning:orphan-rows" {
 		t.Fatalf("named session: %s", got)
 	}
@@ -379,8 +379,8 @@ func TestVerifyIntegrity(t *testing.T) {
 			}
 			before := fileSum(t, path)
 			s = openCopy(t, path)
-			var reports []*inspect.SessionReport
-			sum, err := inspect.Verify(ctx, s, nil, inspect.Options{Repair: true, Report: func(r *inspect.SessionReport) error {
+			var reports []*verify.SessionReport
+			sum, err := verify.Run(ctx, s, nil, verify.Options{Repair: true, Report: func(r *verify.SessionReport) error {
 				reports = append(reports, r)
 				return nil
 			}})
@@ -421,8 +421,8 @@ func TestVerifyRepairHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	r := inspect.CheckSession(ctx, s, "a", inspect.Options{Repair: true})
-	if r.Status != inspect.StatusFailed || !errors.Is(r.Err, seam.ErrAlreadyOwned) || finding(r, "writer-active") == nil {
+	r := verify.Check(ctx, s, "a", verify.Options{Repair: true})
+	if r.Status != verify.StatusFailed || !errors.Is(r.Err, seam.ErrAlreadyOwned) || finding(r, "writer-active") == nil {
 		t.Fatalf("%s %v %s", r.Status, r.Err, codes(r))
 	}
 }
@@ -440,11 +440,11 @@ func TestVerifyHeaders(t *testing.T) {
 	if _, err := s.db.Exec("UPDATE sessions SET cwd = '' WHERE id = 'bad'"); err != nil {
 		t.Fatal(err)
 	}
-	if r := inspect.CheckSession(ctx, s, "new", inspect.Options{}); codes(r) != "error:header-unsupported" {
+	if r := verify.Check(ctx, s, "new", verify.Options{}); codes(r) != "error:header-unsupported" {
 		t.Fatalf("newer: %s", codes(r))
 	}
-	r := inspect.CheckSession(ctx, s, "bad", inspect.Options{})
-	if f := finding(r, "header-invalid"); f == nil || f.Severity != inspect.SeverityError || r.State.Events != 2 {
+	r := verify.Check(ctx, s, "bad", verify.Options{})
+	if f := finding(r, "header-invalid"); f == nil || f.Severity != verify.SeverityError || r.State.Events != 2 {
 		t.Fatalf("invalid: %s %+v", codes(r), r.State)
 	}
 }
@@ -455,10 +455,10 @@ func TestVerifyCancelled(t *testing.T) {
 	s := openCopy(t, fixtureCopy(t))
 	c, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := s.VerifyLog(c, "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c", inspect.NewLogCheck()); !errors.Is(err, context.Canceled) {
+	if _, err := s.VerifyLog(c, "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c", verify.NewLogCheck()); !errors.Is(err, context.Canceled) {
 		t.Fatalf("VerifyLog: %v", err)
 	}
-	if _, err := s.VerifyLog(ctx, "absent", inspect.NewLogCheck()); !errors.Is(err, seam.ErrNotFound) {
+	if _, err := s.VerifyLog(ctx, "absent", verify.NewLogCheck()); !errors.Is(err, seam.ErrNotFound) {
 		t.Fatalf("absent: %v", err)
 	}
 }
@@ -479,7 +479,7 @@ func TestReadsLeaveJournalMode(t *testing.T) {
 	if _, err := r.Stat(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if rep := inspect.CheckSession(ctx, r, "a", inspect.Options{}); rep.Status == inspect.StatusFailed {
+	if rep := verify.Check(ctx, r, "a", verify.Options{}); rep.Status == verify.StatusFailed {
 		t.Fatal(rep.Err)
 	}
 	r.Close()

@@ -138,12 +138,23 @@ func strayError(svc seam.Service, en seam.Entry) error {
 	var se *seam.Error
 	if errors.As(en.Err, &se) && se.Err != nil {
 		msg := se.Err.Error()
-		if path != "" && !strings.Contains(msg, path) {
+		if path != "" && !namesPath(se.Err, path) {
 			msg += " (" + path + ")"
 		}
 		return &strayErr{msg, en.Err}
 	}
 	return en.Err
+}
+
+// namesPath reports whether the message of err names path, or a file in
+// it: a file operation's error does, and so does a folder refused as a
+// symbolic link.
+func namesPath(err error, path string) bool {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Path == path || strings.HasPrefix(pe.Path, path+string(filepath.Separator))
+	}
+	return errors.Is(err, jsonl.ErrSymlink)
 }
 
 // strayErr is an entry's error in other words; errors.Is and As still see

@@ -40,6 +40,15 @@ func (f FindingsError) Error() string { return f.Summary }
 // Findings is a FindingsError: the report said it, the status is ExitFindings.
 func Findings(summary string) error { return FindingsError{summary} }
 
+// SilentError ends a command with ExitError and no message: a search that
+// found nothing, which grep says by its status alone.
+type SilentError struct{ Reason string }
+
+func (s SilentError) Error() string { return s.Reason }
+
+// Silent is a SilentError: exit status ExitError, nothing printed.
+func Silent(reason string) error { return SilentError{reason} }
+
 // HintError adds a second line telling the user what to do next.
 type HintError struct {
 	Err  error
@@ -90,7 +99,8 @@ func Hint(err error) string {
 
 // Report prints err to w the way cli.md asks, "dshctl: " and one line,
 // then its hint line, and returns the exit status: ExitFindings (nothing
-// printed: the report said it), ExitUsage (with a hint to run helpCmd
+// printed: the report said it), ExitError for a SilentError (nothing
+// printed), ExitUsage (with a hint to run helpCmd
 // --help), else ExitError; ExitOK for nil.
 func Report(w io.Writer, err error, helpCmd string) int {
 	if err == nil {
@@ -99,6 +109,10 @@ func Report(w io.Writer, err error, helpCmd string) int {
 	var f FindingsError
 	if errors.As(err, &f) {
 		return ExitFindings
+	}
+	var q SilentError
+	if errors.As(err, &q) {
+		return ExitError
 	}
 	msg := OneLineError(err)
 	if errors.Is(err, context.Canceled) {

@@ -436,7 +436,9 @@ func (d *Decoder) decodeError(off int64, err error) error {
 	case errors.As(err, &rerr):
 		return err
 	case errors.Is(err, zstd.ErrCRCMismatch):
-		return frameError(ErrCorrupt, off, nil, "checksum mismatch")
+		e := frameError(ErrCorrupt, off, nil, "checksum mismatch")
+		e.rule = ErrChecksum
+		return e
 	}
 	return frameError(ErrCorrupt, off, err, "content does not decode")
 }

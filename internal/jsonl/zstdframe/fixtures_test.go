@@ -207,8 +207,8 @@ func TestDamagedFixtures(t *testing.T) {
 				continue
 			}
 			var ferr *Error
-			if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ferr) || ferr.Offset != 796 ||
-				err.Error() != "frame at byte 796: checksum mismatch" {
+			if !errors.Is(err, ErrCorrupt) || !errors.Is(err, ErrChecksum) || errors.Is(err, ErrMagic) || !errors.As(err, &ferr) || ferr.Offset != 796 ||
+				err.Error() != "frame at byte 796: checksum mismatch" || ferr.Detail() != "checksum mismatch" {
 				t.Errorf("frame 2 decode error = %v", err)
 			}
 		}
@@ -225,8 +225,8 @@ func TestDamagedFixtures(t *testing.T) {
 		frames, _, err := Walk(r, size)
 		sameAsBase(t, frames, 2)
 		var ferr *Error
-		if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ferr) || ferr.Offset != 796 ||
-			err.Error() != "invalid frame magic at byte 796" {
+		if !errors.Is(err, ErrCorrupt) || !errors.Is(err, ErrMagic) || errors.Is(err, ErrChecksum) || !errors.As(err, &ferr) || ferr.Offset != 796 ||
+			err.Error() != "invalid frame magic at byte 796" || ferr.Detail() != err.Error() {
 			t.Fatalf("Walk error = %v", err)
 		}
 		// From the tail the file looks fine: the last frame is intact.

@@ -41,16 +41,24 @@ var (
 	// ErrTooLarge reports a frame whose window or content exceeds a
 	// decoder limit. The frame may be valid; it is not decoded.
 	ErrTooLarge = errors.New("zstd frame exceeds decoder limit")
+
+	// ErrMagic and ErrChecksum say which ErrCorrupt a frame is: one that
+	// does not start with the frame magic, one whose content does not
+	// match its checksum.
+	ErrMagic    = errors.New("invalid frame magic")
+	ErrChecksum = errors.New("checksum mismatch")
 )
 
 // Error describes a problem with the frame that starts at Offset.
-// It matches its kind (ErrCorrupt, ErrTorn or ErrTooLarge) and its cause,
-// if any, with errors.Is.
+// It matches its kind (ErrCorrupt, ErrTorn or ErrTooLarge), ErrMagic or
+// ErrChecksum where it is one, and its cause, if any, with errors.Is.
 type Error struct {
-	Offset int64 // byte offset of the frame's magic number in the file
-	Kind   error // ErrCorrupt, ErrTorn or ErrTooLarge
-	Err    error // underlying cause, such as a decoder error; may be nil
-	msg    string
+	Offset int64  // byte offset of the frame's magic number in the file
+	Kind   error  // ErrCorrupt, ErrTorn or ErrTooLarge
+	Err    error  // underlying cause, such as a decoder error; may be nil
+	prefix string // "frame at byte OFF: ", or ""
+	detail string
+	rule   error // ErrMagic or ErrChecksum, or nil
 	limit  int64
 }
 
@@ -59,20 +67,29 @@ type Error struct {
 // or 0 when the error is about something else, such as its window.
 func (e *Error) ContentLimit() int64 { return e.limit }
 
-// Error returns the message, followed by the cause when there is one.
-func (e *Error) Error() string {
+// Error returns the message ("frame at byte OFF: " and Detail).
+func (e *Error) Error() string { return e.prefix + e.Detail() }
+
+// Detail is what is wrong with the frame, without its offset, followed by
+// the cause when there is one.
+func (e *Error) Detail() string {
 	if e.Err == nil {
-		return e.msg
+		return e.detail
 	}
-	return e.msg + ": " + e.Err.Error()
+	return e.detail + ": " + e.Err.Error()
 }
 
-// Unwrap returns the kind and the cause, so errors.Is matches both.
+// Unwrap returns the kind, ErrMagic or ErrChecksum, and the cause, so
+// errors.Is matches each.
 func (e *Error) Unwrap() []error {
-	if e.Err == nil {
-		return []error{e.Kind}
+	errs := []error{e.Kind}
+	if e.rule != nil {
+		errs = append(errs, e.rule)
 	}
-	return []error{e.Kind, e.Err}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
 }
 
 // frameError returns an *Error of the given kind whose message reads
@@ -82,7 +99,8 @@ func frameError(kind error, off int64, cause error, format string, args ...any) 
 		Offset: off,
 		Kind:   kind,
 		Err:    cause,
-		msg:    fmt.Sprintf("frame at byte %d: ", off) + fmt.Sprintf(format, args...),
+		prefix: fmt.Sprintf("frame at byte %d: ", off),
+		detail: fmt.Sprintf(format, args...),
 	}
 }
 
@@ -316,7 +334,7 @@ func (s *source) parseFrame(off int64) (Frame, error) {
 		return f, err
 	}
 	if !bytes.HasPrefix(h, magicBytes[:min(len(h), 4)]) {
-		return f, &Error{Offset: off, Kind: ErrCorrupt, msg: fmt.Sprintf("invalid frame magic at byte %d", off)}
+		return f, &Error{Offset: off, Kind: ErrCorrupt, rule: ErrMagic, detail: fmt.Sprintf("invalid frame magic at byte %d", off)}
 	}
 	if len(h) < 5 {
 		return torn()

@@ -120,8 +120,7 @@ func (s *Scanner) Next() (Frame, error) {
 	}
 	if f, ok := s.skippable(off); ok {
 		s.off = f.End()
-		return f, &Error{Offset: off, Kind: ErrCorrupt, Err: ErrSkippable,
-			msg: fmt.Sprintf("frame at byte %d: skippable frame of %d bytes", off, f.Size)}
+		return f, frameError(ErrCorrupt, off, ErrSkippable, "skippable frame of %d bytes", f.Size)
 	}
 	f, err := s.window().parseFrame(off)
 	if errors.Is(err, ErrTorn) && s.bufEnd() < s.size {

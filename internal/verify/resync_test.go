@@ -1,4 +1,4 @@
-package inspect
+package verify
 
 import (
 	"fmt"
@@ -53,7 +53,7 @@ func damagedFindings(res CheckResult) []seam.Finding {
 func TestCheckNotChecked(t *testing.T) {
 	skipped := func(f *feeder) {
 		f.line++
-		f.c.BadRecord(f.pos(), fmt.Errorf("record of 20000000 bytes, more than the 16777216 bytes verify holds: %w", seam.ErrNotChecked), false)
+		f.c.BadRecord(f.pos(), &seam.NotCheckedError{Why: "record of 20000000 bytes, more than the 16777216 bytes verify holds"}, false)
 	}
 	f := newFeeder(t, 0).feed(fullTurn(1, 0, "a")...)
 	skipped(f)

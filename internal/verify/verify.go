@@ -1,4 +1,4 @@
-package inspect
+package verify
 
 import (
 	"context"
@@ -164,7 +164,7 @@ type Summary struct {
 // saturate a disk.
 const DefaultJobs = 8
 
-// Options configure Verify.
+// Options configure Run and Check.
 type Options struct {
 	Mode Mode
 	// Repair removes torn and uncommitted tails (see repairSession);
@@ -187,12 +187,12 @@ type Options struct {
 	Report func(*SessionReport) error
 }
 
-// Verify checks the sessions ids of svc (all of them, and the layout of
+// Run checks the sessions ids of svc (all of them, and the layout of
 // the store, when ids is empty) in parallel, and hands the reports to
 // o.Report in order. The error is operational: listing the store failed,
 // ctx was cancelled, or Report failed; a session that cannot be checked
 // is a report with StatusFailed.
-func Verify(ctx context.Context, svc seam.Service, ids []string, o Options) (Summary, error) {
+func Run(ctx context.Context, svc seam.Service, ids []string, o Options) (Summary, error) {
 	var sum Summary
 	var strays []seam.Stray
 	if len(ids) == 0 {
@@ -239,7 +239,7 @@ func Verify(ctx context.Context, svc seam.Service, ids []string, o Options) (Sum
 	for range min(jobs, len(ids)) {
 		wg.Go(func() {
 			for i := range work {
-				r := CheckSession(ctx, svc, ids[i], o)
+				r := Check(ctx, svc, ids[i], o)
 				if o.Progress != nil {
 					o.Progress()
 				}
@@ -356,9 +356,9 @@ func status(fs []Finding) Status {
 	return st
 }
 
-// CheckSession verifies one session and, with o.Repair, repairs its tail
+// Check verifies one session and, with o.Repair, repairs its tail
 // (see repairSession).
-func CheckSession(ctx context.Context, svc seam.Service, id string, o Options) *SessionReport {
+func Check(ctx context.Context, svc seam.Service, id string, o Options) *SessionReport {
 	res, sum, err := checkLog(ctx, svc, id)
 	if err != nil {
 		return &SessionReport{ID: id, Location: sum.Location, Status: StatusFailed, Err: err, State: LogState{LastSeq: -1}}
@@ -487,7 +487,7 @@ func untouchable(res *CheckResult) string {
 		}
 		i := refusalOf(f.Code)
 		if i < best {
-			best, kind = i, fileKind(f.Message)
+			best, kind = i, f.FileType
 		}
 	}
 	if best == len(refusals) {
@@ -534,17 +534,6 @@ func refusalOf(code string) int {
 		}
 	}
 	return damaged
-}
-
-// fileKind is what a finding that a file is not a regular file says it is
-// ("a FIFO", "a symbolic link"): its message reads "PATH is KIND, not a
-// regular file".
-func fileKind(msg string) string {
-	head, _, ok := strings.Cut(msg, ", not a regular file")
-	if i := strings.LastIndex(head, " is "); ok && i >= 0 {
-		return head[i+len(" is "):]
-	}
-	return ""
 }
 
 // trimPlan is what a repair of res removes: the tails (an uncommitted one

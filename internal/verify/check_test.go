@@ -1,4 +1,4 @@
-package inspect
+package verify
 
 import (
 	"context"
@@ -366,7 +366,7 @@ func TestVerifyWithoutLogVerifier(t *testing.T) {
 	svc := &fakeService{handles: map[string]*fakeHandle{"a-clean": clean, "b-open": open, "c-corrupt": corrupt},
 		broken: map[string]error{"d-broken": &seam.Error{Kind: seam.ErrCorrupt, Pos: seam.NoPos, Err: errors.New("bad header")}}}
 	var got []string
-	sum, err := Verify(ctx, svc, nil, Options{Jobs: 2, Report: func(r *SessionReport) error {
+	sum, err := Run(ctx, svc, nil, Options{Jobs: 2, Report: func(r *SessionReport) error {
 		got = append(got, fmt.Sprintf("%s %s %v", r.ID, r.Status, codesOf(r)))
 		return nil
 	}})

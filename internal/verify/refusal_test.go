@@ -1,4 +1,4 @@
-package inspect
+package verify
 
 import (
 	"testing"
@@ -15,9 +15,12 @@ func TestUntouchableReasons(t *testing.T) {
 	damage := func(code, msg string) checkFinding {
 		return checkFinding{Finding: seam.Finding{Class: seam.ClassDamage, Code: code, Message: msg}}
 	}
-	lock := damage("lock-not-regular", "/s/session.lock is a symbolic link, not a regular file: neither dsh nor dshctl can lock the session")
-	fifo := damage("not-regular-file", "/s/session.jsonl is a FIFO, not a regular file: dshctl does not read or write it in a store")
-	link := damage("not-regular-file", "/a is b/s/session.jsonl is a symbolic link, not a regular file: dshctl does not read or write it in a store")
+	// What the file is comes from the finding's FileType, never from its
+	// wording.
+	withType := func(f checkFinding, typ string) checkFinding { f.FileType = typ; return f }
+	lock := withType(damage("lock-not-regular", "/s/session.lock is a symbolic link, not a regular file: neither dsh nor dshctl can lock the session"), "a symbolic link")
+	fifo := withType(damage("not-regular-file", "/s/session.jsonl: reworded"), "a FIFO")
+	link := withType(damage("not-regular-file", "/a is b/s/session.jsonl is a socket, not a regular file"), "a symbolic link")
 	bad := damage("frame-checksum", "frame 3: checksum mismatch")
 	big := damage("frame-too-large", "frame at byte 618 holds more than 256 MiB of content, the frame limit")
 	cases := []struct {

@@ -1,4 +1,4 @@
-package inspect
+package verify
 
 import (
 	"errors"
@@ -6,7 +6,19 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// The event types whose rules verify checks.
+const (
+	typeTurnStart        = "turn/start"
+	typeTurnEnd          = "turn/end"
+	typeStepStart        = "step/start"
+	typeStepEnd          = "step/end"
+	typeAssistantMessage = "assistant/message"
+	typeToolCall         = "tool/call"
+	typeToolResult       = "tool/result"
 )
 
 const (
@@ -47,8 +59,8 @@ type LogCheck struct {
 	phys  []checkFinding // reported by the backend; rolled back with units
 	order int
 
-	facts turnFacts // of the event at hand
-	path  string    // the log's, from the positions the backend gave
+	facts inspect.TurnFacts // of the event at hand
+	path  string            // the log's, from the positions the backend gave
 
 	unit  *unitMark // the open provisional unit
 	salv  salvageCount
@@ -73,7 +85,7 @@ type checkState struct {
 	events    int64 // events read so far
 	lastSeq   int64
 	marker    seam.SeedMarker
-	open      OpenTurnTracker
+	open      inspect.OpenTurnTracker
 	brk       bracket
 	nfound    int // len(found)
 	dropped   int // findings past maxFindings
@@ -88,7 +100,7 @@ type checkState struct {
 // clone returns a copy of st that shares nothing mutable with it.
 func (st *checkState) clone() checkState {
 	c := *st
-	c.open.pending = slices.Clone(st.open.pending)
+	c.open = st.open.Clone()
 	c.brk.calls = slices.Clone(st.brk.calls)
 	return c
 }
@@ -173,7 +185,7 @@ type CheckResult struct {
 	Events  int64
 	NextSeq int64
 	// OpenTurn is the open tail turn, nil when there is none.
-	OpenTurn *OpenTurn
+	OpenTurn *inspect.OpenTurn
 	// Torn is the torn tail, nil when there is none.
 	Torn *TornTail
 	// Uncommitted is the uncommitted tail, nil when there is none.
@@ -202,7 +214,7 @@ type UncommittedTail struct {
 func NewLogCheck() *LogCheck {
 	c := &LogCheck{}
 	c.st.lastSeq, c.st.frame = -1, -2
-	c.st.open = *NewOpenTurnTracker(0)
+	c.st.open = *inspect.NewOpenTurnTracker(0)
 	return c
 }
 
@@ -211,7 +223,7 @@ var _ seam.LogVisitor = (*LogCheck)(nil)
 // Header implements seam.LogVisitor.
 func (c *LogCheck) Header(h seam.Header, valid bool) {
 	c.hdr, c.hdrOK, c.ver, c.inBody = h, valid, h.Version, true
-	c.st.open = *NewOpenTurnTracker(h.Version)
+	c.st.open = *inspect.NewOpenTurnTracker(h.Version)
 }
 
 // add records a finding made by the rules and returns its index (-1 past
@@ -292,9 +304,9 @@ func (c *LogCheck) Record(r *seam.Record, p seam.Pos) {
 	if e.Type == typeTurnStart {
 		st.turnStart = e.Seq
 	}
-	readFacts(e, &c.facts)
+	inspect.ReadFacts(e, &c.facts)
 	c.semantic(e, p, &c.facts)
-	st.open.observe(e, &c.facts)
+	st.open.ObserveFacts(e, &c.facts)
 	st.events++
 	st.lastSeq = e.Seq
 	c.salvaged(first, 1)
@@ -330,8 +342,8 @@ func (c *LogCheck) packed(p *seam.PackedRow, pos seam.Pos) {
 		c.unknown(&last, pos)
 		c.salv.stopped = true
 	}
-	c.facts = turnFacts{calls: c.facts.calls[:0]}
-	st.open.observe(&last, &c.facts)
+	c.facts = inspect.TurnFacts{Calls: c.facts.Calls[:0]}
+	st.open.ObserveFacts(&last, &c.facts)
 	st.events += n
 	st.lastSeq = last.Seq
 }
@@ -356,13 +368,13 @@ func (c *LogCheck) unknown(e *seam.Event, p seam.Pos) {
 }
 
 // BadRecord implements seam.LogVisitor. A record the backend did not
-// check (seam.ErrNotChecked) is not known to be sound, so it is held to
+// check (a seam.NotCheckedError) is not known to be sound, so it is held to
 // the commit rule as a bad record: a turn/end after it makes it an error.
 func (c *LogCheck) BadRecord(p seam.Pos, cause error, turnEnd bool) {
 	c.path = p.Path
-	if errors.Is(cause, seam.ErrNotChecked) {
-		c.bad(p, "record-too-large", strings.TrimSuffix(causeText(cause), ": "+seam.ErrNotChecked.Error())+", so it was not checked",
-			turnEnd, errors.Is(cause, seam.ErrLimit))
+	var nc *seam.NotCheckedError
+	if errors.As(cause, &nc) {
+		c.bad(p, "record-too-large", nc.Why+", so it was not checked", turnEnd, nc.OverLimit)
 		return
 	}
 	c.bad(p, recordCode(cause), causeText(cause), turnEnd, false)
@@ -575,7 +587,7 @@ func (r *CheckResult) Findings() []seam.Finding {
 	return out
 }
 
-func openTurnText(ot *OpenTurn) string {
+func openTurnText(ot *inspect.OpenTurn) string {
 	var parts []string
 	if n := len(ot.PendingCalls); n > 0 {
 		parts = append(parts, count64(int64(n), "tool call")+" without a result")
@@ -612,7 +624,7 @@ func remedyIf(cond bool, r Remedy) Remedy {
 }
 
 // semantic applies the bracketing and pairing rules to one committed event.
-func (c *LogCheck) semantic(e *seam.Event, p seam.Pos, f *turnFacts) {
+func (c *LogCheck) semantic(e *seam.Event, p seam.Pos, f *inspect.TurnFacts) {
 	b := &c.st.brk
 	if b.off {
 		if e.Type != typeTurnStart {
@@ -623,7 +635,7 @@ func (c *LogCheck) semantic(e *seam.Event, p seam.Pos, f *turnFacts) {
 	irregular := func(code, format string, args ...any) {
 		c.add(seam.ClassIrregular, code, p, format, args...)
 	}
-	turn, hasTurn := f.turn, f.hasTurn
+	turn, hasTurn := f.Turn, f.HasTurn
 	switch e.Type {
 	case typeTurnStart:
 		if b.turnOpen {
@@ -642,7 +654,7 @@ func (c *LogCheck) semantic(e *seam.Event, p seam.Pos, f *turnFacts) {
 		}
 		*b = bracket{turnSeq: b.turnSeq, calls: b.calls[:0]}
 	case typeStepStart:
-		step, hasStep := f.step, f.hasStep
+		step, hasStep := f.Step, f.HasStep
 		switch {
 		case !b.turnOpen:
 			irregular("step-bracketing", "step/start outside any turn")
@@ -654,7 +666,7 @@ func (c *LogCheck) semantic(e *seam.Event, p seam.Pos, f *turnFacts) {
 		}
 		b.stepOpen, b.step, b.hasStep = true, step, hasStep
 	case typeStepEnd:
-		step, hasStep := f.step, f.hasStep
+		step, hasStep := f.Step, f.HasStep
 		switch {
 		case !b.stepOpen:
 			irregular("step-bracketing", "step/end of step %d without a step/start", step)
@@ -684,9 +696,9 @@ func turnOf(turn int64, ok bool) string {
 // pairing follows the tool calls of the open turn: the calls an
 // assistant/message requests, the tool/call that starts one, and the
 // tool/result that settles it.
-func (c *LogCheck) pairing(e *seam.Event, f *turnFacts, irregular func(code, format string, args ...any)) {
+func (c *LogCheck) pairing(e *seam.Event, f *inspect.TurnFacts, irregular func(code, format string, args ...any)) {
 	b := &c.st.brk
-	if b.overflow || f.bad {
+	if b.overflow || f.Bad {
 		return
 	}
 	find := func(id string) *callState {
@@ -704,33 +716,33 @@ func (c *LogCheck) pairing(e *seam.Event, f *turnFacts, irregular func(code, for
 	}
 	switch e.Type {
 	case typeAssistantMessage:
-		for _, call := range f.calls {
-			if cs := find(call.id); cs != nil {
+		for _, call := range f.Calls {
+			if cs := find(call.ID); cs != nil {
 				cs.requested = true
 			}
 		}
 	case typeToolCall:
-		if f.callID == "" {
+		if f.CallID == "" {
 			return
 		}
-		if cs := find(f.callID); cs != nil {
+		if cs := find(f.CallID); cs != nil {
 			if cs.called {
-				irregular("tool-pairing", "second tool/call for call %q", f.callID)
+				irregular("tool-pairing", "second tool/call for call %q", f.CallID)
 			}
 			cs.called = true
 		}
 	case typeToolResult:
-		if f.callID == "" {
+		if f.CallID == "" {
 			return
 		}
-		cs := find(f.callID)
+		cs := find(f.CallID)
 		switch {
 		case cs == nil:
 			return
 		case cs.settled:
-			irregular("tool-pairing", "second tool/result for call %q", f.callID)
+			irregular("tool-pairing", "second tool/result for call %q", f.CallID)
 		case !cs.requested && !cs.called:
-			irregular("tool-pairing", "tool/result for call %q, which no assistant/message or tool/call of turn %d made", f.callID, b.turn)
+			irregular("tool-pairing", "tool/result for call %q, which no assistant/message or tool/call of turn %d made", f.CallID, b.turn)
 		}
 		cs.settled = true
 	}
@@ -739,15 +751,14 @@ func (c *LogCheck) pairing(e *seam.Event, f *turnFacts, irregular func(code, for
 // recordCode names the rule a record broke, from the cause seam's decoder
 // gave.
 func recordCode(err error) string {
-	msg := causeText(err)
 	switch {
-	case strings.HasPrefix(msg, "unparsable record"):
+	case errors.Is(err, seam.ErrRecordSyntax):
 		return "record-json"
-	case strings.Contains(msg, "-chunks row") || strings.Contains(msg, "packed row"):
+	case errors.Is(err, seam.ErrPackedRow):
 		return "packed-row"
-	case strings.Contains(msg, "sourceEventSeqs"):
+	case errors.Is(err, seam.ErrSourceEventSeqs):
 		return "source-event-seqs"
-	case strings.Contains(msg, "surfaceOp"):
+	case errors.Is(err, seam.ErrSurfaceOp):
 		return "surface-op"
 	}
 	return "envelope"

@@ -1,10 +1,11 @@
-package inspect
+package verify
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/termui"
 )
 
 // TextOptions shape the human form of verify's reports.
@@ -30,7 +31,7 @@ func (r *SessionReport) Lines(o TextOptions) []string {
 			sev += " (repaired)"
 		}
 		if o.Colour && f.Severity > SeverityNote {
-			sev = [...]string{SeverityWarning: "\x1b[33m", SeverityError: "\x1b[31m"}[f.Severity] + sev + "\x1b[0m"
+			sev = termui.Styled([...]termui.Style{SeverityWarning: termui.Yellow, SeverityError: termui.Red}[f.Severity], sev)
 		}
 		where := f.Pos
 		where.Path = "" // the session names the file

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"time"
+
+	"github.com/dshctl/dshctl/internal/search"
+	"github.com/dshctl/dshctl/internal/sessionview"
+	"github.com/dshctl/dshctl/internal/store"
+	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/timespec"
+	"github.com/spf13/cobra"
+)
+
+// grepIn are the values of grep's --in.
+var grepIn = []string{"text", "json"}
+
+type grepOptions struct {
+	fixed, ignoreCase   bool
+	in                  string
+	types               []string
+	since, until        string
+	project             string
+	files, count, quiet bool
+	max                 int
+}
+
+func newGrepCmd(e *env, g *globals) *cobra.Command {
+	var o grepOptions
+	cmd := &cobra.Command{
+		Use:   "grep PATTERN [SESSION...]",
+		Short: "Search the events of every session, or of those named",
+		Long:  help("grep"),
+		Example: `  dshctl grep 'TypeError'                       # every session of the store
+  dshctl grep -i -F 'npm ci' session-4f1c
+  dshctl grep --type 'tool/*' --since 2d 'ENOENT'
+  dshctl grep -l editorconfig                    # the ids of the sessions with a match
+  dshctl grep -c --project ~/src/app 'panic:'
+  dshctl grep --in json '"kind":"interrupted"'   # the canonical JSON lines
+  dshctl grep -o jsonl 'build\.sh' | jq -r .field`,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeGrepArgs(e, g),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := g.outputFormat(termui.FormatTable, listFormats...)
+			if err != nil {
+				return err
+			}
+			ro, err := o.runOptions(args[0], e.now())
+			if err != nil {
+				return err
+			}
+			return runGrep(cmd.Context(), e, g, format, ro, args[1:])
+		},
+	}
+	setFormats(cmd, listFormats...)
+	f := cmd.Flags()
+	f.BoolVarP(&o.fixed, "fixed-strings", "F", false, "take PATTERN as a string, not a regular expression")
+	f.BoolVarP(&o.ignoreCase, "ignore-case", "i", false, "match letters of either case")
+	f.StringVar(&o.in, "in", "text", "what is matched: text (each line of the string values of an event's data, decoded) or json (the event's canonical JSON line)")
+	f.StringArrayVar(&o.types, "type", nil, "search only events of this type (repeatable, glob: 'tool/*')")
+	f.StringVar(&o.since, "since", "", "search only events at or after this `TIME` (2026-12-01, 2026-12-01T13:00:00Z, 2h, yesterday, …)")
+	f.StringVar(&o.until, "until", "", "search only events at or before this `TIME`")
+	f.StringVar(&o.project, "project", "", "search only sessions whose cwd is `DIR`")
+	f.BoolVarP(&o.files, "files-with-matches", "l", false, "print only the ids of the sessions with a match")
+	f.BoolVarP(&o.count, "count", "c", false, "print each session with a match and its number of matching lines")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing; exit 0 at the first match")
+	f.IntVarP(&o.max, "max-count", "m", 0, "stop searching a session after `N` matching lines (0: no limit)")
+	return cmd
+}
+
+// runOptions checks the flags and compiles the pattern.
+func (o *grepOptions) runOptions(pattern string, now time.Time) (search.RunOptions, error) {
+	var ro search.RunOptions
+	switch {
+	case countTrue(o.files, o.count, o.quiet) > 1:
+		return ro, termui.Usagef("-l, -c and -q do not go together: each says what to print")
+	case o.max < 0:
+		return ro, termui.Usagef("--max-count must not be negative")
+	case o.in != "text" && o.in != "json":
+		return ro, termui.Usagef("--in %q: want text or json", o.in)
+	}
+	p, err := search.Compile(pattern, search.PatternOptions{Fixed: o.fixed, IgnoreCase: o.ignoreCase})
+	if err != nil {
+		return ro, termui.Usage(err)
+	}
+	for _, t := range o.types {
+		if _, err := path.Match(t, ""); err != nil {
+			return ro, termui.Usagef("--type %q: %v", t, err)
+		}
+	}
+	r, err := timespec.ParseRange(o.since, o.until, now, time.Local)
+	if err != nil {
+		return ro, termui.Usage(err)
+	}
+	ro.Options = search.Options{Pattern: p, Types: o.types, Max: o.max,
+		Since: r.Since, HasSince: r.HasSince, Until: r.Until, HasUntil: r.HasUntil}
+	if o.in == "json" {
+		ro.In = search.InJSON
+	}
+	switch {
+	case o.files:
+		ro.Mode = search.Files
+	case o.count:
+		ro.Mode = search.Count
+	case o.quiet:
+		ro.Mode = search.Quiet
+	}
+	if o.project != "" {
+		if ro.Project, err = filepath.Abs(o.project); err != nil {
+			return ro, termui.Usage(err)
+		}
+	}
+	return ro, nil
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// runGrep searches the sessions args name, or the whole store, and says
+// by its error whether anything matched: exit 0 when something did, 1
+// (silently) when nothing did, 1 with a message when a session could not
+// be searched (the others are).
+func runGrep(ctx context.Context, e *env, g *globals, format string, o search.RunOptions, args []string) error {
+	out := e.out(format)
+	p := sessionview.NewGrepPrinter(out, o.Mode)
+	var each func(context.Context, search.Visit) error
+	var unopened []error
+	if len(args) == 0 {
+		svc, err := g.openStore(e, store.Options{AllowUnknownTypes: true})
+		if err != nil {
+			return err
+		}
+		defer svc.Close()
+		each = func(ctx context.Context, v search.Visit) error { return search.EachSession(ctx, svc, v) }
+	} else {
+		ss, err := store.OpenEachSession(ctx, g.request(e), args, store.Options{AllowUnknownTypes: true}, func(arg string, err error) {
+			unopened = append(unopened, fmt.Errorf("%q: %w", arg, notFound(err)))
+		})
+		defer ss.Close()
+		if err != nil {
+			return notFound(err)
+		}
+		for _, err := range unopened {
+			fmt.Fprintf(e.stderr, "dshctl: grep: %s\n", termui.OneLineError(err))
+		}
+		sources := make([]search.Source, len(ss.Sessions))
+		for i, s := range ss.Sessions {
+			sources[i] = search.Source{Service: s.Service, ID: s.ID}
+		}
+		each = func(ctx context.Context, v search.Visit) error { return search.EachSource(ctx, sources, v) }
+	}
+	res, err := search.Run(ctx, each, o, p)
+	if cerr := p.Close(); err == nil {
+		err = cerr
+	}
+	failed := res.Failed + len(unopened)
+	switch {
+	case err != nil:
+		return err
+	case res.Lines > 0 && o.Mode == search.Quiet:
+		return nil // grep -q: a match settles it, whatever failed
+	case failed > 0:
+		return fmt.Errorf("%s could not be searched", termui.Count(failed, "session"))
+	case res.Lines == 0:
+		return termui.Silent("no match")
+	}
+	return nil
+}
+
+// completeGrepArgs completes grep's SESSION arguments (not its PATTERN).
+func completeGrepArgs(e *env, g *globals) cobra.CompletionFunc {
+	sessions := completeSessions(e, g, manySessions)
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return sessions(cmd, args[1:], toComplete)
+	}
+}

@@ -1,0 +1,412 @@
+// Package search finds the events of session logs that match a pattern:
+// the engine of `dshctl grep`. A Pattern is matched line by line, against
+// the text an event holds (the string values of its data, decoded) or its
+// canonical JSON line; Session searches one log, and Sessions many, in
+// parallel, giving their results in a fixed order.
+package search
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode/utf8"
+)
+
+// PatternOptions say how a pattern is read.
+type PatternOptions struct {
+	// Fixed takes the pattern as a string, not a regular expression.
+	Fixed bool
+	// IgnoreCase matches letters of either case (Unicode simple folding).
+	IgnoreCase bool
+}
+
+// Pattern is a compiled pattern. It matches within one line of text: a
+// match never holds a line break.
+type Pattern struct {
+	re *regexp.Regexp
+	// lit, when not nil, is a string every match holds (in any case when
+	// fold): the fast check before the regular expression runs.
+	lit  []byte
+	fold bool
+	// rare is the byte of lit (in its two cases when fold) a search
+	// for it looks for first.
+	rare int
+	// slash: lit holds a '/', which a JSON writer may escape as \/.
+	slash bool
+}
+
+// ErrLineBreak is the error of a pattern that could only match a line
+// break: lines are matched one at a time.
+var ErrLineBreak = errors.New("the pattern matches a line break, and lines are matched one at a time")
+
+// PatternError is a pattern that does not compile.
+type PatternError struct {
+	Pattern string
+	Err     error
+}
+
+func (e *PatternError) Error() string { return fmt.Sprintf("pattern %q: %v", e.Pattern, e.Err) }
+func (e *PatternError) Unwrap() error { return e.Err }
+
+// Compile compiles expr, a regular expression in Go's (RE2) syntax, or a
+// string with o.Fixed. As in ripgrep, a match stays within one line: no
+// part of the expression matches a line break (`.`, `\s`, `[^a]` skip it),
+// `^` and `$` match at the start and end of each line, and an expression
+// that holds a line break itself (`a\nb`) is an error.
+func Compile(expr string, o PatternOptions) (*Pattern, error) {
+	src := expr
+	if o.Fixed {
+		if strings.ContainsAny(expr, "\n") {
+			return nil, &PatternError{expr, ErrLineBreak}
+		}
+		src = regexp.QuoteMeta(expr)
+	}
+	// Not OneLine: ^ and $ match at the start and end of every line.
+	flags := syntax.Perl &^ syntax.OneLine
+	if o.IgnoreCase {
+		flags |= syntax.FoldCase
+	}
+	tree, err := syntax.Parse(src, flags)
+	if err != nil {
+		return nil, &PatternError{expr, err}
+	}
+	if err := withoutLineBreaks(tree); err != nil {
+		return nil, &PatternError{expr, err}
+	}
+	tree = tree.Simplify()
+	re, err := regexp.Compile(tree.String())
+	if err != nil {
+		return nil, &PatternError{expr, err}
+	}
+	p := &Pattern{re: re}
+	if lit, fold := required(tree); len(lit) > 0 {
+		p.setLiteral(lit, fold)
+	}
+	return p, nil
+}
+
+// withoutLineBreaks makes every part of t skip '\n', as a line-by-line
+// search must: `.` and classes lose it, and a literal line break is
+// ErrLineBreak.
+func withoutLineBreaks(t *syntax.Regexp) error {
+	switch t.Op {
+	case syntax.OpAnyChar:
+		t.Op = syntax.OpAnyCharNotNL
+	case syntax.OpLiteral:
+		if slicesContains(t.Rune, '\n') {
+			return ErrLineBreak
+		}
+	case syntax.OpCharClass:
+		t.Rune = removeNL(t.Rune)
+		if len(t.Rune) == 0 {
+			return ErrLineBreak // only a line break was in it
+		}
+	}
+	for _, s := range t.Sub {
+		if err := withoutLineBreaks(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func slicesContains(rs []rune, r rune) bool {
+	for _, x := range rs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// removeNL takes '\n' out of the ranges of a class (pairs lo, hi).
+func removeNL(ranges []rune) []rune {
+	out := make([]rune, 0, len(ranges)+2)
+	for i := 0; i+1 < len(ranges); i += 2 {
+		lo, hi := ranges[i], ranges[i+1]
+		if lo <= '\n' && '\n' <= hi {
+			if lo < '\n' {
+				out = append(out, lo, '\n'-1)
+			}
+			if hi > '\n' {
+				out = append(out, '\n'+1, hi)
+			}
+			continue
+		}
+		out = append(out, lo, hi)
+	}
+	return out
+}
+
+// required returns a string every match of t holds, as long as it can
+// find (nil when it finds none), and whether it holds it in any case.
+// Only ASCII letters are taken as folding: a run with other folding
+// letters (the Kelvin sign folds to k) is cut there.
+func required(t *syntax.Regexp) (lit []byte, fold bool) {
+	switch t.Op {
+	case syntax.OpLiteral:
+		return literalRun([]*syntax.Regexp{t})
+	case syntax.OpCapture, syntax.OpPlus:
+		return required(t.Sub[0])
+	case syntax.OpRepeat:
+		if t.Min >= 1 {
+			return required(t.Sub[0])
+		}
+	case syntax.OpConcat:
+		var best []byte
+		var bestFold bool
+		take := func(l []byte, f bool) {
+			if len(l) > len(best) || (len(l) == len(best) && bestFold && !f) {
+				best, bestFold = l, f
+			}
+		}
+		for i := 0; i < len(t.Sub); {
+			if t.Sub[i].Op == syntax.OpLiteral {
+				j := i
+				for j < len(t.Sub) && t.Sub[j].Op == syntax.OpLiteral {
+					j++
+				}
+				take(literalRun(t.Sub[i:j]))
+				i = j
+				continue
+			}
+			take(required(t.Sub[i]))
+			i++
+		}
+		return best, bestFold
+	}
+	return nil, false
+}
+
+// literalRun is the longest part of the concatenated literals subs that a
+// prefilter can look for: its characters are UTF-8 as written, letters of
+// a folding literal ASCII only.
+func literalRun(subs []*syntax.Regexp) ([]byte, bool) {
+	var best, cur []byte
+	var fold, bestFold, curFold bool
+	flush := func() {
+		if len(cur) > len(best) {
+			best, bestFold = cur, curFold
+		}
+		cur, curFold = nil, false
+	}
+	for _, s := range subs {
+		f := s.Flags&syntax.FoldCase != 0
+		for _, r := range s.Rune {
+			if f && r >= utf8.RuneSelf && foldsToOther(r) {
+				flush()
+				continue
+			}
+			cur = utf8.AppendRune(cur, r)
+			curFold = curFold || (f && isASCIILetter(r))
+		}
+	}
+	flush()
+	fold = bestFold
+	return best, fold
+}
+
+func isASCIILetter(r rune) bool { return 'a' <= r|0x20 && r|0x20 <= 'z' }
+
+// foldsToOther reports whether r has another case.
+func foldsToOther(r rune) bool {
+	return strings.ToLower(string(r)) != strings.ToUpper(string(r)) || r == 'ſ' || r == 'K'
+}
+
+// setLiteral keeps the longest part of lit that JSON text holds as it is
+// (without a character that JSON must escape: a quote, a backslash, a
+// control character) as the pattern's required string, and picks its
+// rarest byte to look for first.
+func (p *Pattern) setLiteral(lit []byte, fold bool) {
+	var best []byte
+	for part := range bytes.FieldsFuncSeq(lit, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' }) {
+		if len(part) > len(best) {
+			best = part
+		}
+	}
+	if len(best) == 0 {
+		return
+	}
+	if fold {
+		best = bytes.ToLower(best)
+	}
+	p.lit, p.fold = best, fold
+	p.rare = rarest(best)
+	p.slash = bytes.IndexByte(best, '/') >= 0
+}
+
+// rarest returns the index of the byte of lit least frequent in text (by
+// a fixed ranking of bytes in logs and code), the one to look for first.
+func rarest(lit []byte) int {
+	best, at := 256, 0
+	for i, c := range lit {
+		if r := byteRank(c); r < best {
+			best, at = r, i
+		}
+	}
+	return at
+}
+
+// byteRank ranks a byte by how common it is in text: lower is rarer.
+func byteRank(c byte) int {
+	const common = " etaoinsrhldcumfpgwybvkxjqz"
+	if c >= 'A' && c <= 'Z' {
+		c |= 0x20
+	}
+	if i := strings.IndexByte(common, c); i >= 0 {
+		return 200 + i
+	}
+	switch {
+	case c >= '0' && c <= '9':
+		return 150
+	case c >= 0x80:
+		return 100
+	case c == '"' || c == ',' || c == ':' || c == '{' || c == '}' || c == '\\' || c == '.':
+		return 180
+	}
+	return 50
+}
+
+// index returns the index of the first occurrence of the pattern's
+// required string in b (in any case when it folds), or -1.
+func (p *Pattern) index(b []byte) int {
+	if !p.fold {
+		return bytes.Index(b, p.lit)
+	}
+	return indexFold(b, p.lit, p.rare)
+}
+
+// indexFold is bytes.Index for a lower-case needle matched in any ASCII
+// case, found by its byte at rare (both cases looked for with
+// bytes.IndexByte) and then compared whole.
+func indexFold(b, needle []byte, rare int) int {
+	c := needle[rare]
+	lo, up := c, c
+	if c >= 'a' && c <= 'z' {
+		up = c - 'a' + 'A'
+	}
+	n := len(needle)
+	// next occurrences of each case of c at or after from, -1: none.
+	nextLo, nextUp := -2, -2
+	for from := rare; from <= len(b)-(n-rare); {
+		if nextLo != -1 && nextLo < from {
+			if j := bytes.IndexByte(b[from:], lo); j >= 0 {
+				nextLo = from + j
+			} else {
+				nextLo = -1
+			}
+		}
+		if lo == up {
+			nextUp = -1
+		} else if nextUp != -1 && nextUp < from {
+			if j := bytes.IndexByte(b[from:], up); j >= 0 {
+				nextUp = from + j
+			} else {
+				nextUp = -1
+			}
+		}
+		at := nextLo
+		if at < 0 || (nextUp >= 0 && nextUp < at) {
+			at = nextUp
+		}
+		if at < 0 {
+			return -1
+		}
+		start := at - rare
+		if start+n <= len(b) && equalFoldASCII(b[start:start+n], needle) {
+			return start
+		}
+		from = at + 1
+	}
+	return -1
+}
+
+// equalFoldASCII reports whether s equals the lower-case lower when ASCII
+// letters of s are taken in lower case.
+func equalFoldASCII(s, lower []byte) bool {
+	for i, c := range s {
+		if c >= 'A' && c <= 'Z' {
+			c |= 0x20
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// MayHold reports whether the JSON text raw may hold, once its strings
+// are decoded, a match of p: false only when it cannot. It looks for the
+// required string as it is; since a writer may escape any character as
+// \uXXXX (and '/' as \/), text with such escapes may hold it too.
+func (p *Pattern) MayHold(raw []byte) bool {
+	if p.lit == nil || p.index(raw) >= 0 {
+		return true
+	}
+	return bytes.Contains(raw, escapeU) || (p.slash && bytes.Contains(raw, escapeSlash))
+}
+
+var escapeU, escapeSlash = []byte(`\u`), []byte(`\/`)
+
+// Lines calls fn with each line of text that holds a match of p, its
+// index among the lines of text (from 0) and the matches in it (byte
+// ranges of the line), in order, until fn returns false. A line ends at
+// '\n'; a '\r' before it is part of the line.
+func (p *Pattern) Lines(text []byte, fn func(line []byte, n int, spans [][]int) bool) bool {
+	lineNo, counted := 0, 0 // the line number of text[counted:]
+	number := func(start int) int {
+		lineNo += bytes.Count(text[counted:start], nl)
+		counted = start
+		return lineNo
+	}
+	if p.lit == nil {
+		for pos := 0; pos < len(text); {
+			loc := p.re.FindIndex(text[pos:])
+			if loc == nil {
+				return true
+			}
+			at := pos + loc[0]
+			if at == len(text) && text[at-1] == '\n' {
+				return true // after the last line break: no line
+			}
+			start, end := lineBounds(text, at)
+			line := text[start:end]
+			if !fn(line, number(start), p.re.FindAllIndex(line, -1)) {
+				return false
+			}
+			pos = end + 1
+		}
+		return true
+	}
+	for pos := 0; pos < len(text); {
+		i := p.index(text[pos:])
+		if i < 0 {
+			return true
+		}
+		start, end := lineBounds(text, pos+i)
+		line := text[start:end]
+		if spans := p.re.FindAllIndex(line, -1); spans != nil {
+			if !fn(line, number(start), spans) {
+				return false
+			}
+		}
+		pos = end + 1
+	}
+	return true
+}
+
+var nl = []byte{'\n'}
+
+// lineBounds returns the start and end (the index of its '\n', or
+// len(text)) of the line of text that holds index i.
+func lineBounds(text []byte, i int) (start, end int) {
+	start = bytes.LastIndexByte(text[:i], '\n') + 1
+	end = bytes.IndexByte(text[i:], '\n')
+	if end < 0 {
+		return start, len(text)
+	}
+	return start, i + end
+}
