@@ -3,6 +3,7 @@ package jsonl
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -28,11 +29,13 @@ var (
 // writers take, so a change it did not note is another writer's.
 func (h *handle) checkInUse(ctx context.Context, fi fs.FileInfo) error {
 	s, l := h.s, h.log
+	cannotTell := false
 	if s.opts.ProbeWriters {
 		hs, err := procfd.Writers(ctx, l.path)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		cannotTell = errors.Is(err, procfd.ErrCannotTell)
 		if err == nil && len(hs) > 0 {
 			return inUse(h.id, l.path, &seam.InUseError{PID: hs[0].PID, Command: hs[0].Command, Path: l.path})
 		}
@@ -48,7 +51,7 @@ func (h *handle) checkInUse(ctx context.Context, fi fs.FileInfo) error {
 	if bytes.HasPrefix(note, noteWriting) || bytes.Equal(note, append(noteWrote, revision(fi)...)) {
 		return nil
 	}
-	return inUse(h.id, l.path, &seam.InUseError{Path: l.path, ChangedAgo: max(age, 0)})
+	return inUse(h.id, l.path, &seam.InUseError{Path: l.path, ChangedAgo: max(age, 0), CannotTell: cannotTell})
 }
 
 func inUse(id, path string, cause *seam.InUseError) error {

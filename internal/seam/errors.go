@@ -68,6 +68,9 @@ type InUseError struct {
 	// ChangedAgo, when PID is 0, is how long ago the log changed, not by
 	// dshctl.
 	ChangedAgo time.Duration
+	// CannotTell says the operating system does not tell which processes
+	// have a file open, so none could be named.
+	CannotTell bool
 }
 
 func (e *InUseError) Error() string {
@@ -78,7 +81,11 @@ func (e *InUseError) Error() string {
 		}
 		return who + " has it open for writing"
 	}
-	return fmt.Sprintf("its log changed %.1f s ago, and not by dshctl", e.ChangedAgo.Seconds())
+	msg := fmt.Sprintf("its log changed %.1f s ago, and not by dshctl", e.ChangedAgo.Seconds())
+	if e.CannotTell {
+		msg += " (this system cannot tell which process has it open)"
+	}
+	return msg
 }
 
 // Causes of ErrCorrupt that name the rule a stored record breaks, for a
