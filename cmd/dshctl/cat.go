@@ -19,6 +19,7 @@ type catOptions struct {
 	inspect.StreamOptions
 	raw, frames, tail, header, noPager bool
 	width                              int
+	times                              timeFlags
 }
 
 func newCatCmd(e *env, g *globals) *cobra.Command {
@@ -44,6 +45,9 @@ func newCatCmd(e *env, g *globals) *cobra.Command {
 			if err := o.check(cmd, format); err != nil {
 				return err
 			}
+			if o.Filter.Time, err = o.times.parse(e); err != nil {
+				return err
+			}
 			s, err := g.openSession(cmd.Context(), e, args[0], store.Options{AllowUnknownTypes: true})
 			if err != nil {
 				return err
@@ -63,6 +67,7 @@ func newCatCmd(e *env, g *globals) *cobra.Command {
 	f.Int64Var(&o.Filter.To, "to", 0, "last seq to print (default: the last)")
 	f.StringArrayVar(&o.Filter.Types, "type", nil, "print only events of this type (repeatable, glob: 'tool/*')")
 	f.Int64Var(&o.Filter.Turn, "turn", 0, "print only the events of turn `N`")
+	o.times.add(f, "events", "events")
 	f.BoolVar(&o.header, "header", false, "with a filter: print the header line too")
 	f.BoolVar(&o.Closers, "closers", false, "append the synthetic closers of an interrupted tail turn (in memory only)")
 	f.BoolVarP(&o.Follow, "follow", "f", false, "keep printing new events as they are appended")
@@ -74,7 +79,7 @@ func newCatCmd(e *env, g *globals) *cobra.Command {
 // check rejects flag combinations that mean nothing, and notes which
 // optional filters were given.
 func (o *catOptions) check(cmd *cobra.Command, format string) error {
-	filtered := len(changedFlags(cmd, "from", "to", "type", "turn")) > 0
+	filtered := len(changedFlags(cmd, "from", "to", "type", "turn", "since", "until")) > 0
 	f := &o.Filter
 	switch {
 	case o.frames && !o.raw:

@@ -58,7 +58,8 @@ func cmdMkSession(ts *testscript.TestScript, neg bool, args []string) {
 // parseParts reads the parts of a frame or of bytes to append:
 // text:STRING (Go escapes allowed: \n, \x00), rep:BYTE:SIZE (BYTE one
 // character, nl or nul; SIZE a count with an optional KiB, MiB, GiB, MB or
-// GB) or reps:STRING:COUNT (STRING COUNT times).
+// GB), reps:STRING:COUNT (STRING COUNT times) or seq:STRING:COUNT (STRING
+// COUNT times, {i} in it replaced by 0, 1, …).
 func parseParts(ts *testscript.TestScript, args []string) []hostile.Part {
 	var parts []hostile.Part
 	for _, a := range args {
@@ -80,6 +81,21 @@ func parseParts(ts *testscript.TestScript, args []string) []hostile.Part {
 				ts.Fatalf("%s: more than 256 MiB", a)
 			}
 			parts = append(parts, hostile.Text(strings.Repeat(text, int(n))))
+		case strings.HasPrefix(a, "seq:"):
+			i := strings.LastIndexByte(a, ':')
+			text, err := strconv.Unquote(`"` + strings.ReplaceAll(a[4:i], `"`, `\"`) + `"`)
+			if err != nil {
+				ts.Fatalf("%s: %v", a, err)
+			}
+			n := parseSize(ts, a[i+1:])
+			if n*int64(len(text)+10) > 256<<20 {
+				ts.Fatalf("%s: more than 256 MiB", a)
+			}
+			var sb strings.Builder
+			for k := range n {
+				sb.WriteString(strings.ReplaceAll(text, "{i}", strconv.FormatInt(k, 10)))
+			}
+			parts = append(parts, hostile.Text(sb.String()))
 		case strings.HasPrefix(a, "rep:"):
 			f := strings.SplitN(a[4:], ":", 2)
 			if len(f) != 2 {

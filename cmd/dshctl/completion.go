@@ -90,6 +90,7 @@ func registerCompletions(root *cobra.Command) {
 		"format-version": formatVersions(),
 		"origin":         {"subagent"},
 		"in":             grepIn,
+		"state":          inspect.States,
 	}
 	// Flags naming a folder complete folder names.
 	dirs := []string{"save", "convert", "backup-dir", "cwd", "project"}

@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/dshctl/dshctl/internal/export"
+	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/timespec"
 	"github.com/spf13/cobra"
 )
 
@@ -20,6 +24,8 @@ type exportOptions struct {
 	noSubagents bool
 	force       bool
 	jobs        int
+	times       timeFlags
+	active      timespec.Range
 }
 
 func newExportCmd(e *env, g *globals) *cobra.Command {
@@ -33,6 +39,7 @@ func newExportCmd(e *env, g *globals) *cobra.Command {
   dshctl export --no-subagents session-4f1c
   dshctl export -O - session-4f1c | ssh host 'cat > session.zip'
   dshctl export --all -O backup/                 # one ZIP per session of the store
+  dshctl export --all --since 7d -O week/        # the sessions active in the last 7 days
   dshctl export -O out/ session-4f1c session-7a2b`,
 		ValidArgsFunction: completeSessions(e, g, manySessions),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,6 +49,12 @@ func newExportCmd(e *env, g *globals) *cobra.Command {
 			}
 			if err := o.check(g, args); err != nil {
 				return err
+			}
+			if o.active, err = o.times.parse(e); err != nil {
+				return err
+			}
+			if o.active.IsSet() && !o.all {
+				return termui.Usagef("--since and --until choose the sessions of --all: with sessions named, they choose nothing")
 			}
 			if o.all || len(args) > 1 {
 				return exportMany(cmd.Context(), e, g, format, &o, args)
@@ -56,6 +69,7 @@ func newExportCmd(e *env, g *globals) *cobra.Command {
 	f.BoolVar(&o.noSubagents, "no-subagents", false, "leave out the sessions that descend from the exported one")
 	f.BoolVar(&o.force, "force", false, "replace existing files (and with -O -, write to a terminal)")
 	f.IntVarP(&o.jobs, "jobs", "j", 0, "export `N` sessions at a time (default: one per CPU)")
+	o.times.add(f, "with --all: sessions updated (as list shows them)", "with --all: sessions created")
 	return cmd
 }
 
@@ -134,7 +148,16 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 	for _, s := range ss.Sessions {
 		sources = append(sources, export.Source{Service: s.Service, ID: s.ID})
 	}
+	if o.active.IsSet() {
+		if sources, err = activeSources(ctx, ss.Whole, sources, o.active); err != nil {
+			return err
+		}
+	}
 	if o.all && len(sources) == 0 && len(unopened) == 0 {
+		if o.active.IsSet() {
+			fmt.Fprintln(e.stderr, "no sessions active between --since and --until to export")
+			return nil
+		}
 		fmt.Fprintln(e.stderr, "no sessions to export")
 		return nil
 	}
@@ -156,4 +179,20 @@ func exportMany(ctx context.Context, e *env, g *globals, format string, o *expor
 		bar.Finish()
 	}
 	return sessionview.ReportExports(ctx, e.out(format), append(results, unopened...))
+}
+
+// activeSources keeps the sources of svc that may have been active in
+// span, as list --since/--until selects them (inspect.Session.ActiveIn).
+func activeSources(ctx context.Context, svc seam.Service, sources []export.Source, span timespec.Range) ([]export.Source, error) {
+	rows, err := inspect.List(ctx, svc, inspect.ListOptions{MaxBytes: inspect.DefaultScanBudget})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(rows))
+	for i := range rows {
+		if !rows[i].ActiveIn(span) {
+			out[rows[i].ID()] = true
+		}
+	}
+	return slices.DeleteFunc(sources, func(s export.Source) bool { return out[s.ID] }), nil
 }

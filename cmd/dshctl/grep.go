@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"time"
 
 	"github.com/dshctl/dshctl/internal/search"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
-	"github.com/dshctl/dshctl/internal/timespec"
 	"github.com/spf13/cobra"
 )
 
@@ -22,7 +20,7 @@ type grepOptions struct {
 	fixed, ignoreCase   bool
 	in                  string
 	types               []string
-	since, until        string
+	times               timeFlags
 	project             string
 	files, count, quiet bool
 	max                 int
@@ -48,7 +46,7 @@ func newGrepCmd(e *env, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ro, err := o.runOptions(args[0], e.now())
+			ro, err := o.runOptions(args[0], e)
 			if err != nil {
 				return err
 			}
@@ -61,8 +59,7 @@ func newGrepCmd(e *env, g *globals) *cobra.Command {
 	f.BoolVarP(&o.ignoreCase, "ignore-case", "i", false, "match letters of either case")
 	f.StringVar(&o.in, "in", "text", "what is matched: text (each line of the string values of an event's data, decoded) or json (the event's canonical JSON line)")
 	f.StringArrayVar(&o.types, "type", nil, "search only events of this type (repeatable, glob: 'tool/*')")
-	f.StringVar(&o.since, "since", "", "search only events at or after this `TIME` (2026-12-01, 2026-12-01T13:00:00Z, 2h, yesterday, …)")
-	f.StringVar(&o.until, "until", "", "search only events at or before this `TIME`")
+	o.times.add(f, "events", "events")
 	f.StringVar(&o.project, "project", "", "search only sessions whose cwd is `DIR`")
 	f.BoolVarP(&o.files, "files-with-matches", "l", false, "print only the ids of the sessions with a match")
 	f.BoolVarP(&o.count, "count", "c", false, "print each session with a match and its number of matching lines")
@@ -72,7 +69,7 @@ func newGrepCmd(e *env, g *globals) *cobra.Command {
 }
 
 // runOptions checks the flags and compiles the pattern.
-func (o *grepOptions) runOptions(pattern string, now time.Time) (search.RunOptions, error) {
+func (o *grepOptions) runOptions(pattern string, e *env) (search.RunOptions, error) {
 	var ro search.RunOptions
 	switch {
 	case countTrue(o.files, o.count, o.quiet) > 1:
@@ -91,9 +88,9 @@ func (o *grepOptions) runOptions(pattern string, now time.Time) (search.RunOptio
 			return ro, termui.Usagef("--type %q: %v", t, err)
 		}
 	}
-	r, err := timespec.ParseRange(o.since, o.until, now, time.Local)
+	r, err := o.times.parse(e)
 	if err != nil {
-		return ro, termui.Usage(err)
+		return ro, err
 	}
 	ro.Options = search.Options{Pattern: p, Types: o.types, Max: o.max,
 		Since: r.Since, HasSince: r.HasSince, Until: r.Until, HasUntil: r.HasUntil}

@@ -22,6 +22,8 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 	var sel inspect.Selection
 	var strict bool
 	var budget int64
+	var times timeFlags
+	var states []string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the sessions of the store, newest activity first",
@@ -29,6 +31,7 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 		Example: `  dshctl list
   dshctl list --all --sort size --limit 20
   dshctl list --project ~/src/app -o json
+  dshctl list --since yesterday --state open,error
   dshctl list | cut -f1                       # full ids
   dshctl list -o json | jq -r 'sort_by(.updatedAt)[].id'`,
 		Args: cobra.NoArgs,
@@ -51,6 +54,12 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 					return termui.Usage(err)
 				}
 			}
+			if sel.States, err = parseStates(states); err != nil {
+				return err
+			}
+			if sel.Active, err = times.parse(e); err != nil {
+				return err
+			}
 			return runList(cmd.Context(), e, g, format, sel, strict, budget)
 		},
 	}
@@ -58,6 +67,8 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 	f := cmd.Flags()
 	f.BoolVarP(&sel.All, "all", "a", false, "include blank sessions (hidden by default, like the web UI)")
 	f.StringVar(&sel.Project, "project", "", "only sessions whose cwd is `DIR`")
+	f.StringSliceVar(&states, "state", nil, "only sessions in this `STATE`: blank, open, done or error (repeatable, or a comma list; blank shows blank sessions)")
+	times.add(f, "sessions updated (the UPDATED column)", "sessions created")
 	f.IntVarP(&sel.Limit, "limit", "n", 0, "print at most `N` sessions (0: all)")
 	f.StringVar(&sel.Sort, "sort", "updated", "order: created|updated|size|events (newest or largest first)")
 	f.BoolVar(&strict, "strict", false, "exit 1 when any session cannot be read")
