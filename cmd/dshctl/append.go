@@ -5,15 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
+
+// appendGCPercent is append's GC target (see newAppendCmd).
+const appendGCPercent = 25
 
 type appendOptions struct {
 	assignSeq, closeInterrupted bool
@@ -80,7 +85,7 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 			var in io.Reader
 			switch {
 			case name != "-":
-				f, err := store.OpenEvents(name)
+				f, err := ingest.OpenFile(cmd.Context(), name)
 				if err != nil {
 					return err
 				}
@@ -89,6 +94,10 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 			case len(args) == 2 || !o.closeInterrupted || !e.stdinTTY:
 				in = e.stdin
 			}
+			// A batch is read, checked and written a record at a time, and
+			// each pass lets go of the one before: a low GC target keeps
+			// the heap near the record (or chunk) at hand.
+			defer debug.SetGCPercent(debug.SetGCPercent(appendGCPercent))
 			res, err := runAppend(cmd.Context(), e, g, args[0], name, in, &o)
 			if err != nil {
 				return err
@@ -115,18 +124,18 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 }
 
 // runAppend appends to the session arg names, or creates it
-// (store.Append), and says on stderr what the write repaired first.
-func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.Reader, o *appendOptions) (*store.AppendResult, error) {
+// (ingest.Append), and says on stderr what the write repaired first.
+func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.Reader, o *appendOptions) (*ingest.Result, error) {
 	if name == "-" {
 		name = "stdin"
 	}
-	ao := store.AppendOptions{CloseInterrupted: o.closeInterrupted, Input: in, Name: name,
-		AssignSeq: o.assignSeq, Now: e.now().UnixMilli(), ExpectNextSeq: o.expectNext}
+	ao := ingest.Options{CloseInterrupted: o.closeInterrupted, Input: in, Name: name,
+		AssignSeq: o.assignSeq, Now: e.now().UnixMilli(), ExpectNextSeq: o.expectNext, MaxRecordBytes: g.maxRecord, MaxFrameBytes: g.maxFrame}
 	so := writeOptions(e, o.force)
 	if o.create {
 		hdr := o.header
 		if !o.versionSet {
-			hdr.Version = store.Latest
+			hdr.Version = ingest.Latest
 		}
 		hdr.CreatedAt = e.now().UnixMilli()
 		ao.Create = &hdr
@@ -140,7 +149,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		return nil, sessionview.Explain(err)
 	}
 	defer s.Close()
-	res, err := store.Append(ctx, s.Service, s.ID, ao)
+	res, err := ingest.Append(ctx, s.Service, s.ID, ao)
 	if res != nil {
 		if o.create && !res.Created && len(o.headerFlags) > 0 {
 			fmt.Fprintf(e.stderr, "dshctl: warning: session %s exists; %s ignored\n", s.ID, strings.Join(o.headerFlags, ", "))

@@ -33,6 +33,7 @@ func catalogueCmds() map[string]func(ts *testscript.TestScript, neg bool, args [
 		"mksession": cmdMkSession,
 		"addframe":  cmdAddFrame,
 		"addbytes":  cmdAddBytes,
+		"mkevents":  cmdMkEvents,
 		"extend":    cmdExtend,
 		"mkfifo":    cmdMkfifo,
 		"snapshot":  cmdSnapshot,
@@ -161,6 +162,31 @@ func cmdAddBytes(ts *testscript.TestScript, neg bool, args []string) {
 				_, err = f.Write(chunk[:min(n, int64(len(chunk)))])
 			}
 		}
+		ts.Check(err)
+	}
+}
+
+// cmdMkEvents writes FILE, a batch of N session/title events (no seq),
+// each line SIZE bytes long with its newline: a large input to append.
+//
+//	mkevents batch.jsonl 100 1MiB
+func cmdMkEvents(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: mkevents FILE N SIZE")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	const head, tail = `{"type":"session/title","data":{"title":"`, "\"}}\n"
+	size := parseSize(ts, args[2])
+	if size < int64(len(head)+len(tail)) {
+		ts.Fatalf("mkevents: a line takes at least %d bytes", len(head)+len(tail))
+	}
+	line := []byte(head + strings.Repeat("a", int(size)-len(head)-len(tail)) + tail)
+	f, err := os.Create(ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer f.Close()
+	for range n {
+		_, err := f.Write(line)
 		ts.Check(err)
 	}
 }

@@ -315,3 +315,17 @@ type RecordGroup struct {
 type RawReader interface {
 	Raw(ctx context.Context) iter.Seq2[RawRecord, error]
 }
+
+// StreamAppender is implemented by write handles that take a batch larger
+// than memory: AppendStream stores, as one append, the events next yields
+// chunk by chunk (each continuing the previous; an empty chunk ends the
+// batch), holding one chunk at a time. The rules are Append's: the batch
+// is validated as it is written (PrepareBatch), and an error (of next, of
+// a chunk, of the write) leaves the log as it was before the batch. How
+// much of a batch a crash can leave is the backend's to document: a
+// transaction keeps it whole; a JSONL log keeps whole lines (plain) or
+// whole frames (zstd), a frame holding as much of the batch as the
+// reader's frame limit lets it.
+type StreamAppender interface {
+	AppendStream(ctx context.Context, next func() ([]Event, error)) error
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
@@ -20,9 +21,9 @@ func Explain(err error) error {
 	var (
 		se  *store.Error
 		amb *store.AmbiguousError
-		sh  *store.ShadowError
-		in  *store.InputError
-		ns  *store.NextSeqError
+		sh  *ingest.ShadowError
+		in  *ingest.InputError
+		ns  *ingest.NextSeqError
 		fe  *inspect.FilterError
 		ut  *inspect.UnknownTypesError
 		nf  *seam.Error
@@ -131,12 +132,17 @@ func explainStore(se *store.Error) error {
 	return se
 }
 
-func explainInput(in *store.InputError) error {
+func explainInput(in *ingest.InputError) error {
 	if in.Line == 0 {
 		return fmt.Errorf("read events from %s: %w", in.Name, in.Err)
 	}
-	var seq *store.SeqError
-	if errors.Is(in.Err, store.ErrNoSeq) {
+	var seq *ingest.SeqError
+	var long *ingest.LongLineError
+	if errors.As(in.Err, &long) {
+		return termui.WithHint(fmt.Errorf("%s line %d: the event is longer than --max-record-bytes (%d bytes), the longest record dshctl reads back; nothing was written",
+			in.Name, in.Line, long.Limit), "raise --max-record-bytes for this append and for every command that reads the session (a read holds up to twice the limit in memory)")
+	}
+	if errors.Is(in.Err, ingest.ErrNoSeq) {
 		return termui.WithHint(fmt.Errorf("%s line %d: invalid event: it has no seq; nothing was written", in.Name, in.Line),
 			"--assign-seq numbers the events from the stored next seq")
 	}

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/export"
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
-	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 )
 
@@ -191,17 +191,17 @@ func PrintStat(o termui.Out, r *inspect.StatReport) error {
 	return StatFields(r, o.Now(), Reason).Print(o.Stdout, o.TTY)
 }
 
-// AppendJSON is what append did, as JSON: store.AppendResult, its repairs
+// AppendJSON is what append did, as JSON: ingest.Result, its repairs
 // as RepairJSON.
 type AppendJSON struct {
-	*store.AppendResult
+	*ingest.Result
 	Repairs []RepairJSON `json:"repairs"`
 }
 
 // PrintAppend prints what append did: its JSON; for people AppendSummary;
 // for scripts a row of tab-separated fields (AppendRow), the summary on
 // stderr, as verify does.
-func PrintAppend(o termui.Out, r *store.AppendResult) error {
+func PrintAppend(o termui.Out, r *ingest.Result) error {
 	switch {
 	case o.IsJSON():
 		return o.WriteJSON(o.Stdout, AppendJSON{r, NewRepairsJSON(r.Repairs)})

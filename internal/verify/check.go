@@ -300,6 +300,11 @@ func (c *LogCheck) Record(r *seam.Record, p seam.Pos) {
 		c.unknown(e, p)
 		c.salv.stopped = true
 	}
+	if err := seam.CheckRecord(r, c.ver); err != nil {
+		// What append refuses (the same rules): dsh reads the record,
+		// but not as its text says, or its writer never writes it so.
+		c.add(seam.ClassIrregular, "record-rule", p, "%v", err)
+	}
 	st.marker.Observe(e)
 	if e.Type == typeTurnStart {
 		st.turnStart = e.Seq
