@@ -26,6 +26,12 @@ import (
 // maxEntry bounds one entry of a capture; a HAR is read entry by entry.
 const maxEntry = 256 << 20
 
+// maxCaptureKept bounds what a capture's traces keep of it (frames, the
+// bodies of sends and of chunk answers): its records are merged in time
+// order, so they are all held at once. Everything else in a HAR (assets,
+// other requests) is read and let go.
+var maxCaptureKept int64 = 256 << 20
+
 // ErrNotCapture: the file is JSON but not a HAR capture.
 var ErrNotCapture = errors.New("not a HAR capture")
 
@@ -142,6 +148,8 @@ type capture struct {
 	// cannot be replayed, the first says why.
 	unreadable int
 	firstBad   error
+
+	kept int64 // bytes of the capture its records keep (maxCaptureKept)
 }
 
 type failedGet struct {
@@ -345,6 +353,9 @@ func (h *harReader) entries() error {
 			continue
 		}
 		h.c.entry(i, &e)
+		if h.c.kept > maxCaptureKept {
+			return h.c.fail("the capture's WebSocket frames, sends and chunk answers pass %d MiB at log.entries[%d]: it is too large to replay at once; save a shorter session", maxCaptureKept>>20, i)
+		}
 	}
 	if _, err := h.token(); err != nil {
 		return h.bad(err)
@@ -505,6 +516,7 @@ func (c *capture) message(i, k int, m harWSMessage) {
 		return
 	}
 	c.frames++
+	c.kept += int64(len(m.Data))
 	from := frameAt(i, k, at)
 	rec := Record{Kind: KindWS, Ev: ev}
 	switch {
@@ -568,6 +580,7 @@ func (c *capture) post(i int, e *harEntry, u *url.URL, at, end int64, resp []byt
 		c.addTo(c.tabOf(req, u), at, Record{Kind: KindCancel, ID: id}, "POST "+u.Path, requestAt(i, "POST", u.Path, "sent", at))
 		return true
 	}
+	c.kept += int64(len(req))
 	msg := member(req, "message")
 	if msg == nil || msg[0] != '"' {
 		return false
@@ -627,6 +640,7 @@ func (c *capture) get(i int, e *harEntry, u *url.URL, at, end int64, resp []byte
 	if v == nil || v[0] != '[' {
 		return false
 	}
+	c.kept += int64(len(v))
 	rows, err := decodeChunks("chunks", v, c.in, c.rows)
 	if err != nil {
 		c.skipped = append(c.skipped, fmt.Sprintf("GET %s: %v", u.Path, err))
