@@ -17,9 +17,9 @@ import (
 
 type catOptions struct {
 	inspect.StreamOptions
-	raw, frames, tail, header, noPager bool
-	width                              int
-	times                              timeFlags
+	raw, frames, tail, header bool
+	width                     int
+	times                     timeFlags
 }
 
 // defaultFollowLast is how many events cat -f prints before it follows,
@@ -28,6 +28,7 @@ const defaultFollowLast = 10
 
 func newCatCmd(e *env, g *globals) *cobra.Command {
 	o := catOptions{StreamOptions: inspect.StreamOptions{Poll: 500 * time.Millisecond}}
+	var out *output
 	cmd := &cobra.Command{
 		Use:   "cat SESSION",
 		Short: "Print a session's log",
@@ -44,13 +45,11 @@ func newCatCmd(e *env, g *globals) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeSessions(e, g, oneSession),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(termui.FormatJSONL, catFormats...)
-			if err != nil {
-				return err
-			}
+			format := out.format
 			if err := o.check(cmd, format); err != nil {
 				return err
 			}
+			var err error
 			if o.Filter.Time, err = o.times.parse(e); err != nil {
 				return err
 			}
@@ -59,19 +58,19 @@ func newCatCmd(e *env, g *globals) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			return e.out(format).Page(format == termui.FormatText && !o.Follow && !o.noPager, e.lookupEnv, func(w *bufio.Writer) error {
+			return e.out(format).Page(format == termui.FormatText && !o.Follow && !g.noPager, e.lookupEnv, func(w *bufio.Writer) error {
 				return runCat(cmd.Context(), e, s, cmd, format, &o, w)
 			})
 		},
 	}
-	setFormats(cmd, catFormats...)
+	out = addOutput(cmd, e, catFormats...)
 	f := cmd.Flags()
 	f.BoolVar(&o.raw, "raw", false, "print the records exactly as stored, up to the last one dsh serves")
 	f.BoolVar(&o.frames, "frames", false, "with --raw: mark zstd frame boundaries and offsets")
 	f.BoolVar(&o.tail, "include-tail", false, "with --raw: also print the records dsh does not serve (an uncommitted tail)")
 	f.Int64Var(&o.Filter.From, "from", 0, "first seq to print")
 	f.Int64Var(&o.Filter.To, "to", 0, "last seq to print (default: the last)")
-	f.StringArrayVar(&o.Filter.Types, "type", nil, "print only events of this type (repeatable, glob: 'tool/*')")
+	typesFlag(cmd, &o.Filter.Types, "print only events of this type (repeatable, glob: 'tool/*')")
 	f.Int64Var(&o.Filter.Turn, "turn", 0, "print only the events of turn `N`")
 	o.times.add(f, "events", "events")
 	f.BoolVar(&o.header, "header", false, "with a filter: print the header line too")
@@ -79,7 +78,6 @@ func newCatCmd(e *env, g *globals) *cobra.Command {
 	f.BoolVarP(&o.Follow, "follow", "f", false, "keep printing new events as they are appended (after the last 10, unless -n or --from)")
 	f.Int64VarP(&o.Last, "last", "n", 0, "print only the last `N` events that pass the filters, reading the log from its end")
 	f.IntVar(&o.width, "width", 0, fmt.Sprintf("with -o text: wrap and cut lines at this many columns (default: the terminal's width, piped %d; 0: no limit)", inspect.DefaultTranscriptWidth))
-	f.BoolVar(&o.noPager, "no-pager", false, "with -o text on a terminal: do not page")
 	return cmd
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path"
 	"path/filepath"
 
 	"github.com/dshctl/dshctl/internal/search"
@@ -14,7 +13,7 @@ import (
 )
 
 // grepIn are the values of grep's --in.
-var grepIn = []string{"text", "json"}
+var grepIn = oneOf("text", "json")
 
 type grepOptions struct {
 	fixed, ignoreCase   bool
@@ -28,6 +27,7 @@ type grepOptions struct {
 
 func newGrepCmd(e *env, g *globals) *cobra.Command {
 	var o grepOptions
+	var out *output
 	cmd := &cobra.Command{
 		Use:   "grep PATTERN [SESSION...]",
 		Short: "Search the events of every session, or of those named",
@@ -42,23 +42,19 @@ func newGrepCmd(e *env, g *globals) *cobra.Command {
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeGrepArgs(e, g),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(termui.FormatTable, listFormats...)
-			if err != nil {
-				return err
-			}
 			ro, err := o.runOptions(args[0], e)
 			if err != nil {
 				return err
 			}
-			return runGrep(cmd.Context(), e, g, format, ro, args[1:])
+			return runGrep(cmd.Context(), e, g, out.format, ro, args[1:])
 		},
 	}
-	setFormats(cmd, listFormats...)
+	out = addOutput(cmd, e, tableFormats...)
 	f := cmd.Flags()
 	f.BoolVarP(&o.fixed, "fixed-strings", "F", false, "take PATTERN as a string, not a regular expression")
 	f.BoolVarP(&o.ignoreCase, "ignore-case", "i", false, "match letters of either case")
-	f.StringVar(&o.in, "in", "text", "what is matched: text (each line of the string values of an event's data, decoded) or json (the event's canonical JSON line)")
-	f.StringArrayVar(&o.types, "type", nil, "search only events of this type (repeatable, glob: 'tool/*')")
+	enumFlag(cmd, &o.in, "in", "", "text", grepIn, "what is matched, each line of the string values of an event's data (decoded) or the event's canonical JSON line")
+	typesFlag(cmd, &o.types, "search only events of this type (repeatable, glob: 'tool/*')")
 	o.times.add(f, "events", "events")
 	f.StringVar(&o.project, "project", "", "search only sessions whose cwd is `DIR`")
 	f.BoolVarP(&o.files, "files-with-matches", "l", false, "print only the ids of the sessions with a match")
@@ -76,17 +72,10 @@ func (o *grepOptions) runOptions(pattern string, e *env) (search.RunOptions, err
 		return ro, termui.Usagef("-l, -c and -q do not go together: each says what to print")
 	case o.max < 0:
 		return ro, termui.Usagef("--max-count must not be negative")
-	case o.in != "text" && o.in != "json":
-		return ro, termui.Usagef("--in %q: want text or json", o.in)
 	}
 	p, err := search.Compile(pattern, search.PatternOptions{Fixed: o.fixed, IgnoreCase: o.ignoreCase})
 	if err != nil {
 		return ro, termui.Usage(err)
-	}
-	for _, t := range o.types {
-		if _, err := path.Match(t, ""); err != nil {
-			return ro, termui.Usagef("--type %q: %v", t, err)
-		}
 	}
 	r, err := o.times.parse(e)
 	if err != nil {

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/dshctl/dshctl/internal/timespec"
 	"github.com/spf13/pflag"
@@ -33,20 +30,4 @@ func (t *timeFlags) parse(e *env) (timespec.Range, error) {
 		return r, termui.Usage(err)
 	}
 	return r, nil
-}
-
-// parseStates checks list's --state values (each a state, or several
-// joined by commas).
-func parseStates(values []string) ([]string, error) {
-	var out []string
-	for _, v := range values {
-		for s := range strings.SplitSeq(v, ",") {
-			s = strings.TrimSpace(s)
-			if !slices.Contains(inspect.States, s) {
-				return nil, termui.Usagef("--state %q: want %s", s, strings.Join(inspect.States, ", "))
-			}
-			out = append(out, s)
-		}
-	}
-	return out, nil
 }

@@ -44,6 +44,9 @@ type StreamOptions struct {
 type StreamResult struct {
 	// Closers is the number of synthetic closers (before filtering).
 	Closers int
+	// Matched is the number of events given to the sink, closers
+	// included: 0 when a filter matched nothing.
+	Matched int64
 }
 
 // Stream gives sink the log h reads, filtered, streamed with memory bounded
@@ -104,6 +107,7 @@ func Stream(ctx context.Context, h seam.Handle, o StreamOptions, sink Sink) (Str
 			return res, err
 		}
 	}
+	res.Matched = t.n
 	return res, t.err(ctx, h)
 }
 
@@ -249,15 +253,17 @@ func follow(ctx context.Context, h seam.Handle, next int64, filter *Filter, sink
 	return nil
 }
 
-// tally is a Sink that counts the events of types the log's version does
-// not know and that are not ignorable.
+// tally is a Sink that counts the events it is given, and those of types
+// the log's version does not know and that are not ignorable.
 type tally struct {
 	Sink
 	u *unknownTypes
+	n int64
 }
 
 func (t *tally) Event(e *seam.Event) error {
 	t.u.observe(e)
+	t.n++
 	return t.Sink.Event(e)
 }
 

@@ -6,6 +6,7 @@ package seam
 
 import (
 	"context"
+	"io"
 	"iter"
 )
 
@@ -236,6 +237,26 @@ type FileKeeper interface {
 	// StorePaths returns the absolute paths of the store's files; a
 	// directory stands for everything under it.
 	StorePaths() []string
+}
+
+// StoredFile is a file that holds a session, as stored: a log file, or
+// an older generation of it.
+type StoredFile struct {
+	// Name is the file's name in the session's folder.
+	Name string
+	// Open opens it for reading: its bytes as they are, up to its size at
+	// Open (what is appended meanwhile is not read).
+	Open func() (io.ReadCloser, error)
+}
+
+// FileStorer is implemented by services that keep each session in files
+// of its own, so that a consumer can copy them byte for byte (export
+// --include-raw, for a bug report).
+type FileStorer interface {
+	// SessionFiles returns the files of session id, oldest generation
+	// first, the live log last. Opening one never follows a symbolic link
+	// and refuses anything but a regular file.
+	SessionFiles(ctx context.Context, id string) ([]StoredFile, error)
 }
 
 // RawRecord is one physical record as stored, header first (packed rows

@@ -19,14 +19,16 @@ import (
 // they are.
 func Explain(err error) error {
 	var (
-		se  *store.Error
-		amb *store.AmbiguousError
-		sh  *ingest.ShadowError
-		in  *ingest.InputError
-		ns  *ingest.NextSeqError
-		fe  *inspect.FilterError
-		ut  *inspect.UnknownTypesError
-		nf  *seam.Error
+		se   *store.Error
+		amb  *store.AmbiguousError
+		sh   *ingest.ShadowError
+		in   *ingest.InputError
+		ns   *ingest.NextSeqError
+		fe   *inspect.FilterError
+		ut   *inspect.UnknownTypesError
+		nf   *seam.Error
+		near *store.NearError
+		oth  *store.OtherStoreError
 	)
 	switch {
 	case err == nil:
@@ -37,7 +39,13 @@ func Explain(err error) error {
 	case errors.As(err, &nf) && nf.Kind == seam.ErrNotFound && nf.ID != "" && nf.Err == nil:
 		// Whichever operation looked, the user named a session that is
 		// not there (seam.md's wording).
-		return fmt.Errorf("session %q %w", nf.ID, seam.ErrNotFound)
+		msg := fmt.Errorf("session %q %w", nf.ID, seam.ErrNotFound)
+		if errors.As(err, &near) {
+			return termui.WithHint(msg, near.Hint())
+		}
+		return msg
+	case errors.As(err, &oth):
+		return termui.Usage(termui.WithHint(err, fmt.Sprintf("drop --store to use the store of the path, or name the session by its id in --store %s", oth.Flag)))
 	case errors.Is(err, store.ErrEmptyArg):
 		return termui.Usagef("empty session argument")
 	case errors.Is(err, store.ErrNoBackupDir):

@@ -233,10 +233,21 @@ func TestOpenSession(t *testing.T) {
 		}
 		s.Close()
 	}
-	// A path names its store, whatever the request says.
-	elsewhere := Request{Flag: filepath.Join(t.TempDir(), "none"), Getenv: env(nil)}
-	if s, err := OpenSession(ctx, elsewhere, filepath.Join(root, "--w--", "session-4f1c2a9e"), Options{}); err != nil || s.ID != "session-4f1c2a9e" {
-		t.Errorf("OpenSession by path with another store asked for: %v", err)
+	// A path names its store, whatever the environment says; a --store
+	// naming another is an error, since which was meant cannot be told.
+	path := filepath.Join(root, "--w--", "session-4f1c2a9e")
+	elsewhere := filepath.Join(t.TempDir(), "none")
+	if s, err := OpenSession(ctx, Request{Getenv: env(map[string]string{"DSHCTL_STORE": elsewhere})}, path, Options{}); err != nil || s.ID != "session-4f1c2a9e" {
+		t.Errorf("OpenSession by path with another store in DSHCTL_STORE: %v", err)
+	} else {
+		s.Close()
+	}
+	var other *OtherStoreError
+	if _, err := OpenSession(ctx, Request{Flag: elsewhere, Getenv: env(nil)}, path, Options{}); !errors.As(err, &other) || other.Root != root {
+		t.Errorf("OpenSession by path with another --store: %v, want an *OtherStoreError", err)
+	}
+	if s, err := OpenSession(ctx, Request{Flag: root + string(filepath.Separator), Getenv: env(nil)}, path, Options{}); err != nil {
+		t.Errorf("OpenSession by path with its own --store: %v", err)
 	} else {
 		s.Close()
 	}
@@ -264,7 +275,7 @@ func TestOpenSessions(t *testing.T) {
 	ctx := context.Background()
 	root := newStore(t, 4, "session-a", "session-b")
 	other := newStore(t, 4, "session-a")
-	r := Request{Flag: root, Getenv: env(nil)}
+	r := Request{Getenv: env(map[string]string{"DSHCTL_STORE": root})}
 	ss, err := OpenSessions(ctx, r, []string{"session-b", filepath.Join(other, "--w--", "session-a"), "session-a",
 		filepath.Join(root, "--w--", "session-b"), "session-a"}, Options{})
 	if err != nil {
