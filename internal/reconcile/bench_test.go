@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -118,7 +119,10 @@ func encodeDecode(tb testing.TB, t *Trace) (*Trace, []byte) {
 	return back, b
 }
 
-var recordedOut = flag.String("recorded-session", "", "write the benchmarks' recorded session (200 turns) to `FILE` (scripts/bench-replay.sh)")
+var (
+	recordedOut   = flag.String("recorded-session", "", "write the benchmarks' recorded session to `FILE` (scripts/bench-replay.sh)")
+	recordedTurnN = flag.Int("recorded-turns", 200, "turns of the session -recorded-session writes (about 160 records each)")
+)
 
 // TestWriteRecordedSession writes the recorded session the benchmarks
 // replay, for the command-line measurement; it does nothing without
@@ -127,13 +131,28 @@ func TestWriteRecordedSession(t *testing.T) {
 	if *recordedOut == "" {
 		t.Skip("no -recorded-session FILE")
 	}
-	var buf bytes.Buffer
-	tr := recordedSession(200)
-	tr.Name = "recorded session, 200 turns"
-	if err := tr.Encode(&buf); err != nil {
+	// Written as it is made: a session of millions of records is never
+	// held (a FIFO works too).
+	f, err := os.Create(*recordedOut)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(*recordedOut, buf.Bytes(), 0o644); err != nil {
+	bw := bufio.NewWriterSize(f, 256<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	err = enc.Encode(map[string]any{"k": KindMeta, "version": 1, "tab": "tab-1", "name": fmt.Sprintf("recorded session, %d turns", *recordedTurnN)})
+	recordedTurns(*recordedTurnN, func(r Record) {
+		if err == nil {
+			err = enc.Encode(r.wire())
+		}
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -355,6 +355,11 @@ func replayWindow(w *window, tab string, pol Policy, o runOpts) runOut {
 	tr.keepAll = !w.ring || o.keepAll
 	m := newMachine(pol, tab, be, w.router(o.answered))
 	m.where, m.noBackend, m.supplied = o.where, o.noBackend, o.supplied
+	if w.ring && !o.keepAll {
+		// Only the deferral check reads which request each fetch record
+		// answered, and a streamed trace is read again for it.
+		m.answered = nil
+	}
 	out := runOut{tab: tab}
 	ck := newChecker(tr, m, pol)
 	ck.errorRowOptional = o.errorRowOptional

@@ -591,7 +591,9 @@ func (m *Machine) fetch(rec Record) {
 		if r.answerAt != m.index {
 			continue
 		}
-		m.answered[m.index] = r.key()
+		if m.answered != nil {
+			m.answered[m.index] = r.key()
+		}
 		switch {
 		case rec.FetchErr:
 			m.drop(r)
