@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/dshctl/dshctl/internal/jsonstr"
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // This file is a one-pass JSON reader for trace lines: it validates a value
@@ -353,7 +353,7 @@ func stringOf(v []byte) string {
 	if plain {
 		return string(v[1 : end-1])
 	}
-	return string(jsonstr.Append(make([]byte, 0, end), v[1:end-1]))
+	return string(rawjson.AppendUnquoted(make([]byte, 0, end), v[1:end-1]))
 }
 
 // interner shares the strings a trace repeats — row ids, turn ids, roles,

@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/dshctl/dshctl/internal/jsonstr"
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // Record kinds of a trace file (field "k").
@@ -438,7 +438,7 @@ func (d *decoder) scan(b []byte, w *wireFields) error {
 func (d *decoder) object(b []byte, i, depth int, value func(key []byte, vs int) (int, error)) (int, error) {
 	return validObject(b, i, depth, func(key []byte, plain bool, vs int) (int, error) {
 		if !plain {
-			d.key = jsonstr.Append(d.key[:0], key)
+			d.key = rawjson.AppendUnquoted(d.key[:0], key)
 			key = d.key
 		}
 		return value(key, vs)
@@ -513,7 +513,7 @@ func kindString(v []byte) (string, error) {
 func fieldName(key []byte) []byte {
 	for _, c := range key {
 		if c == '\\' || c >= utf8.RuneSelf {
-			return jsonstr.Append(nil, key)
+			return rawjson.AppendUnquoted(nil, key)
 		}
 	}
 	return key

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/dshctl/dshctl/internal/rawjson"
+
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -249,6 +251,6 @@ func causeOf(err error) error {
 }
 
 func hasMember(obj []byte, key string) bool {
-	_, ok := seam.Member(obj, key)
+	_, ok := rawjson.Member(obj, key)
 	return ok
 }

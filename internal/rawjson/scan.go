@@ -1,26 +1,42 @@
-package seam
+package rawjson
 
 import (
 	"encoding/binary"
 	"math/bits"
 )
 
-// maxJSONDepth is encoding/json's nesting limit: json.Valid rejects a value
+// MaxDepth is encoding/json's nesting limit: json.Valid rejects a value
 // nested deeper than this.
-const maxJSONDepth = 10000
+const MaxDepth = 10000
 
-// scanJSON reports whether raw is exactly one valid JSON value (RFC 8259),
+// Scan reports whether raw is exactly one valid JSON value (RFC 8259),
 // accepting exactly what json.Valid accepts (white space around the value,
 // any bytes of 0x20 and above in strings, valid UTF-8 or not, nesting up to
 // encoding/json's limit), and whether it is compact: no white space outside
 // strings. It is the readers' hot path, so it validates and checks
 // compactness in one pass, strings eight bytes at a time.
-func scanJSON(raw []byte) (valid, compact bool) {
-	s := jsonScanner{raw: raw, compact: true}
+func Scan(raw []byte) (valid, compact bool) {
+	s := scanner{raw: raw, compact: true}
 	return s.value(), s.compact
 }
 
-type jsonScanner struct {
+// Valid reports whether raw is exactly one valid JSON value, as Scan does.
+func Valid(raw []byte) bool {
+	valid, _ := Scan(raw)
+	return valid
+}
+
+// ScanObject is Scan that also records where the members of the object
+// raw is are, so that splitting it costs no second walk: the first
+// len(spans) of them in spans, and n counts them all (repeated keys
+// included). When raw is valid but not an object, n is 0.
+func ScanObject(raw []byte) (spans [Spans]Span, n int, valid, compact bool) {
+	s := scanner{raw: raw, compact: true, split: true, v0: -1}
+	valid = s.value()
+	return s.spans, s.n, valid, s.compact
+}
+
+type scanner struct {
 	raw     []byte
 	i       int
 	compact bool
@@ -30,21 +46,24 @@ type jsonScanner struct {
 	more  []uint64
 	depth int
 	// split, when set, records where the members of the top-level object
-	// are as they are scanned, so that splitting a record costs no second
-	// walk: the first len(spans) of them, and n counts them all. v0 is
-	// where the value of the member being scanned starts (-1: none).
+	// are as they are scanned: the first len(spans) of them, and n counts
+	// them all. v0 is where the value of the member being scanned starts
+	// (-1: none).
 	split bool
-	spans [smallFields]memberSpan
+	spans [Spans]Span
 	n     int
 	v0    int
 }
 
-// memberSpan locates a member: its key raw[k0:k1] (quotes included) and
-// its value raw[v0:v1].
-type memberSpan struct{ k0, k1, v0, v1 int }
+// Spans is how many members ScanObject locates.
+const Spans = 8
+
+// Span locates a member of an object: its key raw[Key0:Key1] (a JSON
+// string, quotes included) and its value raw[Val0:Val1].
+type Span struct{ Key0, Key1, Val0, Val1 int }
 
 // ws skips white space.
-func (s *jsonScanner) ws() {
+func (s *scanner) ws() {
 	i := s.i
 	for i < len(s.raw) && (s.raw[i] == ' ' || s.raw[i] == '\t' || s.raw[i] == '\r' || s.raw[i] == '\n') {
 		i++
@@ -55,8 +74,8 @@ func (s *jsonScanner) ws() {
 	}
 }
 
-func (s *jsonScanner) push(object bool) bool {
-	if s.depth == maxJSONDepth {
+func (s *scanner) push(object bool) bool {
+	if s.depth == MaxDepth {
 		return false
 	}
 	w, b := s.depth/64, uint(s.depth%64)
@@ -79,7 +98,7 @@ func (s *jsonScanner) push(object bool) bool {
 }
 
 // top reports whether the innermost open container is an object.
-func (s *jsonScanner) top() bool {
+func (s *scanner) top() bool {
 	d := s.depth - 1
 	w, b := d/64, uint(d%64)
 	if w < len(s.stack) {
@@ -90,7 +109,7 @@ func (s *jsonScanner) top() bool {
 
 // value scans the whole input as one value with optional white space
 // around it.
-func (s *jsonScanner) value() bool {
+func (s *scanner) value() bool {
 	raw := s.raw
 	s.ws()
 	for {
@@ -151,7 +170,7 @@ func (s *jsonScanner) value() bool {
 		for {
 			if s.split && s.depth == 1 && s.v0 >= 0 {
 				if s.n < len(s.spans) {
-					s.spans[s.n].v0, s.spans[s.n].v1 = s.v0, s.i
+					s.spans[s.n].Val0, s.spans[s.n].Val1 = s.v0, s.i
 				}
 				s.n++
 				s.v0 = -1
@@ -184,7 +203,7 @@ func (s *jsonScanner) value() bool {
 }
 
 // key scans an object key and its colon, and the white space after it.
-func (s *jsonScanner) key() bool {
+func (s *scanner) key() bool {
 	k0 := s.i
 	if s.i >= len(s.raw) || s.raw[s.i] != '"' || !s.str() {
 		return false
@@ -198,14 +217,14 @@ func (s *jsonScanner) key() bool {
 	s.ws()
 	if s.split && s.depth == 1 {
 		if s.n < len(s.spans) {
-			s.spans[s.n].k0, s.spans[s.n].k1 = k0, k1
+			s.spans[s.n].Key0, s.spans[s.n].Key1 = k0, k1
 		}
 		s.v0 = s.i
 	}
 	return true
 }
 
-func (s *jsonScanner) lit(word string) bool {
+func (s *scanner) lit(word string) bool {
 	if len(s.raw)-s.i < len(word) || string(s.raw[s.i:s.i+len(word)]) != word {
 		return false
 	}
@@ -227,7 +246,7 @@ func special(w uint64) uint64 {
 }
 
 // str scans a string starting at the opening quote.
-func (s *jsonScanner) str() bool {
+func (s *scanner) str() bool {
 	raw := s.raw
 	i := s.i + 1
 	for {
@@ -281,7 +300,7 @@ func isHex(c byte) bool {
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // num scans a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (s *jsonScanner) num() bool {
+func (s *scanner) num() bool {
 	raw, i := s.raw, s.i
 	if i < len(raw) && raw[i] == '-' {
 		i++
@@ -318,14 +337,14 @@ func (s *jsonScanner) num() bool {
 	return true
 }
 
-// appendCompact appends the valid JSON value raw to dst without the white
+// AppendCompact appends the valid JSON value raw to dst without the white
 // space outside its strings, as json.Compact does (which also leaves
 // strings as they are).
-func appendCompact(dst, raw []byte) []byte {
+func AppendCompact(dst, raw []byte) []byte {
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; c {
 		case '"':
-			end := stringEnd(raw, i)
+			end := StringEnd(raw, i)
 			dst = append(dst, raw[i:end]...)
 			i = end - 1
 		case ' ', '\t', '\r', '\n':
@@ -334,4 +353,18 @@ func appendCompact(dst, raw []byte) []byte {
 		}
 	}
 	return dst
+}
+
+// IsCompact reports whether the valid JSON value raw has no white space
+// outside its strings.
+func IsCompact(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			i = StringEnd(raw, i) - 1
+		case ' ', '\t', '\r', '\n':
+			return false
+		}
+	}
+	return true
 }
