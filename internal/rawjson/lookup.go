@@ -28,12 +28,12 @@ func Lookup(raw []byte, key string) (json.RawMessage, bool) {
 // rules). It reports whether raw is an object.
 func LookupAll(raw []byte, keys []string, vals []json.RawMessage) bool {
 	clear(vals)
-	i := skipSpace(raw, 0)
+	i := SkipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '{' {
 		return false
 	}
 	for i++; ; {
-		i = skipSpace(raw, i)
+		i = SkipSpace(raw, i)
 		if i >= len(raw) || raw[i] != '"' {
 			return true
 		}
@@ -42,10 +42,10 @@ func LookupAll(raw []byte, keys []string, vals []json.RawMessage) bool {
 			return true
 		}
 		k := raw[i+1 : end-1]
-		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
+		if i = SkipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
 			return true
 		}
-		i = skipSpace(raw, i+1)
+		i = SkipSpace(raw, i+1)
 		vend := scanValue(raw, i)
 		if vend < 0 {
 			return true
@@ -58,7 +58,7 @@ func LookupAll(raw []byte, keys []string, vals []json.RawMessage) bool {
 				vals[j] = raw[i:vend:vend]
 			}
 		}
-		if i = skipSpace(raw, vend); i < len(raw) && raw[i] == ',' {
+		if i = SkipSpace(raw, vend); i < len(raw) && raw[i] == ',' {
 			i++
 		}
 	}
@@ -104,12 +104,12 @@ func LookupString(raw []byte, key string) (string, bool) {
 // Elements calls fn with each item of the valid JSON array raw, in order,
 // until fn returns false; it reports whether raw is an array.
 func Elements(raw []byte, fn func(item []byte) bool) bool {
-	i := skipSpace(raw, 0)
+	i := SkipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '[' {
 		return false
 	}
 	for i++; ; {
-		i = skipSpace(raw, i)
+		i = SkipSpace(raw, i)
 		if i >= len(raw) || raw[i] == ']' {
 			return true
 		}
@@ -120,7 +120,7 @@ func Elements(raw []byte, fn func(item []byte) bool) bool {
 		if !fn(raw[i:end:end]) {
 			return true
 		}
-		if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
+		if i = SkipSpace(raw, end); i < len(raw) && raw[i] == ',' {
 			i++
 		}
 	}

@@ -53,6 +53,31 @@ type scanner struct {
 	spans [Spans]Span
 	n     int
 	v0    int
+	// one scans one value from i, no white space around it, with limit
+	// levels of nesting left (see Value); else the whole input is one
+	// value and limit is 0, meaning MaxDepth.
+	one   bool
+	limit int
+	// Where and why the scan failed, for err: at errAt, in encoding/json's
+	// words errCtx ("after object key"); deep when nested too deep.
+	errAt  int
+	errCtx string
+	deep   bool
+}
+
+// fail records that the input is invalid at raw[i], which came where ctx
+// says, and returns false.
+func (s *scanner) fail(i int, ctx string) bool {
+	s.errAt, s.errCtx = i, ctx
+	return false
+}
+
+// err is the error of a failed scan.
+func (s *scanner) err() error {
+	if s.deep {
+		return ErrDepth
+	}
+	return syntaxErrorAt(s.raw, s.errAt, s.errCtx)
 }
 
 // Spans is how many members ScanObject locates.
@@ -75,7 +100,8 @@ func (s *scanner) ws() {
 }
 
 func (s *scanner) push(object bool) bool {
-	if s.depth == MaxDepth {
+	if s.depth >= MaxDepth || s.one && s.depth >= s.limit {
+		s.deep = true
 		return false
 	}
 	w, b := s.depth/64, uint(s.depth%64)
@@ -108,14 +134,16 @@ func (s *scanner) top() bool {
 }
 
 // value scans the whole input as one value with optional white space
-// around it.
+// around it, or with one set, the value at s.i.
 func (s *scanner) value() bool {
 	raw := s.raw
-	s.ws()
+	if !s.one {
+		s.ws()
+	}
 	for {
 		// A value starts at s.i.
 		if s.i >= len(raw) {
-			return false
+			return s.fail(s.i, "")
 		}
 		switch c := raw[s.i]; c {
 		case '{':
@@ -161,10 +189,12 @@ func (s *scanner) value() bool {
 			if !s.lit("null") {
 				return false
 			}
-		default:
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 			if !s.num() {
 				return false
 			}
+		default:
+			return s.fail(s.i, "looking for beginning of value")
 		}
 		// After a value: close containers, or go on to the next member.
 		for {
@@ -175,12 +205,15 @@ func (s *scanner) value() bool {
 				s.n++
 				s.v0 = -1
 			}
+			if s.depth == 0 && s.one {
+				return true
+			}
 			s.ws()
 			if s.depth == 0 {
-				return s.i == len(raw)
+				return s.i == len(raw) || s.fail(s.i, "after top-level value")
 			}
 			if s.i >= len(raw) {
-				return false
+				return s.fail(s.i, "")
 			}
 			obj := s.top()
 			c := raw[s.i]
@@ -197,7 +230,10 @@ func (s *scanner) value() bool {
 				s.depth--
 				continue
 			}
-			return false
+			if obj {
+				return s.fail(s.i, "after object key:value pair")
+			}
+			return s.fail(s.i, "after array element")
 		}
 	}
 }
@@ -205,13 +241,16 @@ func (s *scanner) value() bool {
 // key scans an object key and its colon, and the white space after it.
 func (s *scanner) key() bool {
 	k0 := s.i
-	if s.i >= len(s.raw) || s.raw[s.i] != '"' || !s.str() {
+	if s.i >= len(s.raw) || s.raw[s.i] != '"' {
+		return s.fail(s.i, "looking for beginning of object key string")
+	}
+	if !s.str() {
 		return false
 	}
 	k1 := s.i
 	s.ws()
 	if s.i >= len(s.raw) || s.raw[s.i] != ':' {
-		return false
+		return s.fail(s.i, "after object key")
 	}
 	s.i++
 	s.ws()
@@ -226,7 +265,11 @@ func (s *scanner) key() bool {
 
 func (s *scanner) lit(word string) bool {
 	if len(s.raw)-s.i < len(word) || string(s.raw[s.i:s.i+len(word)]) != word {
-		return false
+		k := 0
+		for s.i+k < len(s.raw) && s.raw[s.i+k] == word[k] {
+			k++
+		}
+		return s.fail(s.i+k, "in literal "+word)
 	}
 	s.i += len(word)
 	return true
@@ -259,7 +302,7 @@ func (s *scanner) str() bool {
 			i += 8
 		}
 		if i >= len(raw) {
-			return false
+			return s.fail(len(raw), "")
 		}
 		switch c := raw[i]; {
 		case c == '"':
@@ -267,26 +310,23 @@ func (s *scanner) str() bool {
 			return true
 		case c == '\\':
 			if i+1 >= len(raw) {
-				return false
+				return s.fail(i+1, "")
 			}
 			switch raw[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if i+6 > len(raw) {
-					return false
-				}
-				for _, h := range raw[i+2 : i+6] {
-					if !isHex(h) {
-						return false
+				for k := i + 2; k < i+6; k++ {
+					if k >= len(raw) || !isHex(raw[k]) {
+						return s.fail(k, "in \\u hexadecimal character escape")
 					}
 				}
 				i += 6
 			default:
-				return false
+				return s.fail(i+1, "in string escape code")
 			}
 		case c < 0x20:
-			return false
+			return s.fail(i, "in string literal")
 		default:
 			i++ // a byte the word test flagged by borrow, or the short tail
 		}
@@ -312,12 +352,12 @@ func (s *scanner) num() bool {
 		for i++; i < len(raw) && isDigit(raw[i]); i++ {
 		}
 	default:
-		return false
+		return s.fail(i, "in numeric literal")
 	}
 	if i < len(raw) && raw[i] == '.' {
 		i++
 		if i >= len(raw) || !isDigit(raw[i]) {
-			return false
+			return s.fail(i, "after decimal point in numeric literal")
 		}
 		for i++; i < len(raw) && isDigit(raw[i]); i++ {
 		}
@@ -328,7 +368,7 @@ func (s *scanner) num() bool {
 			i++
 		}
 		if i >= len(raw) || !isDigit(raw[i]) {
-			return false
+			return s.fail(i, "in exponent of numeric literal")
 		}
 		for i++; i < len(raw) && isDigit(raw[i]); i++ {
 		}

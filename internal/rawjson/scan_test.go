@@ -3,6 +3,7 @@ package rawjson
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,12 @@ func sameAsEncodingJSON(t *testing.T, raw []byte) {
 	valid, compact := Scan(raw)
 	if want := json.Valid(raw); valid != want {
 		t.Fatalf("Scan(%q) valid = %v, json.Valid %v", raw, valid, want)
+	}
+	if err := Check(raw); (err == nil) != valid {
+		t.Fatalf("Check(%q) = %v, Scan valid = %v", raw, err, valid)
+	}
+	if err := Check(raw); err != nil && !errors.Is(err, ErrDepth) && !errors.As(err, new(*SyntaxError)) {
+		t.Fatalf("Check(%q) = %T %v, want a *SyntaxError or ErrDepth", raw, err, err)
 	}
 	if !valid {
 		return

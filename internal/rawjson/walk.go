@@ -25,24 +25,26 @@ func Items(raw []byte) (items [][]byte, ok bool) {
 // AppendItems is Items appending to items, which a hot caller keeps on
 // its stack.
 func AppendItems(items [][]byte, raw []byte) ([][]byte, bool) {
-	i := skipSpace(raw, 0)
+	i := SkipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '[' {
 		return nil, false
 	}
 	for i++; ; {
-		i = skipSpace(raw, i)
+		i = SkipSpace(raw, i)
 		if raw[i] == ']' {
 			return items, true
 		}
-		end := valueEnd(raw, i)
+		end := End(raw, i)
 		items = append(items, raw[i:end:end])
-		if i = skipSpace(raw, end); raw[i] == ',' {
+		if i = SkipSpace(raw, end); raw[i] == ',' {
 			i++
 		}
 	}
 }
 
-func skipSpace(raw []byte, i int) int {
+// SkipSpace returns the index of the first byte from raw[i] on that is not
+// JSON's white space.
+func SkipSpace(raw []byte, i int) int {
 	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r' || raw[i] == '\n') {
 		i++
 	}
@@ -71,10 +73,10 @@ func StringEnd(raw []byte, i int) int {
 	}
 }
 
-// valueEnd returns the index after the value starting at raw[i] of JSON
-// already validated, so without the bounds checks of scanValue, which
-// reads unvalidated bytes.
-func valueEnd(raw []byte, i int) int {
+// End returns the index after the value starting at raw[i] of JSON
+// already validated, so without the bounds checks of ValueEnd, which reads
+// unvalidated bytes.
+func End(raw []byte, i int) int {
 	switch raw[i] {
 	case '"':
 		return StringEnd(raw, i)
@@ -169,20 +171,20 @@ func IsNegZero(raw []byte) bool {
 // order, until fn returns false: its key as a JSON string (quotes and
 // escapes kept) and its value, aliasing raw.
 func Members(raw []byte, fn func(key, val []byte) bool) {
-	i := skipSpace(raw, 0) + 1 // past '{'
+	i := SkipSpace(raw, 0) + 1 // past '{'
 	for {
-		i = skipSpace(raw, i)
+		i = SkipSpace(raw, i)
 		if raw[i] == '}' {
 			return
 		}
 		end := StringEnd(raw, i)
 		key := raw[i:end]
-		i = skipSpace(raw, skipSpace(raw, end)+1) // past ':'
-		vend := valueEnd(raw, i)
+		i = SkipSpace(raw, SkipSpace(raw, end)+1) // past ':'
+		vend := End(raw, i)
 		if !fn(key, raw[i:vend:vend]) {
 			return
 		}
-		if i = skipSpace(raw, vend); raw[i] == ',' {
+		if i = SkipSpace(raw, vend); raw[i] == ',' {
 			i++
 		}
 	}
