@@ -20,8 +20,20 @@ MANDIR    ?= man
 
 all: build
 
+# The build is stamped with git's description of the checkout (dshctl
+# --version): builds that record no VCS information themselves
+# (-buildvcs=false, GOFLAGS) still name their commit. Outside a git
+# checkout the stamps are empty and Go's build information is shown.
+BUILDINFO   := github.com/dshctl/dshctl/internal/buildinfo
+VERSION     ?= $(shell git describe --tags --dirty 2>/dev/null)
+COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
+COMMIT_TIME ?= $(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd 2>/dev/null)
+MODIFIED    ?= $(shell git status --porcelain 2>/dev/null | grep -q . && echo true)
+LDFLAGS     := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) \
+               -X $(BUILDINFO).commitTime=$(COMMIT_TIME) -X $(BUILDINFO).modified=$(MODIFIED)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/dshctl
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dshctl
 
 # The full test suite: vet, formatting, unit, contract and testscript tests.
 # The timeout leaves room for a loaded machine (the suite takes minutes).

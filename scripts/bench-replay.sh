@@ -32,6 +32,19 @@ for i in $(seq "$runs"); do
 	awk -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v n="$records" 'BEGIN {
 		printf "dshctl replay session.jsonl: %.2f s wall, %.2f s CPU, %.0f events/s, %.0f events/CPU-s, %d MB RSS\n", w, u+s, n/w, n/(u+s), r/1024 }'
 done
+# 3. A long session (LONG turns of ~160 records, default 62,500: 10 M
+#    records), written into a FIFO as it is made and replayed from standard
+#    input while it is read: the CPU and peak RSS of dshctl alone.
+long=${LONG:-62500}
+mkfifo "$tmp/long.jsonl"
+go test -c -o "$tmp/reconcile.test" ./internal/reconcile
+"$tmp/reconcile.test" -test.run '^TestWriteRecordedSession$' -recorded-session "$tmp/long.jsonl" -recorded-turns "$long" >/dev/null &
+/usr/bin/time -f "%e %U %S %M" -o "$tmp/t" bin/dshctl replay - <"$tmp/long.jsonl" >"$tmp/long.out"
+wait
+read -r wall user sys rss <"$tmp/t"
+events=$(sed -n 's/.*policy membership, \([0-9]*\) events.*/\1/p' "$tmp/long.out")
+awk -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v n="$events" 'BEGIN {
+	printf "dshctl replay - (long session, %d records, streamed): %.1f s wall, %.1f s CPU, %.0f events/s, %.0f events/CPU-s, %d MB RSS\n", n, w, u+s, n/w, n/(u+s), r/1024 }'
 for i in $(seq "$runs"); do
 	/usr/bin/time -f "%e %U %S %M" -o "$tmp/t" bin/dshctl replay --generate 10000 --seed "$i" >/dev/null
 	read -r wall user sys rss <"$tmp/t"

@@ -5,14 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
+
+// appendGCPercent is append's GC target (see newAppendCmd).
+const appendGCPercent = 25
 
 type appendOptions struct {
 	assignSeq, closeInterrupted bool
@@ -34,6 +39,7 @@ type appendOptions struct {
 func newAppendCmd(e *env, g *globals) *cobra.Command {
 	var o appendOptions
 	var expectNext int64
+	var out *output
 	cmd := &cobra.Command{
 		Use:   "append SESSION [FILE|-]",
 		Short: "Append events to a session as one durable batch",
@@ -46,24 +52,11 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: completeSessions(e, g, sessionThenFile),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(termui.FormatTable, listFormats...)
-			if err != nil {
-				return err
-			}
 			o.headerFlags = changedFlags(cmd, "cwd", "format-version", "parent", "origin", "preset", "compression", "sqlite-schema")
 			if !o.create && len(o.headerFlags) > 0 {
 				return termui.Usagef("--cwd, --format-version, --parent, --origin, --preset, --compression and --sqlite-schema need --create")
 			}
-			if o.compression != "" && o.compression != "zstd" && o.compression != "none" {
-				return termui.Usagef("--compression %q: want zstd or none", o.compression)
-			}
-			if o.sqliteSchema != 0 && o.sqliteSchema != 14 && o.sqliteSchema != 17 {
-				return termui.Usagef("--sqlite-schema %d: want 17 or 14", o.sqliteSchema)
-			}
 			o.versionSet = cmd.Flags().Changed("format-version")
-			if o.versionSet && (o.header.Version < 0 || o.header.Version > seam.MaxVersion) {
-				return termui.Usagef("--format-version %d: dshctl writes log formats v0 to v%d", o.header.Version, seam.MaxVersion)
-			}
 			if cmd.Flags().Changed("expect-next-seq") {
 				if expectNext < 0 {
 					return termui.Usagef("--expect-next-seq must not be negative")
@@ -77,7 +70,7 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 			var in io.Reader
 			switch {
 			case name != "-":
-				f, err := store.OpenEvents(name)
+				f, err := ingest.OpenFile(cmd.Context(), name)
 				if err != nil {
 					return err
 				}
@@ -86,43 +79,47 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 			case len(args) == 2 || !o.closeInterrupted || !e.stdinTTY:
 				in = e.stdin
 			}
+			// A batch is read, checked and written a record at a time, and
+			// each pass lets go of the one before: a low GC target keeps
+			// the heap near the record (or chunk) at hand.
+			defer debug.SetGCPercent(debug.SetGCPercent(appendGCPercent))
 			res, err := runAppend(cmd.Context(), e, g, args[0], name, in, &o)
 			if err != nil {
 				return err
 			}
-			return sessionview.PrintAppend(e.out(format), res)
+			return sessionview.PrintAppend(e.out(out.format), res)
 		},
 	}
-	setFormats(cmd, listFormats...)
+	out = addOutput(cmd, e, tableFormats...)
 	f := cmd.Flags()
 	f.BoolVar(&o.assignSeq, "assign-seq", false, "number the events from the stored next seq (and set time when absent)")
 	f.Int64Var(&expectNext, "expect-next-seq", 0, "write nothing unless the log's next seq is `N` (a safe retry; see above)")
 	f.BoolVar(&o.closeInterrupted, "close-interrupted", false, "after the events, append the closers of the turn left open, as dsh's resume does")
 	f.BoolVar(&o.create, "create", false, "create the session when it does not exist (SESSION is then its exact id)")
 	f.StringVar(&o.header.Cwd, "cwd", "", "with --create: the session's working directory")
-	f.IntVar(&o.header.Version, "format-version", 0, "with --create: the log format version (default: the newest in the store, v4 in an empty one)")
-	f.StringVar(&o.compression, "compression", "", "with --create: zstd or none; other than the store's only in a new or empty store")
-	f.IntVar(&o.sqliteSchema, "sqlite-schema", 0, "with --create in a new SQLite store (--store sqlite:PATH): schema 17 (default) or 14")
+	intEnumFlag(cmd, &o.header.Version, "format-version", 0, oneOf(formatVersions()...), "with --create: the log format version (default: the newest in the store, v4 in an empty one)")
+	enumFlag(cmd, &o.compression, "compression", "", "", oneOf("zstd", "none"), "with --create: other than the store's only in a new or empty store")
+	intEnumFlag(cmd, &o.sqliteSchema, "sqlite-schema", 0, oneOf("17", "14"), "with --create in a new SQLite store (--store sqlite:PATH): its schema, 17 by default")
 	f.StringVar(&o.header.ParentSession, "parent", "", "with --create: the parent session id")
 	cmd.RegisterFlagCompletionFunc("parent", completeSessions(e, g, manySessions))
-	f.StringVar(&o.header.Origin, "origin", "", "with --create: \"subagent\" for a subagent session")
+	enumFlag(cmd, &o.header.Origin, "origin", "", "", oneOf("subagent"), "with --create: the origin of a subagent session")
 	f.StringVar(&o.header.AgentPreset, "preset", "", "with --create: the agent preset")
 	return cmd
 }
 
 // runAppend appends to the session arg names, or creates it
-// (store.Append), and says on stderr what the write repaired first.
-func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.Reader, o *appendOptions) (*store.AppendResult, error) {
+// (ingest.Append), and says on stderr what the write repaired first.
+func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.Reader, o *appendOptions) (*ingest.Result, error) {
 	if name == "-" {
 		name = "stdin"
 	}
-	ao := store.AppendOptions{CloseInterrupted: o.closeInterrupted, Input: in, Name: name,
-		AssignSeq: o.assignSeq, Now: e.now().UnixMilli(), ExpectNextSeq: o.expectNext}
+	ao := ingest.Options{CloseInterrupted: o.closeInterrupted, Input: in, Name: name,
+		AssignSeq: o.assignSeq, Now: e.now().UnixMilli(), ExpectNextSeq: o.expectNext, MaxRecordBytes: g.maxRecord, MaxFrameBytes: g.maxFrame}
 	so := store.Options{}
 	if o.create {
 		hdr := o.header
 		if !o.versionSet {
-			hdr.Version = store.Latest
+			hdr.Version = ingest.Latest
 		}
 		hdr.CreatedAt = e.now().UnixMilli()
 		ao.Create = &hdr
@@ -136,7 +133,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		return nil, sessionview.Explain(err)
 	}
 	defer s.Close()
-	res, err := store.Append(ctx, s.Service, s.ID, ao)
+	res, err := ingest.Append(ctx, s.Service, s.ID, ao)
 	if res != nil {
 		if o.create && !res.Created && len(o.headerFlags) > 0 {
 			fmt.Fprintf(e.stderr, "dshctl: warning: session %s exists; %s ignored\n", s.ID, strings.Join(o.headerFlags, ", "))

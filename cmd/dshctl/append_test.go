@@ -59,6 +59,11 @@ func TestAppendFixtures(t *testing.T) {
 			id := item["id"].(string)
 			path := item["location"].(map[string]any)["path"].(string)
 			t.Run(store+"/"+unsafeID.ReplaceAllString(id, "_"), func(t *testing.T) {
+				// A new turn starts after the open one is closed (append
+				// holds a batch to verify's turn rules).
+				if _, stderr, code := runCLI(t, "--store", root, "append", "--close-interrupted", id); code != 0 {
+					t.Fatalf("append --close-interrupted: exit %d: %s", code, stderr)
+				}
 				before, err := os.ReadFile(path)
 				if err != nil {
 					t.Fatal(err)

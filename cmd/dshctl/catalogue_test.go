@@ -33,6 +33,7 @@ func catalogueCmds() map[string]func(ts *testscript.TestScript, neg bool, args [
 		"mksession": cmdMkSession,
 		"addframe":  cmdAddFrame,
 		"addbytes":  cmdAddBytes,
+		"mkevents":  cmdMkEvents,
 		"extend":    cmdExtend,
 		"mkfifo":    cmdMkfifo,
 		"snapshot":  cmdSnapshot,
@@ -58,7 +59,8 @@ func cmdMkSession(ts *testscript.TestScript, neg bool, args []string) {
 // parseParts reads the parts of a frame or of bytes to append:
 // text:STRING (Go escapes allowed: \n, \x00), rep:BYTE:SIZE (BYTE one
 // character, nl or nul; SIZE a count with an optional KiB, MiB, GiB, MB or
-// GB) or reps:STRING:COUNT (STRING COUNT times).
+// GB), reps:STRING:COUNT (STRING COUNT times) or seq:STRING:COUNT (STRING
+// COUNT times, {i} in it replaced by 0, 1, …).
 func parseParts(ts *testscript.TestScript, args []string) []hostile.Part {
 	var parts []hostile.Part
 	for _, a := range args {
@@ -80,6 +82,21 @@ func parseParts(ts *testscript.TestScript, args []string) []hostile.Part {
 				ts.Fatalf("%s: more than 256 MiB", a)
 			}
 			parts = append(parts, hostile.Text(strings.Repeat(text, int(n))))
+		case strings.HasPrefix(a, "seq:"):
+			i := strings.LastIndexByte(a, ':')
+			text, err := strconv.Unquote(`"` + strings.ReplaceAll(a[4:i], `"`, `\"`) + `"`)
+			if err != nil {
+				ts.Fatalf("%s: %v", a, err)
+			}
+			n := parseSize(ts, a[i+1:])
+			if n*int64(len(text)+10) > 256<<20 {
+				ts.Fatalf("%s: more than 256 MiB", a)
+			}
+			var sb strings.Builder
+			for k := range n {
+				sb.WriteString(strings.ReplaceAll(text, "{i}", strconv.FormatInt(k, 10)))
+			}
+			parts = append(parts, hostile.Text(sb.String()))
 		case strings.HasPrefix(a, "rep:"):
 			f := strings.SplitN(a[4:], ":", 2)
 			if len(f) != 2 {
@@ -145,6 +162,31 @@ func cmdAddBytes(ts *testscript.TestScript, neg bool, args []string) {
 				_, err = f.Write(chunk[:min(n, int64(len(chunk)))])
 			}
 		}
+		ts.Check(err)
+	}
+}
+
+// cmdMkEvents writes FILE, a batch of N session/title events (no seq),
+// each line SIZE bytes long with its newline: a large input to append.
+//
+//	mkevents batch.jsonl 100 1MiB
+func cmdMkEvents(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: mkevents FILE N SIZE")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	const head, tail = `{"type":"session/title","data":{"title":"`, "\"}}\n"
+	size := parseSize(ts, args[2])
+	if size < int64(len(head)+len(tail)) {
+		ts.Fatalf("mkevents: a line takes at least %d bytes", len(head)+len(tail))
+	}
+	line := []byte(head + strings.Repeat("a", int(size)-len(head)-len(tail)) + tail)
+	f, err := os.Create(ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer f.Close()
+	for range n {
+		_, err := f.Write(line)
 		ts.Check(err)
 	}
 }

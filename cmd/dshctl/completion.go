@@ -1,32 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/buildinfo"
-	"github.com/dshctl/dshctl/internal/inspect"
-	"github.com/dshctl/dshctl/internal/replay"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
-	"github.com/dshctl/dshctl/internal/verify"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 )
-
-// formatsAnnotation holds the -o values a command takes, for completion.
-const formatsAnnotation = "dshctl_formats"
-
-// setFormats records the -o values cmd takes, which -o completes.
-func setFormats(cmd *cobra.Command, formats ...string) {
-	if cmd.Annotations == nil {
-		cmd.Annotations = map[string]string{}
-	}
-	cmd.Annotations[formatsAnnotation] = strings.Join(formats, ",")
-}
 
 // maxCompletions bounds the session ids offered: a shell shows no more.
 const maxCompletions = 1000
@@ -74,39 +62,13 @@ func completeSessions(e *env, g *globals, kind sessionArgs) cobra.CompletionFunc
 	}
 }
 
-// registerCompletions completes the values of the flags that take one of a
-// fixed set, by flag name, on every command that has them: -o (the
-// command's own formats, see setFormats), --sort, --type, --policy,
-// --compression, --mode, --sqlite-schema, --format-version, --origin; and
-// the flags that name a folder complete folder names.
+// registerCompletions makes the flags that name a folder complete folder
+// names, on every command that has them. (Flags of a fixed set of values
+// complete them where they are defined: enumFlag.)
 func registerCompletions(root *cobra.Command) {
-	fixed := map[string][]string{
-		"sort":           inspect.SortKeys,
-		"type":           inspect.TypePatterns(),
-		"policy":         replay.PolicyNames(),
-		"compression":    {"zstd", "none"},
-		"mode":           {verify.ModeTolerateTail.String(), verify.ModeStrict.String(), verify.ModePointInTime.String()},
-		"sqlite-schema":  {"17", "14"},
-		"format-version": formatVersions(),
-		"origin":         {"subagent"},
-		"in":             grepIn,
-	}
-	// Flags naming a folder complete folder names.
 	dirs := []string{"save", "convert", "backup-dir", "cwd", "project"}
-	root.RegisterFlagCompletionFunc("output", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		formats := cmd.Annotations[formatsAnnotation]
-		if formats == "" {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		return strings.Split(formats, ","), cobra.ShellCompDirectiveNoFileComp
-	})
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		for name, values := range fixed {
-			if c.LocalNonPersistentFlags().Lookup(name) != nil {
-				c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
-			}
-		}
 		for _, name := range dirs {
 			if c.LocalNonPersistentFlags().Lookup(name) != nil {
 				c.MarkFlagDirname(name)
@@ -120,12 +82,18 @@ func registerCompletions(root *cobra.Command) {
 }
 
 func newCompletionCmd(root *cobra.Command) *cobra.Command {
+	shells := oneOf("bash", "zsh", "fish", "powershell")
 	return &cobra.Command{
-		Use:       "completion bash|zsh|fish|powershell",
-		Short:     "Print a shell completion script",
-		Long:      help("completion"),
-		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
-		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
+		Use:   "completion SHELL",
+		Short: "Print a shell completion script: " + strings.Join(shells.values, ", "),
+		Long:  help("completion"),
+		Args: func(_ *cobra.Command, args []string) error {
+			if _, ok := shells.accept(args[0]); !ok {
+				return fmt.Errorf("unknown shell %q: want %s", args[0], shells.want())
+			}
+			return nil
+		},
+		ValidArgs: shells.values,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
 			switch args[0] {
@@ -153,14 +121,72 @@ func newManCmd(root *cobra.Command) *cobra.Command {
 			if err := os.MkdirAll(args[0], 0o755); err != nil {
 				return err
 			}
-			header := &doc.GenManHeader{Section: "1", Source: "dshctl " + buildinfo.Read().Version,
-				Manual: "dshctl manual"}
-			if err := doc.GenManTree(root, header, args[0]); err != nil {
+			if err := writeManPages(root, args[0]); err != nil {
 				return fmt.Errorf("write man pages: %w", err)
 			}
 			return nil
 		},
 	}
+}
+
+// writeManPages writes the page of cmd and of each command under it into
+// dir, as cobra's doc.GenManTree names them (dshctl-list.1), each with
+// the EXIT STATUS and ENVIRONMENT sections of help/exit-status.txt and
+// help/environment.txt before its SEE ALSO.
+func writeManPages(cmd *cobra.Command, dir string) error {
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() && !c.IsAdditionalHelpTopicCommand() {
+			if err := writeManPages(c, dir); err != nil {
+				return err
+			}
+		}
+	}
+	header := &doc.GenManHeader{Section: "1", Source: "dshctl " + buildinfo.Read().Version, Manual: "dshctl manual"}
+	if !cmd.HasParent() {
+		// The root's help adds the sections the page has of its own.
+		long := cmd.Long
+		cmd.Long = help("dshctl")
+		defer func() { cmd.Long = long }()
+	}
+	var page bytes.Buffer
+	if err := doc.GenMan(cmd, header, &page); err != nil {
+		return err
+	}
+	sections := ".SH EXIT STATUS\n" + manList(help("exit-status")) + ".SH ENVIRONMENT\n" + manList(help("environment"))
+	text := page.String()
+	if at := strings.Index(text, ".SH SEE ALSO"); at >= 0 {
+		text = text[:at] + sections + text[at:]
+	} else {
+		text += sections
+	}
+	name := strings.ReplaceAll(cmd.CommandPath(), " ", "-") + ".1"
+	return os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+}
+
+// manList is a help list ("NAME  what", continued on indented lines) as
+// roff tagged paragraphs.
+func manList(list string) string {
+	var b strings.Builder
+	for line := range strings.Lines(list) {
+		line = strings.TrimRight(line, "\n")
+		if strings.HasPrefix(line, " ") {
+			b.WriteString(manEscape(strings.TrimSpace(line)) + "\n")
+			continue
+		}
+		name, what, _ := strings.Cut(line, " ")
+		fmt.Fprintf(&b, ".TP\n.B %s\n%s\n", manEscape(name), manEscape(strings.TrimSpace(what)))
+	}
+	return b.String()
+}
+
+// manEscape keeps text from being read as roff: a backslash, and a line
+// starting with a dot or quote.
+func manEscape(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\e`)
+	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {
+		s = `\&` + s
+	}
+	return s
 }
 
 // formatVersions are the log formats dshctl writes, newest first.

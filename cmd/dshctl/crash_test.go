@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
@@ -26,7 +27,7 @@ import (
 )
 
 // appendResult is what `append -o json` prints.
-type appendResult = store.AppendResult
+type appendResult = ingest.Result
 
 // TestCrashAppend kills `dshctl append` processes at random points across
 // many appends and checks after each one that every acknowledged event is

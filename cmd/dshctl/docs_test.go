@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,5 +78,49 @@ func TestHelpCitesNoFilesUsersLack(t *testing.T) {
 	root.SetArgs([]string{"--help"})
 	if err := root.Execute(); err != nil || !strings.Contains(help.String(), "completion") || !strings.Contains(help.String(), "version") {
 		t.Errorf("root help lacks completion or version: %v\n%s", err, help.String())
+	}
+}
+
+// TestMakeBuildStampsVersion: make build stamps the commit it was built
+// from, which dshctl --version names even when Go records no VCS
+// information (GOFLAGS=-buildvcs=false) (issue 23).
+func TestMakeBuildStampsVersion(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("needs make")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skip("needs a git checkout")
+	}
+	bin := filepath.Join(t.TempDir(), "dshctl")
+	cmd := exec.Command("make", "-s", "build", "BIN="+bin)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version", "-o", "json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Commit       *string
+		CommitTime   *string
+		CommitTimeMs *int64
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSpace(string(head))
+	if v.Commit == nil || *v.Commit != want || v.CommitTime == nil || !strings.HasSuffix(*v.CommitTime, ".000Z") || v.CommitTimeMs == nil {
+		t.Errorf("make build's dshctl version -o json:\n%s\nwant commit %s and its time", out, want)
+	}
+	line, err := exec.Command(bin, "--version").Output()
+	if err != nil || !strings.Contains(string(line), "(commit "+want[:12]) {
+		t.Errorf("dshctl --version = %q (%v), want commit %s", line, err, want[:12])
 	}
 }

@@ -3,26 +3,23 @@ package main
 import (
 	"context"
 	"fmt"
-	"path"
 	"path/filepath"
-	"time"
 
 	"github.com/dshctl/dshctl/internal/search"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
-	"github.com/dshctl/dshctl/internal/timespec"
 	"github.com/spf13/cobra"
 )
 
 // grepIn are the values of grep's --in.
-var grepIn = []string{"text", "json"}
+var grepIn = oneOf("text", "json")
 
 type grepOptions struct {
 	fixed, ignoreCase   bool
 	in                  string
 	types               []string
-	since, until        string
+	times               timeFlags
 	project             string
 	files, count, quiet bool
 	max                 int
@@ -30,6 +27,7 @@ type grepOptions struct {
 
 func newGrepCmd(e *env, g *globals) *cobra.Command {
 	var o grepOptions
+	var out *output
 	cmd := &cobra.Command{
 		Use:   "grep PATTERN [SESSION...]",
 		Short: "Search the events of every session, or of those named",
@@ -44,25 +42,20 @@ func newGrepCmd(e *env, g *globals) *cobra.Command {
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeGrepArgs(e, g),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(termui.FormatTable, listFormats...)
+			ro, err := o.runOptions(args[0], e)
 			if err != nil {
 				return err
 			}
-			ro, err := o.runOptions(args[0], e.now())
-			if err != nil {
-				return err
-			}
-			return runGrep(cmd.Context(), e, g, format, ro, args[1:])
+			return runGrep(cmd.Context(), e, g, out.format, ro, args[1:])
 		},
 	}
-	setFormats(cmd, listFormats...)
+	out = addOutput(cmd, e, tableFormats...)
 	f := cmd.Flags()
 	f.BoolVarP(&o.fixed, "fixed-strings", "F", false, "take PATTERN as a string, not a regular expression")
 	f.BoolVarP(&o.ignoreCase, "ignore-case", "i", false, "match letters of either case")
-	f.StringVar(&o.in, "in", "text", "what is matched: text (each line of the string values of an event's data, decoded) or json (the event's canonical JSON line)")
-	f.StringArrayVar(&o.types, "type", nil, "search only events of this type (repeatable, glob: 'tool/*')")
-	f.StringVar(&o.since, "since", "", "search only events at or after this `TIME` (2026-12-01, 2026-12-01T13:00:00Z, 2h, yesterday, …)")
-	f.StringVar(&o.until, "until", "", "search only events at or before this `TIME`")
+	enumFlag(cmd, &o.in, "in", "", "text", grepIn, "what is matched, each line of the string values of an event's data (decoded) or the event's canonical JSON line")
+	typesFlag(cmd, &o.types, "search only events of this type (repeatable, glob: 'tool/*')")
+	o.times.add(f, "events", "events")
 	f.StringVar(&o.project, "project", "", "search only sessions whose cwd is `DIR`")
 	f.BoolVarP(&o.files, "files-with-matches", "l", false, "print only the ids of the sessions with a match")
 	f.BoolVarP(&o.count, "count", "c", false, "print each session with a match and its number of matching lines")
@@ -72,28 +65,21 @@ func newGrepCmd(e *env, g *globals) *cobra.Command {
 }
 
 // runOptions checks the flags and compiles the pattern.
-func (o *grepOptions) runOptions(pattern string, now time.Time) (search.RunOptions, error) {
+func (o *grepOptions) runOptions(pattern string, e *env) (search.RunOptions, error) {
 	var ro search.RunOptions
 	switch {
 	case countTrue(o.files, o.count, o.quiet) > 1:
 		return ro, termui.Usagef("-l, -c and -q do not go together: each says what to print")
 	case o.max < 0:
 		return ro, termui.Usagef("--max-count must not be negative")
-	case o.in != "text" && o.in != "json":
-		return ro, termui.Usagef("--in %q: want text or json", o.in)
 	}
 	p, err := search.Compile(pattern, search.PatternOptions{Fixed: o.fixed, IgnoreCase: o.ignoreCase})
 	if err != nil {
 		return ro, termui.Usage(err)
 	}
-	for _, t := range o.types {
-		if _, err := path.Match(t, ""); err != nil {
-			return ro, termui.Usagef("--type %q: %v", t, err)
-		}
-	}
-	r, err := timespec.ParseRange(o.since, o.until, now, time.Local)
+	r, err := o.times.parse(e)
 	if err != nil {
-		return ro, termui.Usage(err)
+		return ro, err
 	}
 	ro.Options = search.Options{Pattern: p, Types: o.types, Max: o.max,
 		Since: r.Since, HasSince: r.HasSince, Until: r.Until, HasUntil: r.HasUntil}

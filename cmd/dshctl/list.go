@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -22,6 +21,8 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 	var sel inspect.Selection
 	var strict bool
 	var budget int64
+	var out *output
+	var times timeFlags
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the sessions of the store, newest activity first",
@@ -29,17 +30,12 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 		Example: `  dshctl list
   dshctl list --all --sort size --limit 20
   dshctl list --project ~/src/app -o json
+  dshctl list --since yesterday --state open,error
   dshctl list | cut -f1                       # full ids
   dshctl list -o json | jq -r 'sort_by(.updatedAt)[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := g.outputFormat(termui.FormatTable, listFormats...)
-			if err != nil {
-				return err
-			}
-			if !slices.Contains(inspect.SortKeys, sel.Sort) {
-				return termui.Usagef("--sort %q: want created, updated, size or events", sel.Sort)
-			}
+			var err error
 			if sel.Limit < 0 {
 				return termui.Usagef("--limit must not be negative")
 			}
@@ -51,17 +47,22 @@ func newListCmd(e *env, g *globals) *cobra.Command {
 					return termui.Usage(err)
 				}
 			}
-			return runList(cmd.Context(), e, g, format, sel, strict, budget)
+			if sel.Active, err = times.parse(e); err != nil {
+				return err
+			}
+			return runList(cmd.Context(), e, g, out.format, sel, strict, budget)
 		},
 	}
-	setFormats(cmd, listFormats...)
+	out = addOutput(cmd, e, tableFormats...)
 	f := cmd.Flags()
 	f.BoolVarP(&sel.All, "all", "a", false, "include blank sessions (hidden by default, like the web UI)")
 	f.StringVar(&sel.Project, "project", "", "only sessions whose cwd is `DIR`")
+	enumListFlag(cmd, &sel.States, "state", oneOf(inspect.States...), "only sessions in this state, repeatable or a comma list (blank shows blank sessions)")
+	times.add(f, "sessions updated (the UPDATED column)", "sessions created")
 	f.IntVarP(&sel.Limit, "limit", "n", 0, "print at most `N` sessions (0: all)")
-	f.StringVar(&sel.Sort, "sort", "updated", "order: created|updated|size|events (newest or largest first)")
+	enumFlag(cmd, &sel.Sort, "sort", "", "updated", oneOf(inspect.SortKeys...), "order, newest or largest first")
 	f.BoolVar(&strict, "strict", false, "exit 1 when any session cannot be read")
-	f.Int64Var(&budget, "scan-budget", inspect.DefaultScanBudget, fmt.Sprintf("bytes read per session and direction (and %d times as many decoded) to prove blankness and find the last prompt", seam.ScanDecodedFactor))
+	bytesFlag(f, &budget, "scan-budget", inspect.DefaultScanBudget, fmt.Sprintf("bytes read per session and direction (and %d times as many decoded) to prove blankness and find the last prompt", seam.ScanDecodedFactor))
 	return cmd
 }
 

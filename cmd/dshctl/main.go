@@ -12,7 +12,7 @@
 //	list        inspect.ListSelect                      sessionview.PrintList
 //	stat        inspect.Stat                            sessionview.PrintStat
 //	cat         inspect.Stream (--raw: export.WriteRaw) sessionview.PrintLog, PrintRaw
-//	append      store.Append                            sessionview.PrintAppend
+//	append      ingest.Append                           sessionview.PrintAppend
 //	verify      verify.Run                              sessionview.VerifyPrinter
 //	export      export.ToFile (-O -: export.Session;    sessionview.PrintExports,
 //	            several or --all: export.ToDir)         ReportExports

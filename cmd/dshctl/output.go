@@ -2,32 +2,75 @@ package main
 
 import (
 	"embed"
-	"slices"
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
-// Formats of the commands, for -o and its completion (setFormats):
-// listFormats for those whose default is a table (list, stat, append,
-// verify, export), catFormats for cat.
+// The -o values of the commands, the first its default: tableFormats for
+// those whose output for people is a table or aligned fields (list, stat,
+// append, verify, export), textFormats for those that print prose
+// (replay, version), catFormats for cat.
 var (
-	listFormats = []string{termui.FormatTable, termui.FormatJSON, termui.FormatJSONL}
-	catFormats  = []string{termui.FormatJSONL, termui.FormatJSON, termui.FormatText}
+	tableFormats = []string{termui.FormatTable, termui.FormatJSON, termui.FormatJSONL}
+	textFormats  = []string{termui.FormatText, termui.FormatJSON, termui.FormatJSONL}
+	catFormats   = []string{termui.FormatJSONL, termui.FormatJSON, termui.FormatText}
 )
 
-// outputFormat returns the -o value, defaulting to def, or a usage error
-// when the command does not support it.
-func (g *globals) outputFormat(def string, allowed ...string) (string, error) {
-	f := g.output
-	if f == "" {
-		return def, nil
+// output is a command's -o and --jq.
+type output struct {
+	format string
+	jq     string
+}
+
+// addOutput gives cmd its -o, taking formats (the first is the default),
+// and --jq. Every command takes both "table" and "text" as the name of its
+// output for people, whichever of them it offers. With --jq, which needs
+// JSON, -o defaults to the command's JSON (cat's JSONL, otherwise json),
+// and what the command prints goes through the expression (termui.JQ).
+func addOutput(cmd *cobra.Command, e *env, formats ...string) *output {
+	o := &output{}
+	en := oneOf(formats...)
+	for _, f := range formats {
+		switch f {
+		case termui.FormatTable:
+			en.also = map[string]string{termui.FormatText: f}
+		case termui.FormatText:
+			en.also = map[string]string{termui.FormatTable: f}
+		}
 	}
-	if !slices.Contains(allowed, f) {
-		return "", termui.Usagef("unsupported output format %q (want %s)", f, strings.Join(allowed, "|"))
+	enumFlag(cmd, &o.format, "output", "o", formats[0], en, "output format")
+	cmd.Flags().StringVar(&o.jq, "jq", "", "filter the JSON output with a jq `EXPRESSION` (implies -o json; strings print raw)")
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if o.jq == "" {
+			return run(c, args)
+		}
+		json := o.format == termui.FormatJSON || o.format == termui.FormatJSONL
+		switch {
+		case c.Flags().Changed("output") && !json:
+			return termui.Usagef("--jq filters JSON: it does not go with -o %s", o.format)
+		case !json:
+			o.format = termui.FormatJSON
+		}
+		q, err := termui.CompileJQ(o.jq)
+		if err != nil {
+			return termui.Usage(err)
+		}
+		jw := q.Writer(c.Context(), e.stdout, e.stdoutTTY)
+		stdout, tty := e.stdout, e.stdoutTTY
+		e.stdout, e.stdoutTTY = jw, false
+		err = run(c, args)
+		e.stdout, e.stdoutTTY = stdout, tty
+		// When the expression failed, the command's writes failed with it:
+		// the expression's error says what happened.
+		if ferr := jw.Close(); ferr != nil {
+			return ferr
+		}
+		return err
 	}
-	return f, nil
+	return o
 }
 
 // out is where a command prints its results in format, for the packages
@@ -62,6 +105,16 @@ func changedFlags(cmd *cobra.Command, names ...string) []string {
 //
 //go:embed help/*.txt
 var helpTexts embed.FS
+
+// rootHelp is dshctl's own long help: its text, then the exit statuses
+// and the environment variables it reads (as the man pages give them).
+func rootHelp() string {
+	return help("dshctl") + "\n\nExit status:\n" + indent(help("exit-status")) +
+		"\n\nEnvironment:\n" + indent(help("environment"))
+}
+
+// indent indents every line of s by two spaces.
+func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
 
 // help is the long help text of the command name (its file without the
 // final newline).

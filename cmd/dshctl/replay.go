@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"strings"
 
 	"github.com/dshctl/dshctl/internal/reconcile"
 	"github.com/dshctl/dshctl/internal/replay"
@@ -16,8 +15,9 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 	var o replay.Options
 	var policy, shard, convert string
 	var force, states bool
+	var out *output
 	cmd := &cobra.Command{
-		Use:   "replay [TRACE|CAPTURE|DIR...]",
+		Use:   "replay [TRACE|CAPTURE|DIR|-...]",
 		Short: "Replay web-client traces and browser captures through the reconcile state machine and check its invariants",
 		Long:  help("replay"),
 		Example: `  dshctl replay traces/ captures/
@@ -28,10 +28,8 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
   dshctl replay --policy legacy --html replay.html traces/
   dshctl replay --states --policy legacy trace.jsonl | jq -c .state.render`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(termui.FormatText, termui.FormatText, termui.FormatTable, termui.FormatJSON, termui.FormatJSONL)
-			if err != nil {
-				return err
-			}
+			format := out.format
+			var err error
 			if states {
 				if other := changedFlags(cmd, "junit", "generate", "seed", "save", "convert", "html", "no-backend"); len(other) > 0 {
 					return termui.Usagef("--states prints the client's states and checks nothing: it does not go with %s", other[0])
@@ -58,7 +56,7 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 				return termui.Usagef("--seed and --save go with --generate")
 			}
 			if o.Policy, err = reconcile.PolicyByName(policy); err != nil {
-				return termui.Usage(err)
+				return err // replayPolicies holds the names it knows: a build mistake
 			}
 			if shard != "" {
 				if o.Shard, err = reconcile.ParseShard(shard); err != nil {
@@ -81,8 +79,9 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 			return runReplay(cmd.Context(), e, format, o, args)
 		},
 	}
+	out = addOutput(cmd, e, textFormats...)
 	fl := cmd.Flags()
-	fl.StringVar(&policy, "policy", reconcile.Membership.Name, "keep policy under test: "+strings.Join(replay.PolicyNames(), "|"))
+	enumFlag(cmd, &policy, "policy", "", reconcile.Membership.Name, replayPolicies(), "keep policy under test")
 	fl.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to `FILE`")
 	fl.IntVar(&o.Generate, "generate", 0, "run `N` generated traces")
 	fl.Uint64Var(&o.Seed, "seed", 1, "seed of the generated traces")
@@ -94,6 +93,19 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 	fl.StringVar(&convert, "convert", "", "write the tabs of the captures as JSONL traces into `DIR`, and replay nothing")
 	fl.BoolVar(&force, "force", false, "with --convert: replace existing trace files")
 	return cmd
+}
+
+// replayPolicies are replay's --policy values: those users choose between,
+// and the historical bug variants, accepted but not offered.
+func replayPolicies() enum {
+	en := oneOf(replay.PolicyNames()...)
+	en.also = map[string]string{}
+	for _, p := range reconcile.Policies() {
+		if p.Hidden {
+			en.also[p.Name] = p.Name
+		}
+	}
+	return en
 }
 
 // runReplay runs the suite (replay.Run), printing each result as it comes,

@@ -4,12 +4,12 @@ import (
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
-	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/spf13/cobra"
 )
 
 func newStatCmd(e *env, g *globals) *cobra.Command {
 	var exact bool
+	var out *output
 	cmd := &cobra.Command{
 		Use:   "stat SESSION",
 		Short: "Show a session's metadata from its header and the tail of its log",
@@ -19,10 +19,6 @@ func newStatCmd(e *env, g *globals) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeSessions(e, g, oneSession),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(termui.FormatTable, listFormats...)
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
 			s, err := g.openSession(ctx, e, args[0], store.Options{AllowUnknownTypes: true})
 			if err != nil {
@@ -35,13 +31,13 @@ func newStatCmd(e *env, g *globals) *cobra.Command {
 			}
 			// A session dsh would refuse is shown as far as it can be
 			// read; the reason then fails the command, after the report.
-			if perr := sessionview.PrintStat(e.out(format), r); perr != nil {
+			if perr := sessionview.PrintStat(e.out(out.format), r); perr != nil {
 				return perr
 			}
 			return sessionview.Explain(err)
 		},
 	}
-	setFormats(cmd, listFormats...)
+	out = addOutput(cmd, e, tableFormats...)
 	cmd.Flags().BoolVar(&exact, "exact", false, "also scan the whole log: counts by type, turns, first and last time")
 	return cmd
 }

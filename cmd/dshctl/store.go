@@ -39,7 +39,7 @@ func (g *globals) openSessions(ctx context.Context, e *env, args []string, o sto
 // notFound words a failure to find a named session, with the way to see
 // which there are.
 func notFound(err error) error {
-	if errors.Is(err, seam.ErrNotFound) {
+	if errors.Is(err, seam.ErrNotFound) && termui.Hint(sessionview.Explain(err)) == "" {
 		return termui.WithHint(sessionview.Explain(err), "run 'dshctl list --all' to see the sessions of the store")
 	}
 	return sessionview.Explain(err)

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 
+	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/sessionview"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
@@ -13,6 +16,7 @@ import (
 func newVerifyCmd(e *env, g *globals) *cobra.Command {
 	var o verify.Options
 	var mode, backupDir string
+	var out *output
 	cmd := &cobra.Command{
 		Use:   "verify [SESSION...]",
 		Short: "Check sessions for damage; repair torn and uncommitted tails",
@@ -24,12 +28,9 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
   dshctl verify --repair --salvage session-4f1c`,
 		ValidArgsFunction: completeSessions(e, g, manySessions),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := g.outputFormat(termui.FormatTable, listFormats...)
-			if err != nil {
-				return err
-			}
+			var err error
 			if o.Mode, err = verify.ParseMode(mode); err != nil {
-				return termui.Usage(err)
+				return err // verifyModes holds ParseMode's names: a build mistake
 			}
 			switch {
 			case o.Salvage && !o.Repair:
@@ -41,12 +42,12 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 			case cmd.Flags().Changed("backup-dir") && backupDir == "":
 				return termui.Usagef("--backup-dir must not be empty")
 			}
-			return runVerify(cmd.Context(), e, g, args, format, backupDir, o)
+			return runVerify(cmd.Context(), e, g, args, out.format, backupDir, o)
 		},
 	}
-	setFormats(cmd, listFormats...)
+	out = addOutput(cmd, e, tableFormats...)
 	f := cmd.Flags()
-	f.StringVar(&mode, "mode", "tolerate-tail", "tolerate-tail, strict or point-in-time")
+	enumFlag(cmd, &mode, "mode", "", verify.ModeTolerateTail.String(), verifyModes, "what counts as an error")
 	f.BoolVar(&o.Repair, "repair", false, "remove torn and uncommitted tails, saving the bytes to a backup first")
 	f.BoolVar(&o.Salvage, "salvage", false, "with --repair: re-append the complete records of a torn final zstd frame")
 	f.BoolVar(&o.DryRun, "dry-run", false, "with --repair: print what would be removed, change nothing")
@@ -55,13 +56,35 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 	return cmd
 }
 
+// verifyModes are verify's --mode values (verify.Mode).
+var verifyModes = oneOf(verify.ModeTolerateTail.String(), verify.ModeStrict.String(), verify.ModePointInTime.String())
+
 // runVerify checks the sessions args name, or the whole store
 // (verify.Run, once per store), printing each report as it comes.
 func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o verify.Options) error {
-	ss, err := g.openSessions(ctx, e, args, store.Options{BackupDir: backupDir, Verify: true})
+	// Of several names, one that finds no session is reported and the
+	// others are checked, as export does; a store that cannot be opened
+	// stops it all. One name (or none: the whole store) is opened or not.
+	var unfound []*verify.SessionReport
+	var stop error
+	failed := func(arg string, err error) {
+		var amb *store.AmbiguousError
+		if !errors.Is(err, seam.ErrNotFound) && !errors.As(err, &amb) && !errors.Is(err, store.ErrEmptyArg) {
+			stop = cmp.Or(stop, err)
+		}
+		unfound = append(unfound, &verify.SessionReport{ID: arg, Status: verify.StatusFailed, Err: err, State: verify.LogState{LastSeq: -1}})
+	}
+	so := store.Options{BackupDir: backupDir, Verify: true}
+	var ss *store.Sessions
+	var err error
+	if len(args) > 1 {
+		ss, err = store.OpenEachSession(ctx, g.request(e), args, so, failed)
+	} else {
+		ss, err = store.OpenSessions(ctx, g.request(e), args, so)
+	}
 	defer ss.Close()
-	if err != nil {
-		return err
+	if err = cmp.Or(err, stop); err != nil {
+		return notFound(err)
 	}
 	if backupDir == "" {
 		if backupDir, err = store.DefaultBackupDir(e.getenv); err != nil {
@@ -74,6 +97,12 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 	bar := e.out(format).NewBar("verify")
 	o.Total, o.Progress = func(n int) { bar.Start(n) }, bar.Step
 	var sum verify.Summary
+	for _, r := range unfound {
+		if err := p.Report(r); err != nil {
+			return err
+		}
+		sum.Add(verify.Summary{Sessions: 1, Failed: 1})
+	}
 	for _, gr := range ss.Groups() {
 		s, err := verify.Run(ctx, gr.Service, gr.IDs, o)
 		bar.Finish()

@@ -8,9 +8,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-var versionFormats = []string{termui.FormatText, termui.FormatJSON, termui.FormatJSONL}
-
 func newVersionCmd(e *env, g *globals) *cobra.Command {
+	var out *output
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Show dshctl's version, commit and Go version",
@@ -18,23 +17,19 @@ func newVersionCmd(e *env, g *globals) *cobra.Command {
 		Example: `  dshctl version
   dshctl version -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return printVersion(e, g) },
+		RunE: func(*cobra.Command, []string) error { return printVersion(e, out.format) },
 	}
-	setFormats(cmd, versionFormats...)
+	out = addOutput(cmd, e, textFormats...)
 	return cmd
 }
 
 // printVersion prints what `dshctl version` and `dshctl --version` show,
 // in the -o format.
-func printVersion(e *env, g *globals) error {
-	format, err := g.outputFormat(termui.FormatText, versionFormats...)
-	if err != nil {
-		return err
-	}
+func printVersion(e *env, format string) error {
 	b := buildinfo.Read()
 	if format != termui.FormatText {
 		return e.out(format).WriteJSON(e.stdout, b)
 	}
-	_, err = fmt.Fprintln(e.stdout, b)
+	_, err := fmt.Fprintln(e.stdout, b)
 	return err
 }

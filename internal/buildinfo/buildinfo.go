@@ -7,6 +7,17 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
+)
+
+// What `make build` stamps with -ldflags -X (from git), for builds that
+// record no VCS information of their own (-buildvcs=false, or a build
+// outside a checkout): each, when set, stands before the build info's.
+var (
+	version    string
+	commit     string
+	commitTime string // RFC 3339, as git's %cd in UTC
+	modified   string // "true" when the checkout had changes
 )
 
 // Info is what `dshctl version` says about the binary.
@@ -14,8 +25,11 @@ type Info struct {
 	Version string `json:"version"`
 	// Commit is the VCS revision built, null when the build did not
 	// record one (go run, go test, a build outside a checkout).
-	Commit     *string `json:"commit"`
-	CommitTime *string `json:"commitTime"`
+	Commit *string `json:"commit"`
+	// CommitTime is the commit's time as every time dshctl prints (RFC
+	// 3339 UTC with milliseconds), with its epoch-ms twin.
+	CommitTime   *string `json:"commitTime"`
+	CommitTimeMs *int64  `json:"commitTimeMs"`
 	// Modified says the checkout had uncommitted changes.
 	Modified  bool   `json:"modified"`
 	GoVersion string `json:"goVersion"`
@@ -25,25 +39,44 @@ type Info struct {
 // Read reads the build information of the running binary.
 func Read() Info {
 	b := Info{Version: "(unknown)", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return b
-	}
-	if v := bi.Main.Version; v != "" {
-		b.Version = v
-	}
-	b.GoVersion = bi.GoVersion
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			b.Commit = nonEmpty(s.Value)
-		case "vcs.time":
-			b.CommitTime = nonEmpty(s.Value)
-		case "vcs.modified":
-			b.Modified = s.Value == "true"
+	var at string
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" {
+			b.Version = v
+		}
+		b.GoVersion = bi.GoVersion
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				b.Commit = nonEmpty(s.Value)
+			case "vcs.time":
+				at = s.Value
+			case "vcs.modified":
+				b.Modified = s.Value == "true"
+			}
 		}
 	}
+	if version != "" {
+		b.Version = version
+	}
+	if commit != "" {
+		b.Commit, b.Modified = &commit, modified == "true"
+		at = commitTime
+	}
+	b.CommitTime, b.CommitTimeMs = timestamp(at)
 	return b
+}
+
+// timestamp is an RFC 3339 time as dshctl's JSON gives times: three
+// fraction digits in UTC, and its epoch ms; both nil when s is none.
+func timestamp(s string) (*string, *int64) {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil, nil
+	}
+	ms := t.UnixMilli()
+	v := time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+	return &v, &ms
 }
 
 // String is the one line --version prints.

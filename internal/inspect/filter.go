@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/timespec"
 )
 
 // FilterOptions are `cat`'s event filters; the zero value matches every
@@ -25,6 +26,9 @@ type FilterOptions struct {
 	// {turn:Turn} through its turn/end, inclusive.
 	Turn    int64
 	HasTurn bool
+	// Time matches the events whose time is in its span (all when unset).
+	// Event times need not grow with seq, so it never ends a scan early.
+	Time timespec.Range
 }
 
 // TypePatterns are the event types of every format version, and the globs
@@ -135,7 +139,7 @@ func (f *Filter) Match(e *seam.Event) bool {
 	if f.o.HasTurn {
 		in = f.turn(e)
 	}
-	return in && e.Seq >= f.o.From && f.typeMatch(e.Type)
+	return in && e.Seq >= f.o.From && f.o.Time.Contains(e.Time) && f.typeMatch(e.Type)
 }
 
 // turn tracks turn f.o.Turn and reports whether e belongs to it.

@@ -3,6 +3,7 @@ package inspect
 import (
 	"cmp"
 	"context"
+	"math"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/timespec"
 )
 
 // States of a session, one word each, as list and stat name them.
@@ -20,6 +22,9 @@ const (
 	StateDone  = "done"
 	StateError = "error" // dsh cannot read it (Session.Err says why)
 )
+
+// States are the State constants, in the order help lists them.
+var States = []string{StateBlank, StateOpen, StateDone, StateError}
 
 // State names the state of a readable session.
 func State(blank bool, open *OpenTurn) string {
@@ -244,6 +249,13 @@ type Selection struct {
 	// only, when positive.
 	Sort  string
 	Limit int
+	// States, when not empty, keeps only the sessions in these states (the
+	// State constants); a blank session is then kept when StateBlank is
+	// one of them, whatever All says.
+	States []string
+	// Active, when set, keeps only the sessions that may have been active
+	// in its span (Session.ActiveIn).
+	Active timespec.Range
 }
 
 // Selected is what Select keeps, and what it counted on the way.
@@ -288,11 +300,35 @@ func (p *picker) admit(r *Session) bool {
 	if r.State == StateError {
 		p.out.Unreadable++
 	}
-	if r.State == StateBlank && !p.s.All {
+	if len(p.s.States) > 0 && !slices.Contains(p.s.States, r.State) {
+		return false
+	}
+	if p.s.Active.IsSet() && !r.ActiveIn(p.s.Active) {
+		return false
+	}
+	if r.State == StateBlank && !p.s.All && !slices.Contains(p.s.States, StateBlank) {
 		p.out.Hidden++
 		return false
 	}
 	return true
+}
+
+// ActiveIn reports whether r may have been active in span: created at or
+// before its Until, and updated (UpdatedAt, list's UPDATED) at or after
+// its Since. A session is left out only when that is proven: one whose
+// last prompt is not known (the scan for it ran out of budget, or the log
+// cannot be read) counts as updated now, and one whose header cannot be
+// read is kept.
+func (r *Session) ActiveIn(span timespec.Range) bool {
+	if !r.HeaderKnown {
+		return true
+	}
+	created := r.Snapshot.Header.CreatedAt
+	updated := r.UpdatedAt()
+	if !r.MetaKnown || !r.Meta.LastPromptKnown {
+		updated = math.MaxInt64 // a prompt after it may not have been read
+	}
+	return span.Meets(created, max(created, updated))
 }
 
 // reserve makes room for n rows to keep when there is no Limit: one
@@ -375,7 +411,9 @@ func ListStream(ctx context.Context, svc seam.Service, o ListOptions, s Selectio
 		sel.Rows = nil
 		return sel, sink.Flush()
 	}
-	st := &stream{p: newPicker(Selection{All: s.All, Project: s.Project, Sort: s.Sort}), limit: s.Limit, count: o.Count, sink: sink}
+	all := s
+	all.Limit = 0 // the stream stops at the limit itself
+	st := &stream{p: newPicker(all), limit: s.Limit, count: o.Count, sink: sink}
 	st.cond = sync.NewCond(&st.mu)
 	ctx, st.cancel = context.WithCancel(ctx)
 	defer st.cancel()

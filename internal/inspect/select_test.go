@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/timespec"
 )
 
 func TestSelect(t *testing.T) {
 	session := func(id, cwd, state string, updated int64) Session {
 		s := Session{Snapshot: seam.Snapshot{Header: seam.Header{ID: id, Cwd: cwd}}, HeaderKnown: true, MetaKnown: true, State: state}
-		s.Meta.UpdatedAt = updated
+		s.Meta.UpdatedAt, s.Meta.LastPromptKnown = updated, true
 		return s
 	}
 	rows := []Session{
@@ -38,6 +39,15 @@ func TestSelect(t *testing.T) {
 		{Selection{Project: "/p"}, "da", 1, 0},
 		{Selection{All: true, Project: "/p", Limit: 2}, "db", 0, 0},
 		{Selection{Sort: "created"}, "acd", 1, 1}, // created: all 0, then by id
+		// --state: only those states; blank among them shows blank sessions.
+		{Selection{States: []string{StateOpen, StateError}}, "dc", 0, 1},
+		{Selection{States: []string{StateBlank}}, "b", 0, 1},
+		{Selection{States: []string{StateDone}, Project: "/p"}, "a", 0, 0},
+		// --since/--until: created (0 for all) at or before Until, updated
+		// at or after Since.
+		{Selection{Active: timespec.Range{Since: 3, HasSince: true}}, "dc", 0, 1},
+		{Selection{Active: timespec.Range{Since: 2, HasSince: true, Until: 3, HasUntil: true}, All: true}, "dcb", 0, 1},
+		{Selection{Active: timespec.Range{Until: -1, HasUntil: true}}, "", 0, 1},
 	} {
 		got := Select(rows, c.s)
 		if ids(got) != c.want || got.Hidden != c.hidden || got.Unreadable != c.unreadable {
@@ -123,6 +133,34 @@ func TestPickerAgreesWithSelect(t *testing.T) {
 		}
 		if sel := Select(rows, s); !slices.Equal(name(sel.Rows), name(want.Rows)) {
 			t.Fatalf("%+v: Select = %v, want %v", s, name(sel.Rows), name(want.Rows))
+		}
+	}
+}
+
+func TestActiveIn(t *testing.T) {
+	span := timespec.Range{Since: 100, HasSince: true, Until: 200, HasUntil: true}
+	row := func(created, updated int64, promptKnown, headerKnown bool) *Session {
+		s := &Session{Snapshot: seam.Snapshot{Header: seam.Header{CreatedAt: created}}, HeaderKnown: headerKnown, MetaKnown: true}
+		s.Meta.UpdatedAt, s.Meta.LastPromptKnown = updated, promptKnown
+		return s
+	}
+	for _, tc := range []struct {
+		s    *Session
+		want bool
+	}{
+		{row(50, 90, true, true), false},   // over before the span
+		{row(50, 100, true, true), true},   // updated at its start
+		{row(150, 150, true, true), true},  // inside
+		{row(200, 300, true, true), true},  // created at its end
+		{row(201, 300, true, true), false}, // created after it
+		{row(50, 50, true, true), false},
+		// The last prompt was not found within the scan budget: it may be
+		// in the span, so the session is kept; so is one without a header.
+		{row(50, 50, false, true), true},
+		{row(0, 0, false, false), true},
+	} {
+		if got := tc.s.ActiveIn(span); got != tc.want {
+			t.Errorf("ActiveIn(created %d, updated %d, prompt known %v, header known %v) = %v", tc.s.Snapshot.Header.CreatedAt, tc.s.Meta.UpdatedAt, tc.s.Meta.LastPromptKnown, tc.s.HeaderKnown, got)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package inspect
 
 import (
+	"bytes"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/seam"
@@ -31,12 +33,20 @@ type StreamOptions struct {
 	// the filter wants nothing more, like tail -f.
 	Follow bool
 	Poll   time.Duration
+	// Last, when HasLast, gives only the last Last events the filter
+	// matches (before the closers, and before what Follow reads), like
+	// tail -n.
+	Last    int64
+	HasLast bool
 }
 
 // StreamResult says what Stream did besides the events.
 type StreamResult struct {
 	// Closers is the number of synthetic closers (before filtering).
 	Closers int
+	// Matched is the number of events given to the sink, closers
+	// included: 0 when a filter matched nothing.
+	Matched int64
 }
 
 // Stream gives sink the log h reads, filtered, streamed with memory bounded
@@ -57,7 +67,12 @@ func Stream(ctx context.Context, h seam.Handle, o StreamOptions, sink Sink) (Str
 	if err := sink.Header(&hdr); err != nil {
 		return res, err
 	}
-	next, err := streamEvents(ctx, h, filter.ScanFrom(), filter, t)
+	var next int64
+	if o.HasLast {
+		next, err = streamLast(ctx, h, o.Filter, filter, o.Last, t)
+	} else {
+		next, err = streamEvents(ctx, h, filter.ScanFrom(), filter, t)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -92,6 +107,7 @@ func Stream(ctx context.Context, h seam.Handle, o StreamOptions, sink Sink) (Str
 			return res, err
 		}
 	}
+	res.Matched = t.n
 	return res, t.err(ctx, h)
 }
 
@@ -118,6 +134,96 @@ func streamEvents(ctx context.Context, h seam.Handle, next int64, filter *Filter
 		}
 	}
 	return next, nil
+}
+
+// streamLast gives sink the last n events of h that filter (made of o)
+// matches, in seq order, and returns the seq to follow from. Without a turn
+// filter it reads the log backward from its end (or from o.To), so that
+// the last events of a long log cost what they hold, not the whole log; a
+// turn is known only from its turn/start, so a turn filter reads forward,
+// keeping the last n. Either way it holds at most n events.
+func streamLast(ctx context.Context, h seam.Handle, o FilterOptions, filter *Filter, n int64, sink Sink) (int64, error) {
+	var last []seam.Event // newest first, or a ring of the last n
+	next := int64(-1)
+	switch {
+	case n == 0 && !o.HasTurn:
+		snap, err := h.Snapshot(ctx)
+		if err != nil {
+			return 0, err
+		}
+		return max(snap.EventCount, o.From), nil
+	case o.HasTurn:
+		var cur seam.Event
+		next, k := filter.ScanFrom(), 0
+		for ev, err := range h.Scan(ctx, seam.ScanOptions{From: next, Transient: true}) {
+			if err != nil {
+				return next, err
+			}
+			cur = ev
+			next = cur.Seq + 1
+			if filter.Match(&cur) && n > 0 {
+				c := cloneEvent(&cur)
+				if int64(len(last)) < n {
+					last = append(last, c)
+				} else {
+					last[k] = c
+					k = (k + 1) % len(last)
+				}
+			}
+			if filter.Done() {
+				break
+			}
+		}
+		for i := range last {
+			if err := sink.Event(&last[(k+i)%len(last)]); err != nil {
+				return next, err
+			}
+		}
+		return next, nil
+	}
+	// Matched on their own: filter has no turn to track, and must see
+	// what Follow reads next as if nothing was read before.
+	m, err := NewFilter(o)
+	if err != nil {
+		return 0, err
+	}
+	from := int64(0) // from the end
+	if o.HasTo {
+		from = o.To + 1
+	}
+	for ev, err := range h.Scan(ctx, seam.ScanOptions{From: from, Reverse: true}) {
+		if err != nil {
+			return 0, err
+		}
+		if next < 0 {
+			next = ev.Seq + 1
+		}
+		if ev.Seq < o.From {
+			break
+		}
+		if m.Match(&ev) {
+			last = append(last, cloneEvent(&ev))
+			if int64(len(last)) == n {
+				break
+			}
+		}
+	}
+	for i := len(last) - 1; i >= 0; i-- {
+		if err := sink.Event(&last[i]); err != nil {
+			return next, err
+		}
+	}
+	return max(next, o.From), nil
+}
+
+// cloneEvent is e with its own copies of the buffers a transient scan
+// lends.
+func cloneEvent(e *seam.Event) seam.Event {
+	c := *e
+	c.Data = bytes.Clone(e.Data)
+	c.SurfaceOp = bytes.Clone(e.SurfaceOp)
+	c.SourceEventSeqs = slices.Clone(e.SourceEventSeqs)
+	return c
 }
 
 // follow gives sink what is appended to h, polling like tail -f, until ctx
@@ -147,15 +253,17 @@ func follow(ctx context.Context, h seam.Handle, next int64, filter *Filter, sink
 	return nil
 }
 
-// tally is a Sink that counts the events of types the log's version does
-// not know and that are not ignorable.
+// tally is a Sink that counts the events it is given, and those of types
+// the log's version does not know and that are not ignorable.
 type tally struct {
 	Sink
 	u *unknownTypes
+	n int64
 }
 
 func (t *tally) Event(e *seam.Event) error {
 	t.u.observe(e)
+	t.n++
 	return t.Sink.Event(e)
 }
 

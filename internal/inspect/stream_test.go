@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/timespec"
 )
 
 // record is a Sink that writes what it is given as short lines.
@@ -132,6 +134,67 @@ func TestSortRows(t *testing.T) {
 		}
 		if by == "created" && rows[0].Snapshot.Location.Path != "" {
 			t.Errorf("SortRows(%s): equal rows not ordered by location", by)
+		}
+	}
+}
+
+// seqRecord is a Sink that keeps the seqs and data it is given.
+type seqRecord struct{ bytes.Buffer }
+
+func (r *seqRecord) Header(*seam.Header) error { return nil }
+func (r *seqRecord) Event(e *seam.Event) error {
+	fmt.Fprintf(r, "%d %s %s\n", e.Seq, e.Type, e.Data)
+	return nil
+}
+func (r *seqRecord) Closers(int) error { return nil }
+func (r *seqRecord) End() error        { return nil }
+func (r *seqRecord) Flush() error      { return nil }
+
+// TestStreamLast: -n N gives the last N events of those the filters pass,
+// as filtering the whole log and keeping its end would; read backward
+// unless a turn is asked for, and with the events' data intact though
+// the scan reuses its buffers.
+func TestStreamLast(t *testing.T) {
+	ctx := context.Background()
+	var events []seam.Event
+	types := []string{"tool/call", "tool/result", "session/title", "step/start"}
+	for turn := int64(1); turn <= 5; turn++ {
+		events = append(events, ev(0, 0, "turn/start", fmt.Sprintf(`{"turn":%d}`, turn)))
+		for k := range 7 {
+			events = append(events, ev(0, 0, types[(k+int(turn))%len(types)], fmt.Sprintf(`{"turn":%d,"k":%d}`, turn, k)))
+		}
+		events = append(events, ev(0, 0, "turn/end", fmt.Sprintf(`{"turn":%d}`, turn)))
+	}
+	events = renumber(events)
+	for i := range events {
+		events[i].Time = 1000 + int64(i%13)*10 // times that do not grow with seq
+	}
+	filters := []FilterOptions{
+		{},
+		{Types: []string{"tool/*"}},
+		{From: 10, To: 30, HasTo: true},
+		{Turn: 3, HasTurn: true},
+		{Turn: 4, HasTurn: true, Types: []string{"tool/result"}},
+		{Time: timespec.Range{Since: 1050, HasSince: true, Until: 1090, HasUntil: true}},
+		{From: 40, Types: []string{"session/title"}},
+	}
+	for _, fo := range filters {
+		var all seqRecord
+		if _, err := Stream(ctx, newFake(1, 4, events...), StreamOptions{Filter: fo}, &all); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(all.String(), "\n")
+		lines = lines[:len(lines)-1]
+		for _, n := range []int64{0, 1, 3, 8, 1000} {
+			h := newFake(1, 4, events...)
+			var got seqRecord
+			if _, err := Stream(ctx, h, StreamOptions{Filter: fo, Last: n, HasLast: true}, &got); err != nil {
+				t.Fatal(err)
+			}
+			want := strings.Join(lines[max(0, len(lines)-int(n)):], "")
+			if got.String() != want {
+				t.Errorf("%+v -n %d:\n got %s\nwant %s", fo, n, got.String(), want)
+			}
 		}
 	}
 }

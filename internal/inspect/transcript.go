@@ -61,11 +61,15 @@ type Transcript struct {
 	wrote bool
 	ctx   context.Context
 	err   error // of the event being rendered: the context's end or a write
+	// open is the turn started and not ended yet, -1 for none; markOpen
+	// says End marks it (MarkOpenTurn).
+	open     int64
+	markOpen bool
 }
 
 // NewTranscript returns a Transcript writing to w.
 func NewTranscript(w io.Writer, o TranscriptOptions) *Transcript {
-	t := &Transcript{w: w, o: o, width: o.Width, names: map[string]string{}, shown: map[string]bool{}}
+	t := &Transcript{w: w, o: o, width: o.Width, names: map[string]string{}, shown: map[string]bool{}, open: -1}
 	if t.width == 0 {
 		t.width = DefaultTranscriptWidth
 	}
@@ -110,8 +114,23 @@ func (t *Transcript) Closers(n int) error {
 	return err
 }
 
-// End does nothing: a transcript has no closing lines.
-func (t *Transcript) End() error { return nil }
+// MarkOpenTurn makes End say that the last turn is open, when it has no
+// turn/end: for a transcript of the whole log to its end (a filter that
+// leaves out a turn/end, or a follow, would make any turn look open).
+func (t *Transcript) MarkOpenTurn() { t.markOpen = true }
+
+// End closes the transcript: with MarkOpenTurn, a line saying the last
+// turn is open.
+func (t *Transcript) End() error {
+	if !t.markOpen || t.open < 0 {
+		return nil
+	}
+	t.buf = t.buf[:0]
+	t.styled(termui.Yellow, t.cut("── turn "+strconv.FormatInt(t.open, 10)+" is open: no turn/end yet; dsh closes it on resume (dshctl append --close-interrupted) ──"))
+	t.nl()
+	_, err := t.w.Write(t.buf)
+	return err
+}
 
 // Flush flushes the writer, if it buffers.
 func (t *Transcript) Flush() error {
@@ -219,6 +238,7 @@ func (t *Transcript) turnStart(e *seam.Event) {
 	}
 	t.styled(termui.Bold, head)
 	t.nl()
+	t.open = d.Turn
 }
 
 // turnEnd is silent for a completed turn and shows every other reason as an
@@ -226,6 +246,7 @@ func (t *Transcript) turnStart(e *seam.Event) {
 func (t *Transcript) turnEnd(e *seam.Event) {
 	var d turnEnd
 	_ = json.Unmarshal(e.Data, &d)
+	t.open = -1
 	r := d.Reason
 	if r.Kind == "completed" {
 		return

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -509,6 +510,47 @@ func TestHasControl(t *testing.T) {
 	for _, s := range []string{"\xc2", "a\xc2", "\xc2\xa0", "\x80\x9f", "\xe2\x80\x8b"} {
 		if hasControl(s) {
 			t.Errorf("hasControl(%q) = true", s)
+		}
+	}
+}
+
+// TestTranscriptOpenTurn: with MarkOpenTurn, End says that the last turn
+// has no turn/end; a closed turn, or no MarkOpenTurn, adds nothing.
+func TestTranscriptOpenTurn(t *testing.T) {
+	start := func(seq, turn int64) seam.Event {
+		return seam.Event{Type: "turn/start", Seq: seq, Data: json.RawMessage(`{"turn":` + strconv.FormatInt(turn, 10) + `}`)}
+	}
+	end := func(seq, turn int64) seam.Event {
+		return seam.Event{Type: "turn/end", Seq: seq, Data: json.RawMessage(`{"turn":` + strconv.FormatInt(turn, 10) + `,"reason":{"kind":"completed"}}`)}
+	}
+	for _, tc := range []struct {
+		events []seam.Event
+		mark   bool
+		open   bool
+	}{
+		{[]seam.Event{start(0, 1), end(1, 1), start(2, 2)}, true, true},
+		{[]seam.Event{start(0, 1), end(1, 1)}, true, false},
+		{[]seam.Event{start(0, 2)}, false, false},
+		{nil, true, false},
+	} {
+		var b bytes.Buffer
+		tr := NewTranscript(&b, TranscriptOptions{})
+		if tc.mark {
+			tr.MarkOpenTurn()
+		}
+		for i := range tc.events {
+			if err := tr.Event(&tc.events[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tr.End(); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "is open"); got != tc.open {
+			t.Errorf("events %d, mark %v: open turn marked %v, want %v:\n%s", len(tc.events), tc.mark, got, tc.open, b.String())
+		}
+		if tc.open && !strings.HasSuffix(b.String(), "── turn 2 is open: no turn/end yet; dsh closes it on resume (dshctl append --close-interrupted) ──\n") {
+			t.Errorf("the mark is not the last line:\n%s", b.String())
 		}
 	}
 }

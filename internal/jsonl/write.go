@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -566,10 +567,19 @@ func (h *handle) tailRepairs(backup string) []seam.Repair {
 // log holds everything. The session lock is on session.lock, so the rename
 // keeps it. Only a zstd tail that starts inside a frame pays this copy.
 func (h *handle) replaceTail(ctx context.Context, content []byte, n int64) error {
+	return h.replaceTailWith(ctx, int64(len(content)), func(w io.Writer) (int64, error) {
+		_, err := w.Write(content)
+		return n, err
+	})
+}
+
+// replaceTailWith is replaceTail with the new content written by body
+// (which returns the events it wrote), size bytes or more of it.
+func (h *handle) replaceTailWith(ctx context.Context, size int64, body func(io.Writer) (int64, error)) error {
 	l, w, fsys := h.log, h.w, h.s.fs
 	// The copy needs room for the whole log up to the tail: check first,
 	// rather than fail with a full disk halfway.
-	need := w.cut + int64(len(content))
+	need := w.cut + size
 	if free, err := fsys.FreeSpace(filepath.Dir(l.path)); err == nil && free < need {
 		return l.ioError(fmt.Errorf("removing the uncommitted tail rewrites the log: that needs %d bytes free in %s, and %d are (the log is unchanged)",
 			need, filepath.Dir(l.path), free), w.cut)
@@ -599,8 +609,13 @@ func (h *handle) replaceTail(ctx context.Context, content []byte, n int64) error
 	if err == nil {
 		err = copyRange(ctx, f, l.f, 0, w.cut)
 	}
+	var n int64
+	cw := &countWriter{w: f}
 	if err == nil {
-		err = writeAll(f, content)
+		bw := bufio.NewWriterSize(cw, streamBuffer)
+		if n, err = body(bw); err == nil {
+			err = bw.Flush()
+		}
 	}
 	if err == nil {
 		err = f.Sync()
@@ -621,7 +636,7 @@ func (h *handle) replaceTail(ctx context.Context, content []byte, n int64) error
 	h.retireLocked(l)
 	h.log = &nl
 	h.noteRepairs(backup)
-	w.size = w.cut + int64(len(content))
+	w.size = w.cut + cw.n
 	w.cut, w.physEnd, w.salvage = w.size, w.size, nil
 	w.next += n
 	if err := syncDir(fsys, filepath.Dir(l.path)); err != nil {
@@ -693,6 +708,22 @@ func (s *Store) backup(ctx context.Context, id string, l *logFile, from, to int6
 // link(2) so that a racing creator gets ErrAlreadyExists, then the temp is
 // unlinked and the directory fsynced.
 func (h *handle) materialize(lines []byte, n int64) error {
+	return h.materializeWith(func(w io.Writer) (int64, error) {
+		var err error
+		switch {
+		case len(lines) == 0:
+		case h.s.Encoding() == Zstd:
+			_, err = w.Write(zstdframe.AppendFrame(nil, lines))
+		default:
+			_, err = w.Write(lines)
+		}
+		return n, err
+	})
+}
+
+// materializeWith is materialize with the body after the header written
+// by body, which returns the events it wrote.
+func (h *handle) materializeWith(body func(io.Writer) (int64, error)) error {
 	s, d := h.s, h.dir
 	exists := func() error {
 		return &seam.Error{Kind: seam.ErrAlreadyExists, Op: "create", ID: h.id, Pos: seam.NoPos,
@@ -734,17 +765,26 @@ func (h *handle) materialize(lines []byte, n int64) error {
 	gen, enc := h.hdr.Version, s.Encoding()
 	final := filepath.Join(d.dir, LogName(gen, enc))
 	headerLine := append(h.hdr.AppendJSON(nil), '\n')
-	var content []byte
-	var bodyOff int64
+	content := headerLine
 	if enc == Zstd {
 		content = zstdframe.AppendFrame(nil, headerLine)
-		bodyOff = int64(len(content))
-		if len(lines) > 0 {
-			content = zstdframe.AppendFrame(content, lines)
+	}
+	bodyOff := int64(len(content))
+	var n, size int64
+	write := func(f file) error {
+		if err := s.giveToFolder(f, d.dir); err != nil {
+			return err
 		}
-	} else {
-		content = append(headerLine, lines...)
-		bodyOff = int64(len(headerLine))
+		cw := &countWriter{w: f}
+		bw := bufio.NewWriterSize(cw, streamBuffer)
+		bw.Write(content)
+		var err error
+		if n, err = body(bw); err != nil {
+			return err
+		}
+		err = bw.Flush()
+		size = cw.n
+		return err
 	}
 	var suffix [6]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
@@ -752,7 +792,7 @@ func (h *handle) materialize(lines []byte, n int64) error {
 	}
 	tmp := final + "." + hex.EncodeToString(suffix[:]) + ".tmp"
 	l := &logFile{path: final, id: h.id, enc: enc, gen: gen, decs: &s.decs, lim: s.lim}
-	if err := writeNew(s.fs, tmp, content, func(f file) error { return s.giveToFolder(f, d.dir) }); err != nil {
+	if err := writeNewWith(s.fs, tmp, write); err != nil {
 		return l.ioError(err, 0)
 	}
 	err = s.fs.Link(tmp, final)
@@ -782,23 +822,30 @@ func (h *handle) materialize(lines []byte, n int64) error {
 	d.live = gen
 	h.log = l
 	h.body = position{fileOff: bodyOff, textOff: int64(len(headerLine)), lineNo: 1, frame: 1}
-	h.w = &writer{lock: lock, lockFI: lockFI, size: int64(len(content)), cut: int64(len(content)), next: n}
+	h.w = &writer{lock: lock, lockFI: lockFI, size: size, cut: size, next: n}
 	return nil
 }
 
 // writeNew writes content to a new file (O_EXCL, 0600) and fsyncs it;
 // prepare, when set, is called first with the new file.
 func writeNew(fsys fileSystem, path string, content []byte, prepare func(file) error) error {
+	return writeNewWith(fsys, path, func(f file) error {
+		if prepare != nil {
+			if err := prepare(f); err != nil {
+				return err
+			}
+		}
+		return writeAll(f, content)
+	})
+}
+
+// writeNewWith is writeNew with the content written by write.
+func writeNewWith(fsys fileSystem, path string, write func(file) error) error {
 	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	if prepare != nil {
-		err = prepare(f)
-	}
-	if err == nil {
-		err = writeAll(f, content)
-	}
+	err = write(f)
 	if err == nil {
 		err = f.Sync()
 	}

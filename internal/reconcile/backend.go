@@ -27,36 +27,53 @@ type lookahead struct {
 	alias        map[string]string // server message id -> client id
 	serverQueued map[string]bool
 	failed       map[string]bool
-	ahead        []string // record index -> the turn the frames after it show the server was running
-	content      int      // frames that may carry streamed content: the truth's list holds no more
+	ahead        []string // record index -> the turn the frames after it show the server was running (the generator's)
+	win          *window  // a replay's records: their turn ahead, and late facts
+	sendAt       map[string]int
 }
 
-func newLookahead(recs []Record, tab string) *lookahead {
-	la := &lookahead{alias: map[string]string{}, serverQueued: map[string]bool{}, failed: map[string]bool{}}
-	for i := range recs {
-		r := &recs[i]
-		if r.Kind == KindHTTP && r.MessageID != "" && r.MessageID != r.ID {
+func newLookahead() *lookahead {
+	return &lookahead{alias: map[string]string{}, serverQueued: map[string]bool{}, failed: map[string]bool{}, sendAt: map[string]int{}}
+}
+
+// add learns what record i, which concerns tab or not, tells about the
+// messages sent before it.
+func (la *lookahead) add(i int, r *Record, tab string) {
+	fact := ""
+	switch {
+	case r.Kind == KindSend:
+		if _, ok := la.sendAt[r.ID]; !ok {
+			la.sendAt[r.ID] = i
+		}
+	case r.Kind == KindHTTP:
+		if r.MessageID != "" && r.MessageID != r.ID {
 			la.alias[r.MessageID] = r.ID
+			fact = r.ID
 		}
-	}
-	for i := range recs {
-		r := &recs[i]
-		switch {
-		case r.Kind == KindHTTP && r.Status == "queued":
-			la.serverQueued[r.ID] = true
-		case r.Kind == KindHTTP && r.Status == "error":
-			la.failed[r.ID] = true
-		case r.Kind == KindWS && r.Ev.Type == "message-queued" && ofTab(r.Ev, tab):
-			la.serverQueued[la.local(r.Ev.MessageID)] = true
-		case r.Kind == KindWS:
-			switch r.Ev.Type {
-			case "text-delta", "reasoning-delta", "tool-call", "tool-result":
-				la.content++
-			}
+		switch r.Status {
+		case "queued":
+			la.serverQueued[r.ID], fact = true, r.ID
+		case "error":
+			la.failed[r.ID], fact = true, r.ID
 		}
+	case r.Kind == KindWS && r.Ev.Type == "message-queued" && ofTab(r.Ev, tab):
+		fact = la.local(r.Ev.MessageID)
+		la.serverQueued[fact] = true
 	}
-	la.ahead = turnsAhead(recs, tab)
-	return la
+	if at, ok := la.sendAt[fact]; ok && fact != "" && la.win != nil && la.win.ring && i-at >= la.win.size {
+		la.win.late = true // the send was applied before this was known
+	}
+}
+
+// aheadOf is the turn the frames after record i show the server running.
+func (la *lookahead) aheadOf(i int) string {
+	if la.win != nil {
+		return la.win.aheadOf(i)
+	}
+	if i >= len(la.ahead) {
+		return ""
+	}
+	return la.ahead[i]
 }
 
 func (la *lookahead) local(id string) string {
@@ -87,10 +104,9 @@ type Backend struct {
 	tab   string
 	turns serverTurns
 	index int // the record being applied
-	// lazy: the records the model follows on demand (a replay); done of
-	// them are applied. A recorded trace answers every request itself and
-	// never needs the model.
-	lazy []Record
+	// win: the records the model follows on demand (a replay); done of
+	// them are applied, and the records leaving the window are (catchUp).
+	win  *window
 	done int
 	rows []Chunk
 	seq  int64
@@ -148,11 +164,29 @@ func (p *pending) data() json.RawMessage {
 }
 
 // NewBackend returns the backend model for the records of a trace about
-// tab. It follows them when asked for its rows (at).
+// tab. It follows them when asked for its rows.
 func NewBackend(recs []Record, tab string) *Backend {
-	b := newBackend(newLookahead(recs, tab), tab)
-	b.lazy = recs
+	w := newSliceWindow(recs)
+	la := newLookahead()
+	w.start(tab, la)
+	return newWindowBackend(w, la, tab)
+}
+
+// newWindowBackend returns the backend model for the records of w, about
+// tab. It follows them when asked for its rows (at), and as they leave the
+// window.
+func newWindowBackend(w *window, la *lookahead, tab string) *Backend {
+	b := newBackend(la, tab)
+	b.win = w
 	return b
+}
+
+// catchUp applies the records up to i, which are held in the window.
+func (b *Backend) catchUp(i int) {
+	for b.win != nil && b.done <= i && b.done < b.win.hi {
+		b.Apply(b.done, *b.win.at(b.done))
+		b.done++
+	}
 }
 
 func newBackend(la *lookahead, tab string) *Backend {
@@ -165,10 +199,7 @@ func (b *Backend) Rows() []Chunk { return b.window().list }
 // at returns the rows a chunk fetch returns after record i, applying the
 // records up to it first when the model follows a trace on demand.
 func (b *Backend) at(i int) *rowSet {
-	for b.lazy != nil && b.done <= i && b.done < len(b.lazy) {
-		b.Apply(b.done, b.lazy[b.done])
-		b.done++
-	}
+	b.catchUp(i)
 	return b.window()
 }
 
@@ -261,6 +292,11 @@ func (b *Backend) write(c Chunk) {
 	c.CreatedAt = b.seq
 	c.TabID = b.tab
 	b.seq++
+	if len(b.rows) >= 4*fetchWindow {
+		// Only the last window of rows is ever fetched: the older
+		// ones go (windows handed out keep the array they share).
+		b.rows = append(make([]Chunk, 0, 4*fetchWindow), b.rows[len(b.rows)-fetchWindow:]...)
+	}
 	b.rows = append(b.rows, c)
 	b.snap = nil
 }

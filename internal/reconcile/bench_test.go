@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,10 +24,23 @@ import (
 // Every fourth turn a message is queued and interrupts it; every seventh,
 // the user sends while the turn runs and it becomes a continuation.
 func recordedSession(turns int) *Trace {
-	tab := "tab-1"
 	var recs []Record
-	la := &lookahead{alias: map[string]string{}, serverQueued: map[string]bool{}, failed: map[string]bool{}}
+	recordedTurns(turns, func(r Record) { recs = append(recs, r) })
+	return &Trace{Name: "recorded session", Tab: "tab-1", Records: recs}
+}
+
+// recordedTurns gives emit the records of recordedSession one at a time,
+// holding none of them.
+func recordedTurns(turns int, emit func(Record)) {
+	tab := "tab-1"
+	la := newLookahead()
 	be := newBackend(la, tab)
+	idx := 0 // records emitted
+	add := func(r Record) {
+		emit(r)
+		be.Apply(idx, r)
+		idx++
+	}
 	ws := func(ev *Event) {
 		ev.TabID = tab
 		raw, err := json.Marshal(ev)
@@ -34,12 +48,7 @@ func recordedSession(turns int) *Trace {
 			panic(err)
 		}
 		ev.Raw = raw
-		recs = append(recs, Record{Kind: KindWS, Ev: ev})
-		be.Apply(len(recs)-1, recs[len(recs)-1])
-	}
-	add := func(r Record) {
-		recs = append(recs, r)
-		be.Apply(len(recs)-1, r)
+		add(Record{Kind: KindWS, Ev: ev})
 	}
 	words := []string{"the ", "reconcile ", "keeps ", "every ", "live ", "row ", "that ", "has ", "a ", "reason ", "to ", "stay; ", "`go test` ", "passes.\n"}
 	add(Record{Kind: KindWS, Ev: &Event{Type: "tab-created", TabID: tab, ID: tab, Raw: json.RawMessage(`{"type":"tab-created","tabId":"tab-1","id":"tab-1","title":"New chat","keyId":"k1","modelId":"deepseek-chat","parentTabId":null,"workingDirectory":"/home/u/src/app"}`)}})
@@ -74,7 +83,8 @@ func recordedSession(turns int) *Trace {
 			if step == 1 && n%4 == 0 {
 				ws(&Event{Type: "message-consumed", MessageIDs: []string{"q" + strconv.Itoa(n)}})
 			}
-			recs = append(recs, Record{Kind: KindWS, Ev: &Event{Type: "usage", TabID: tab, Raw: json.RawMessage(`{"type":"usage","tabId":"tab-1","usage":{"inputTokens":5120,"outputTokens":380,"cacheReadTokens":4096,"cacheWriteTokens":0}}`)}})
+			emit(Record{Kind: KindWS, Ev: &Event{Type: "usage", TabID: tab, Raw: json.RawMessage(`{"type":"usage","tabId":"tab-1","usage":{"inputTokens":5120,"outputTokens":380,"cacheReadTokens":4096,"cacheWriteTokens":0}}`)}})
+			idx++
 			ws(&Event{Type: "done"})
 		}
 		if n%7 == 0 {
@@ -93,7 +103,6 @@ func recordedSession(turns int) *Trace {
 			cont = true
 		}
 	}
-	return &Trace{Name: "recorded session", Tab: tab, Records: recs}
 }
 
 // encodeDecode returns t as it reads back from its JSONL encoding, and the bytes.
@@ -110,7 +119,10 @@ func encodeDecode(tb testing.TB, t *Trace) (*Trace, []byte) {
 	return back, b
 }
 
-var recordedOut = flag.String("recorded-session", "", "write the benchmarks' recorded session (200 turns) to `FILE` (scripts/bench-replay.sh)")
+var (
+	recordedOut   = flag.String("recorded-session", "", "write the benchmarks' recorded session to `FILE` (scripts/bench-replay.sh)")
+	recordedTurnN = flag.Int("recorded-turns", 200, "turns of the session -recorded-session writes (about 160 records each)")
+)
 
 // TestWriteRecordedSession writes the recorded session the benchmarks
 // replay, for the command-line measurement; it does nothing without
@@ -119,13 +131,28 @@ func TestWriteRecordedSession(t *testing.T) {
 	if *recordedOut == "" {
 		t.Skip("no -recorded-session FILE")
 	}
-	var buf bytes.Buffer
-	tr := recordedSession(200)
-	tr.Name = "recorded session, 200 turns"
-	if err := tr.Encode(&buf); err != nil {
+	// Written as it is made: a session of millions of records is never
+	// held (a FIFO works too).
+	f, err := os.Create(*recordedOut)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(*recordedOut, buf.Bytes(), 0o644); err != nil {
+	bw := bufio.NewWriterSize(f, 256<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	err = enc.Encode(map[string]any{"k": KindMeta, "version": 1, "tab": "tab-1", "name": fmt.Sprintf("recorded session, %d turns", *recordedTurnN)})
+	recordedTurns(*recordedTurnN, func(r Record) {
+		if err == nil {
+			err = enc.Encode(r.wire())
+		}
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }

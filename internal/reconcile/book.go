@@ -15,6 +15,13 @@ type book struct {
 	turns       []bkTurn
 	server      serverTurns // the turn the server runs, as its frames say
 	unseen      int         // reconnect snapshots that left the running turn unknown
+
+	// Indexes, so that no frame costs the number of messages or turns:
+	plainByText map[string][]string // plain sends by text, in send order (linkable)
+	waiting     []string            // entries that were awaiting or continuation when added; may be stale
+	turnFirst   map[string]int      // turn -> its first index in turns
+	turnLast    map[string]int      // turn -> its last index in turns
+	sealedAt    map[string]int      // turn -> its index in sealedOrder
 }
 
 type bkKind uint8
@@ -51,7 +58,8 @@ type bkTurn struct {
 }
 
 func newBook(bugs bug) book {
-	return book{bugs: bugs, entries: map[string]bkEntry{}, cancelled: map[string]bool{}, sealed: map[string]int{}}
+	return book{bugs: bugs, entries: map[string]bkEntry{}, cancelled: map[string]bool{}, sealed: map[string]int{},
+		plainByText: map[string][]string{}, turnFirst: map[string]int{}, turnLast: map[string]int{}, sealedAt: map[string]int{}}
 }
 
 func (b *book) send(id, text string, optimistic bool) {
@@ -61,6 +69,29 @@ func (b *book) send(id, text string, optimistic bool) {
 	}
 	b.sends++
 	b.entries[id] = bkEntry{kind: k, text: text, order: b.sends, turnsAtSend: len(b.turns), unseenAtSend: b.unseen, plain: !optimistic}
+	if !optimistic {
+		b.plainByText[text] = append(b.plainByText[text], id)
+		b.waiting = append(b.waiting, id)
+	}
+}
+
+// waitingIDs returns the ids of the entries awaiting their turn or
+// waiting as a continuation, dropping from b.waiting those that no longer
+// are (each id once).
+func (b *book) waitingIDs() []string {
+	keep := b.waiting[:0]
+	seen := map[string]bool{}
+	for _, id := range b.waiting {
+		e, ok := b.entries[id]
+		if !ok || seen[id] || e.kind != bkAwaiting && e.kind != bkContinuation {
+			continue
+		}
+		seen[id] = true
+		keep = append(keep, id)
+	}
+	clear(b.waiting[len(keep):])
+	b.waiting = keep
+	return keep
 }
 
 // answered marks that the POST of id was answered.
@@ -79,6 +110,7 @@ func (b *book) httpOK(id string) {
 		return
 	}
 	e.kind = bkAwaiting
+	b.waiting = append(b.waiting, id)
 	for i := e.turnsAtSend; i < len(b.turns); i++ {
 		if !b.turns[i].bound {
 			b.turns[i].bound = true
@@ -101,8 +133,8 @@ func (b *book) unbind(e bkEntry) {
 		}
 		b.turns[k].bound = false
 		oldest := ""
-		for id, x := range b.entries {
-			if x.kind == bkAwaiting && x.turnsAtSend <= k && (oldest == "" || x.order < b.entries[oldest].order) {
+		for _, id := range b.waitingIDs() {
+			if x := b.entries[id]; x.kind == bkAwaiting && x.turnsAtSend <= k && (oldest == "" || x.order < b.entries[oldest].order) {
 				oldest = id
 			}
 		}
@@ -158,6 +190,7 @@ func (b *book) interrupt(id, lt string) {
 func (b *book) continuation(ids []string) {
 	for _, id := range ids {
 		b.entries[id] = bkEntry{kind: bkContinuation, turnsAtSend: len(b.turns), unseenAtSend: b.unseen}
+		b.waiting = append(b.waiting, id)
 	}
 }
 
@@ -184,22 +217,14 @@ func (b *book) frame(i int, ev *Event, tab string) turnChange {
 
 // started reports whether the book knows turn t started.
 func (b *book) started(t string) bool {
-	for i := len(b.turns) - 1; i >= 0; i-- {
-		if b.turns[i].id == t {
-			return true
-		}
-	}
-	return false
+	_, ok := b.turnLast[t]
+	return ok
 }
 
 // startedBefore reports whether t is among the first n turns the book saw start.
 func (b *book) startedBefore(t string, n int) bool {
-	for _, x := range b.turns[:min(n, len(b.turns))] {
-		if x.id == t {
-			return true
-		}
-	}
-	return false
+	i, ok := b.turnFirst[t]
+	return ok && i < min(n, len(b.turns))
 }
 
 // represented reports whether rows hold e's message, whose row shows text,
@@ -236,22 +261,19 @@ func (b *book) pagedOut(rows *rowSet, t string) bool {
 	if rows.startsInside(t) {
 		return true
 	}
-	at, first := -1, -1
-	for k, x := range b.turns {
-		switch x.id {
-		case t:
-			at = k
-		case rows.first():
-			first = k
-		}
+	if t == rows.first() {
+		return false
 	}
-	return at >= 0 && first > at
+	at, ok := b.turnLast[t]
+	first, ok2 := b.turnLast[rows.first()]
+	return ok && ok2 && first > at
 }
 
 // seal records that this client saw turn t sealed, having issued reqs requests.
 func (b *book) seal(t string, reqs int) {
 	if _, seen := b.sealed[t]; !seen {
 		b.sealed[t] = reqs
+		b.sealedAt[t] = len(b.sealedOrder)
 		b.sealedOrder = append(b.sealedOrder, t)
 	}
 }
@@ -261,8 +283,8 @@ func (b *book) seal(t string, reqs int) {
 func (b *book) turnStart(t string) {
 	turn := bkTurn{id: t}
 	oldest := ""
-	for id, e := range b.entries {
-		switch e.kind {
+	for _, id := range b.waitingIDs() {
+		switch e := b.entries[id]; e.kind {
 		case bkContinuation:
 			e.kind, e.turn, e.guess = bkBound, t, false
 			b.entries[id] = e
@@ -279,6 +301,10 @@ func (b *book) turnStart(t string) {
 		b.entries[oldest] = e
 		turn.bound = true
 	}
+	if _, ok := b.turnFirst[t]; !ok {
+		b.turnFirst[t] = len(b.turns)
+	}
+	b.turnLast[t] = len(b.turns)
 	b.turns = append(b.turns, turn)
 }
 
@@ -289,8 +315,9 @@ func (b *book) turnStart(t string) {
 // which may come after the frame.
 func (b *book) linkable(text string) string {
 	best := ""
-	for id, e := range b.entries {
-		if !e.plain || e.answered || e.text != text {
+	for _, id := range b.plainByText[text] {
+		e, ok := b.entries[id]
+		if !ok || !e.plain || e.answered || e.text != text {
 			continue
 		}
 		if e.kind != bkAwaiting && !(e.kind == bkBound && e.guess) {
@@ -323,10 +350,6 @@ func (b *book) interruptHeld(e bkEntry, rows *rowSet, text string) bool {
 
 // sealedBefore reports whether t is among the first n turns this client saw sealed.
 func (b *book) sealedBefore(t string, n int) bool {
-	for _, s := range b.sealedOrder[:n] {
-		if s == t {
-			return true
-		}
-	}
-	return false
+	i, ok := b.sealedAt[t]
+	return ok && i < n
 }

@@ -636,3 +636,35 @@ func TestCaptureFileErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestCaptureSizeBound: what a capture's traces keep of it is bounded, and
+// past the bound the capture is an error naming the entry, read no further
+// (#24 item 7: a 500 MB capture took 2.1 GB).
+func TestCaptureSizeBound(t *testing.T) {
+	defer func(n int64) { maxCaptureKept = n }(maxCaptureKept)
+	maxCaptureKept = 64 << 10
+	var sb strings.Builder
+	sb.WriteString(`{"log":{"entries":[`)
+	for e := range 20 {
+		if e > 0 {
+			sb.WriteString(",")
+		}
+		sb.WriteString(`{"_webSocketMessages":[`)
+		for k := range 100 {
+			if k > 0 {
+				sb.WriteString(",")
+			}
+			fmt.Fprintf(&sb, `{"type":"receive","time":%d.5,"opcode":1,"data":"{\"type\":\"text-delta\",\"tabId\":\"t1\",\"delta\":\"%s\"}"}`, 1700000000+e*100+k, strings.Repeat("x", 40))
+		}
+		sb.WriteString(`]}`)
+	}
+	sb.WriteString(`]}}`)
+	_, err := DecodeCapture(strings.NewReader(sb.String()), "big.har")
+	if err == nil || !strings.Contains(err.Error(), "big.har: the capture's WebSocket frames, sends and chunk answers pass 0 MiB at log.entries[") {
+		t.Fatalf("DecodeCapture: %v", err)
+	}
+	maxCaptureKept = 1 << 20
+	if _, err := DecodeCapture(strings.NewReader(sb.String()), "big.har"); err != nil {
+		t.Fatalf("under the bound: %v", err)
+	}
+}

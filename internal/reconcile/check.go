@@ -154,48 +154,61 @@ var checkOrder = []int{3, 2, 1, 4}
 
 // Run replays t under opts.Policy and checks invariants 1–4 at every quiescent
 // point and at the end; it then replays t without its scroll events and
-// compares the final views (deferral safety).
+// compares the final views (deferral safety). A trace read from a file
+// (OpenTrace) is replayed while it is decoded, in memory bounded by the
+// client's state and a window of records ahead, not by its length.
 func Run(t *Trace, opts Options) Result {
 	pol := opts.Policy
 	if pol.Name == "" {
 		pol = Membership
 	}
-	tab := traceTab(t)
+	tab := t.Tab
+	if t.open == nil {
+		tab = traceTab(t)
+	}
 	res := Result{Name: t.Name, Source: t.Source, Tab: tab, Policy: pol.Name, Expect: t.Expect, Events: len(t.Records), Notes: t.Notes}
 	if t.Err != nil {
 		res.Verdict, res.Error = Error, t.Err.Error()
 		return res
 	}
-	main := runOnce(t.Records, tab, pol, runOpts{ctx: opts.Context, check: true, where: t.where(), errorRowOptional: opts.errorRowOptional, noBackend: opts.NoBackend})
-	if main.err != nil {
+	replay := t.replayer(tab, pol)
+	main := replay(runOpts{ctx: opts.Context, check: true, errorRowOptional: opts.errorRowOptional,
+		noBackend: opts.NoBackend, timeline: opts.Timeline})
+	switch {
+	case main.err != nil && main.decode:
+		res.Verdict, res.Error = Error, main.err.Error()
+		return res
+	case main.err != nil:
 		res.Verdict, res.Error = Error, "replay stopped: "+main.err.Error()
 		return res
 	}
+	res.Tab, res.Events = main.tab, main.records
 	if opts.Timeline > 0 {
-		end := len(t.Records)
-		if v := main.violations; len(v) > 0 {
-			end = min(v[0].Index+1, len(t.Records))
-		}
-		from := max(0, end-opts.Timeline)
-		res.Skipped = from
-		for i := from; i < end; i++ {
-			tr := TimelineRecord{Index: i, Line: t.Records[i].Line, Record: t.Records[i]}
-			if len(t.Origins) == len(t.Records) {
-				tr.Origin = t.Origins[i]
-			}
-			res.Timeline = append(res.Timeline, tr)
+		res.Timeline = main.timeline
+		if len(main.timeline) > 0 {
+			res.Skipped = main.timeline[0].Index
 		}
 	}
 	res.Warnings, res.Reconciles, res.Violations = main.warnings, main.points, main.violations
 	// A trace that proves nothing must not read as a pass.
-	if len(t.Records) == 0 {
+	if main.records == 0 {
 		res.Warnings = append(res.Warnings, "the trace has no records")
 	}
 	if t.Meta != nil && t.Meta.Version != 1 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("meta version %d is not 1: the trace may mean something else", t.Meta.Version))
 	}
+	if main.late {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("a record needed what the trace says more than %d records after it (an answer, or which turn a reconnect hid): the replay, which reads that far ahead, may have judged it wrongly", streamWindow))
+	}
 	if len(res.Violations) == 0 {
-		if v := deferralCheck(t, tab, pol, main, opts.NoBackend); v != nil {
+		v, err := deferralCheck(replay, main, opts.NoBackend, t.open != nil)
+		switch {
+		case err != nil && t.rc != nil:
+			res.Warnings = append(res.Warnings, "not checked whether the end is the same without scroll events: "+err.Error())
+		case err != nil:
+			res.Verdict, res.Error = Error, err.Error()
+			return res
+		case v != nil:
 			res.Violations = []Violation{*v}
 		}
 	}
@@ -208,6 +221,40 @@ func Run(t *Trace, opts Options) Result {
 		res.Verdict = Pass
 	}
 	return res
+}
+
+// replayer returns the function that replays t with the options given:
+// its records, or its file decoded as it is read.
+func (t *Trace) replayer(tab string, pol Policy) func(runOpts) runOut {
+	if t.open == nil {
+		return func(o runOpts) runOut {
+			o.where = t.where()
+			return runOnce(t.Records, tab, pol, o)
+		}
+	}
+	return func(o runOpts) runOut {
+		src := t.first
+		if src != nil {
+			t.first = nil
+			defer t.rc.Close()
+		} else {
+			rc, err := t.open()
+			if err != nil {
+				return runOut{err: err, decode: true}
+			}
+			defer rc.Close()
+			if src, err = openLines(rc); err != nil {
+				return runOut{err: fmt.Errorf("%s: %w", t.Source, err), decode: true}
+			}
+		}
+		p := newPipe(src)
+		defer p.stop()
+		out := replayWindow(newStreamWindow(p, streamWindow), tab, pol, o)
+		if out.decode {
+			out.err = fmt.Errorf("%s: %w", t.Source, out.err)
+		}
+		return out
+	}
 }
 
 // traceTab is the tab under test: the meta record's, else the first tabId.
@@ -231,8 +278,13 @@ type runOut struct {
 	violations               []Violation
 	warnings                 []string
 	points                   int
-	err                      error // from runOpts.after
+	err                      error // from runOpts.after, the context, or the source (decode)
+	decode                   bool  // err is the source's
 	deferredAtEnd            bool  // a reconcile was still deferred at the end, before the flush
+	tab                      string
+	records                  int // records read
+	timeline                 []TimelineRecord
+	late                     bool // the window was too short for what a record needed to know
 }
 
 // runOpts says what runOnce does besides replaying.
@@ -253,7 +305,12 @@ type runOpts struct {
 	supplied func(r *request, rows *rowSet, at int, filled bool)
 	// after, when set, is called after each record with the machine; an
 	// error stops the replay.
-	after func(i int, m *Machine) error
+	after func(i int, rec *Record, m *Machine) error
+	// keepAll: the truth keeps the streamed content of sealed turns (the
+	// final view compares it) in a streamed replay too.
+	keepAll bool
+	// timeline: keep that many records up to the first violation.
+	timeline int
 }
 
 // where returns the function that names a record of t by where it came
@@ -277,22 +334,60 @@ func (t *Trace) where() func(int) string {
 // runOnce replays recs. Records keep their index when scroll records are
 // left out, so that content keeps its identity.
 func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
-	be := NewBackend(recs, tab)
-	tr := newTruth(be.la, tab)
-	m := newMachine(pol, tab, be, router(recs, o.answered))
+	return replayWindow(newSliceWindow(recs), tab, pol, o)
+}
+
+// replayWindow replays the records of w. A streamed window (w.ring) learns
+// the tab from its first records when tab is empty.
+func replayWindow(w *window, tab string, pol Policy, o runOpts) runOut {
+	if tab == "" && w.ring {
+		for i := w.lo; i < w.hi; i++ {
+			if r := w.at(i); r.Kind == KindWS && r.Ev.TabID != "" && r.Ev.Type != "statuses" {
+				tab = r.Ev.TabID
+				break
+			}
+		}
+	}
+	la := newLookahead()
+	w.start(tab, la)
+	be := newWindowBackend(w, la, tab)
+	tr := newTruth(la, tab)
+	tr.keepAll = !w.ring || o.keepAll
+	m := newMachine(pol, tab, be, w.router(o.answered))
 	m.where, m.noBackend, m.supplied = o.where, o.noBackend, o.supplied
-	var out runOut
-	end := len(recs)
-	ck := newChecker(tr, m, pol, end+1)
+	if w.ring && !o.keepAll {
+		// Only the deferral check reads which request each fetch record
+		// answered, and a streamed trace is read again for it.
+		m.answered = nil
+	}
+	out := runOut{tab: tab}
+	ck := newChecker(tr, m, pol)
 	ck.errorRowOptional = o.errorRowOptional
 	check := o.check
-	for i := range recs {
-		rec := &recs[i]
+	var ring []TimelineRecord // the last o.timeline records read
+	w.onLeft = func(i int, _ *Record) { be.catchUp(i) }
+	i := 0
+	for ; ; i++ {
 		if o.ctx != nil && i&1023 == 0 {
 			if err := o.ctx.Err(); err != nil {
 				out.err = err
 				return out
 			}
+		}
+		rec, ok := w.get(i)
+		if !ok {
+			break
+		}
+		if o.timeline > 0 {
+			tl := TimelineRecord{Index: i, Line: rec.Line, Record: *rec}
+			if o.where != nil {
+				tl.Origin = o.where(i)
+			}
+			if len(ring) == o.timeline {
+				copy(ring, ring[1:])
+				ring = ring[:len(ring)-1]
+			}
+			ring = append(ring, tl)
 		}
 		if o.noScroll && rec.Kind == KindScroll {
 			continue
@@ -300,7 +395,7 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 		tr.observe(i, rec)
 		applied := m.apply(i, *rec)
 		if o.after != nil {
-			if err := o.after(i, m); err != nil {
+			if err := o.after(i, rec, m); err != nil {
 				out.err = err
 				return out
 			}
@@ -311,17 +406,24 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 				continue
 			}
 			if vs := ck.point(&a); len(vs) > 0 {
+				at := *rec
 				for k := range vs {
-					vs[k].Index, vs[k].Line, vs[k].Event, vs[k].Record = i, rec.Line, rec.String(), rec
+					vs[k].Index, vs[k].Line, vs[k].Event, vs[k].Record = i, rec.Line, rec.String(), &at
 					if o.where != nil {
 						vs[k].Origin = o.where(i)
 					}
 				}
-				out.violations, out.warnings = vs, m.warnings
+				out.violations, out.warnings, out.records, out.timeline, out.late = vs, m.warnings, i+1, ring, w.late
 				return out
 			}
 		}
 	}
+	if w.err != nil {
+		out.err, out.decode = w.err, true
+		return out
+	}
+	end := i
+	out.records, out.timeline = end, ring
 	out.deferredAtEnd = m.S.Pending != nil
 	for _, a := range m.flush(end) {
 		if !check {
@@ -329,51 +431,46 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 		}
 		if vs := ck.point(&a); len(vs) > 0 {
 			for k := range vs {
-				vs[k].Index, vs[k].Event = len(recs), "end of trace (flush)"
+				vs[k].Index, vs[k].Event = end, "end of trace (flush)"
 			}
-			out.violations, out.warnings = vs, m.warnings
+			out.violations, out.warnings, out.late = vs, m.warnings, w.late
 			return out
 		}
 	}
 	if check {
-		out.violations = ck.end(m.S, len(recs))
+		out.violations = ck.end(m.S, end)
 	}
 	out.final, out.warnings, out.answered = m.S, m.warnings, m.answered
 	out.deferred, out.deferredFailed = m.deferred, m.deferredFailed
 	out.view = func() finalView { return ck.view(m.S) }
+	out.late = w.late
 	return out
 }
 
 // router returns the function that tells which fetch record answers a
-// request: the first with its number, or with its key when answered is set.
-func router(recs []Record, answered map[int]reqKey) func(*request) (int, bool) {
-	byReq := map[int]int{}
-	var keyed []int // fetch records not claimed yet
-	for i := range recs {
-		r := &recs[i]
-		if r.Kind != KindFetch {
-			continue
+// request: the first with its number, or with its key when answered is
+// set (among the records decoded so far).
+func (w *window) router(answered map[int]reqKey) func(*request) (int, bool) {
+	carried := func(i int) (int, bool) {
+		if !w.holds(i) {
+			return i, false
 		}
-		if _, ok := byReq[r.Req]; !ok {
-			byReq[r.Req] = i
-		}
-		if _, ok := answered[i]; ok {
-			keyed = append(keyed, i)
-		}
+		r := w.at(i)
+		return i, r.HasRows || r.FetchErr
 	}
-	carried := func(i int) (int, bool) { return i, recs[i].HasRows || recs[i].FetchErr }
 	if answered == nil {
 		return func(r *request) (int, bool) {
-			if i, ok := byReq[r.req]; ok {
+			if i, ok := w.byReq[r.req]; ok {
 				return carried(i)
 			}
 			return -1, false
 		}
 	}
+	claimed := map[int]bool{}
 	return func(r *request) (int, bool) {
-		for k, i := range keyed {
-			if answered[i] == r.key() {
-				keyed = append(keyed[:k:k], keyed[k+1:]...)
+		for i := w.lo; i < w.hi; i++ {
+			if k, ok := answered[i]; ok && !claimed[i] && k == r.key() {
+				claimed[i] = true
 				return carried(i)
 			}
 		}
@@ -381,24 +478,33 @@ func router(recs []Record, answered map[int]reqKey) func(*request) (int, bool) {
 	}
 }
 
-// deferralCheck replays t without its scroll events and compares what the
-// user ends up seeing; nil when they agree, or no reconcile was deferred
-// (scroll events then change nothing), or a deferred reconcile's fetch
-// failed (the seals it stood for stay unreconciled by the failure, not by
-// the deferral).
-func deferralCheck(t *Trace, tab string, pol Policy, main runOut, noBackend bool) *Violation {
+// deferralCheck replays the trace without its scroll events and compares
+// what the user ends up seeing; nil when they agree, or no reconcile was
+// deferred (scroll events then change nothing), or a deferred reconcile's
+// fetch failed (the seals it stood for stay unreconciled by the failure,
+// not by the deferral). A streamed replay, which let the content of
+// sealed turns go, is first run again keeping it.
+func deferralCheck(replay func(runOpts) runOut, main runOut, noBackend, streamed bool) (*Violation, error) {
 	if !main.deferred || main.deferredFailed {
-		return nil
+		return nil, nil
 	}
-	alt := runOnce(t.Records, tab, pol, runOpts{noScroll: true, answered: main.answered, noBackend: noBackend})
+	if streamed {
+		if main = replay(runOpts{keepAll: true, noBackend: noBackend}); main.err != nil {
+			return nil, main.err
+		}
+	}
+	alt := replay(runOpts{noScroll: true, answered: main.answered, noBackend: noBackend, keepAll: true})
+	if alt.err != nil {
+		return nil, alt.err
+	}
 	a, b, differ := main.view().diff(alt.view())
 	if !differ {
-		return nil
+		return nil, nil
 	}
 	return &Violation{Invariant: 4, Name: InvariantName(4),
 		Detail: fmt.Sprintf("final state differs without scroll events: %q with them, %q without", a, b),
-		Index:  len(t.Records), Event: "end of trace (replayed without scroll events)",
-		Before: snapshotOf(alt.final), After: snapshotOf(main.final)}
+		Index:  main.records, Event: "end of trace (replayed without scroll events)",
+		Before: snapshotOf(alt.final), After: snapshotOf(main.final)}, nil
 }
 
 // checker evaluates the invariants against the truth tracker. A quiescent
@@ -429,17 +535,28 @@ type liveIndex struct {
 	built     bool
 }
 
+// bitset is a set of record indexes; it grows to the largest one set.
 type bitset []uint64
 
-func (b bitset) set(i int)      { b[i>>6] |= 1 << (i & 63) }
-func (b bitset) clear(i int)    { b[i>>6] &^= 1 << (i & 63) }
+func (b *bitset) set(i int) {
+	if w := i >> 6; w >= len(*b) {
+		*b = append(*b, make([]uint64, w+1-len(*b)+len(*b)/4)...)
+	}
+	(*b)[i>>6] |= 1 << (i & 63)
+}
+
+func (b bitset) clear(i int) {
+	if i>>6 < len(b) {
+		b[i>>6] &^= 1 << (i & 63)
+	}
+}
+
 func (b bitset) has(i int) bool { return i>>6 < len(b) && b[i>>6]&(1<<(i&63)) != 0 }
 
-func newChecker(tr *Truth, m *Machine, pol Policy, records int) *checker {
-	words := records/64 + 1
+func newChecker(tr *Truth, m *Machine, pol Policy) *checker {
 	return &checker{tr: tr, m: m, pol: pol,
-		after: liveIndex{count: map[string]int{}, srcs: make(bitset, words)},
-		prev:  liveIndex{count: map[string]int{}, srcs: make(bitset, words)}}
+		after: liveIndex{count: map[string]int{}},
+		prev:  liveIndex{count: map[string]int{}}}
 }
 
 // build indexes the live rows of s.
@@ -447,7 +564,7 @@ func (x *liveIndex) build(s State, la *lookahead) {
 	for i := range s.L {
 		r := &s.L[i]
 		for _, p := range r.Parts {
-			if p.Src >= 0 && p.Src>>6 < len(x.srcs) {
+			if p.Src >= 0 {
 				x.srcs.set(p.Src)
 			}
 		}
@@ -473,7 +590,7 @@ func (x *liveIndex) reset(s State) {
 	}
 	for i := range s.L {
 		for _, p := range s.L[i].Parts {
-			if p.Src >= 0 && p.Src>>6 < len(x.srcs) {
+			if p.Src >= 0 {
 				x.srcs.clear(p.Src)
 			}
 		}
@@ -829,24 +946,27 @@ func diffState(a, b State) string {
 }
 
 // States replays t under pol, without checking, and gives state the
-// client's view after each record (its index in t.Records). It returns the
+// client's view after each record (its index, the record). It returns the
 // view at the end of the trace, before any request still in flight is
-// answered, and the first error state returns.
-func States(t *Trace, pol Policy, state func(i int, v ClientView) error) (ClientView, error) {
+// answered, and the first error state returns or the trace's.
+func States(t *Trace, pol Policy, state func(i int, rec *Record, v ClientView) error) (ClientView, error) {
 	if pol.Name == "" {
 		pol = Membership
 	}
-	var last ClientView
-	out := runOnce(t.Records, traceTab(t), pol, runOpts{where: t.where(), after: func(i int, m *Machine) error {
+	if t.Err != nil {
+		return ClientView{}, t.Err
+	}
+	tab := t.Tab
+	if t.open == nil {
+		tab = traceTab(t)
+	}
+	last := View(&State{Status: StatusRunning})
+	out := t.replayer(tab, pol)(runOpts{after: func(i int, rec *Record, m *Machine) error {
 		last = View(&m.S)
-		return state(i, last)
+		return state(i, rec, last)
 	}})
 	if out.err != nil {
 		return ClientView{}, out.err
-	}
-	if len(t.Records) == 0 {
-		s := State{Status: StatusRunning}
-		last = View(&s)
 	}
 	return last, nil
 }

@@ -27,7 +27,7 @@ const pendingAnswer = 1 << 30
 // (seed, index, pol) always gives the same trace.
 func Generate(seed uint64, index int, pol Policy) *Trace {
 	g := &gen{r: rand.New(rand.NewPCG(seed, uint64(index)))}
-	g.la = &lookahead{alias: map[string]string{}, serverQueued: map[string]bool{}, failed: map[string]bool{}}
+	g.la = newLookahead()
 	g.be = newBackend(g.la, genTab)
 	g.m = newMachine(pol, genTab, g.be, g.route)
 	steps := 8 + g.r.IntN(40)

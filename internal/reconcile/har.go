@@ -28,6 +28,12 @@ import (
 // maxEntry bounds one entry of a capture; a HAR is read entry by entry.
 const maxEntry = 256 << 20
 
+// maxCaptureKept bounds what a capture's traces keep of it (frames, the
+// bodies of sends and of chunk answers): its records are merged in time
+// order, so they are all held at once. Everything else in a HAR (assets,
+// other requests) is read and let go.
+var maxCaptureKept int64 = 256 << 20
+
 // ErrNotCapture: the file is JSON but not a HAR capture.
 var ErrNotCapture = errors.New("not a HAR capture")
 
@@ -144,6 +150,8 @@ type capture struct {
 	// cannot be replayed, the first says why.
 	unreadable int
 	firstBad   error
+
+	kept int64 // bytes of the capture its records keep (maxCaptureKept)
 }
 
 type failedGet struct {
@@ -215,112 +223,34 @@ func (c *capture) fail(format string, args ...any) error {
 	return fmt.Errorf("%s: "+format, append([]any{c.path}, args...)...)
 }
 
+// harReader walks a capture's JSON with a streaming decoder, entry by entry,
+// naming in its errors where in the file it was.
+type harReader struct {
+	c       *capture
+	b       *budget
+	dec     *json.Decoder
+	skipped int    // bytes of a byte order mark skipped
+	started bool   // a token was read: the file is not empty
+	in      string // the value being decoded, for errors
+}
+
 // read walks {"log": {…, "entries": [ … ]}} entry by entry.
 func (c *capture) read(r io.Reader) error {
 	r, skipped := skipBOM(r)
 	b := &budget{r: r, read: int64(skipped)}
-	dec := json.NewDecoder(b)
-	dec.UseNumber()
-	started := false // a token was read: the file is not empty
-	in := ""         // the value being decoded, for errors
-	bad := func(err error) error {
-		var syn *json.SyntaxError
-		switch {
-		case errors.Is(err, io.EOF) && !started:
-			return c.fail("%w: the file is empty", ErrNotCapture)
-		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-			// The decoder's offsets are where the value it was reading
-			// started; what was read is where the file ends.
-			where := ""
-			if in != "" {
-				where = ", inside " + in
-			}
-			return c.fail("malformed JSON: the file ends at byte %d%s (cut short?)", b.read, where)
-		case errors.As(err, &syn) && in != "":
-			// A syntax error's offset counts from no fixed point of the
-			// file when it comes from Decode: name the value instead.
-			return c.fail("malformed JSON in %s: %v", in, err)
-		case errors.As(err, &syn):
-			return c.fail("malformed JSON at byte %d: %v", dec.InputOffset()+int64(skipped), err)
-		}
-		return c.fail("%v", err)
-	}
-	token := func() (json.Token, error) {
-		tok, err := dec.Token()
-		if err == nil {
-			started = true
-		}
-		return tok, err
-	}
-	open := func(want json.Delim, what string) error {
-		tok, err := token()
-		if err != nil {
-			return bad(err)
-		}
-		if tok != want {
-			return c.fail("%w: %s", ErrNotCapture, what)
-		}
-		return nil
-	}
-	// members walks the members of the object just opened, and its end;
-	// inner reads the value of the member name, the others are skipped.
-	members := func(path, name string, inner func() error) error {
-		for dec.More() {
-			key, err := token()
-			if err != nil {
-				return bad(err)
-			}
-			if key == name {
-				if err := inner(); err != nil {
-					return err
-				}
-				continue
-			}
-			var skip json.RawMessage
-			b.mark = b.read
-			in = fmt.Sprintf("%s%v", path, key)
-			if err := dec.Decode(&skip); err != nil {
-				return bad(err)
-			}
-			in = ""
-		}
-		if _, err := token(); err != nil {
-			return bad(err)
-		}
-		return nil
-	}
+	h := &harReader{c: c, b: b, dec: json.NewDecoder(b), skipped: skipped}
+	h.dec.UseNumber()
 	found := false
-	if err := open('{', "the file is not a JSON object with log.entries"); err != nil {
+	if err := h.open('{', "the file is not a JSON object with log.entries"); err != nil {
 		return err
 	}
-	err := members("", "log", func() error {
-		if err := open('{', "log is not an object"); err != nil {
+	err := h.members("", "log", func() error {
+		if err := h.open('{', "log is not an object"); err != nil {
 			return err
 		}
-		return members("log.", "entries", func() error {
-			if err := open('[', "log.entries is not an array"); err != nil {
-				return err
-			}
+		return h.members("log.", "entries", func() error {
 			found = true
-			for i := 0; dec.More(); i++ {
-				var raw json.RawMessage
-				b.mark = b.read
-				in = fmt.Sprintf("log.entries[%d]", i)
-				if err := dec.Decode(&raw); err != nil {
-					return bad(err)
-				}
-				in = ""
-				var e harEntry
-				if err := json.Unmarshal(raw, &e); err != nil {
-					c.skipped = append(c.skipped, fmt.Sprintf("entry %d: %v", i, err))
-					continue
-				}
-				c.entry(i, &e)
-			}
-			if _, err := token(); err != nil {
-				return bad(err)
-			}
-			return nil
+			return h.entries()
 		})
 	})
 	if err != nil {
@@ -328,6 +258,109 @@ func (c *capture) read(r io.Reader) error {
 	}
 	if !found {
 		return c.fail("%w: no log.entries", ErrNotCapture)
+	}
+	return nil
+}
+
+// bad says what a decoding error means for the file.
+func (h *harReader) bad(err error) error {
+	var syn *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF) && !h.started:
+		return h.c.fail("%w: the file is empty", ErrNotCapture)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		// The decoder's offsets are where the value it was reading
+		// started; what was read is where the file ends.
+		where := ""
+		if h.in != "" {
+			where = ", inside " + h.in
+		}
+		return h.c.fail("malformed JSON: the file ends at byte %d%s (cut short?)", h.b.read, where)
+	case errors.As(err, &syn) && h.in != "":
+		// A syntax error's offset counts from no fixed point of the
+		// file when it comes from Decode: name the value instead.
+		return h.c.fail("malformed JSON in %s: %v", h.in, err)
+	case errors.As(err, &syn):
+		return h.c.fail("malformed JSON at byte %d: %v", h.dec.InputOffset()+int64(h.skipped), err)
+	}
+	return h.c.fail("%v", err)
+}
+
+func (h *harReader) token() (json.Token, error) {
+	tok, err := h.dec.Token()
+	if err == nil {
+		h.started = true
+	}
+	return tok, err
+}
+
+// open reads the delimiter that opens the value expected, or says what the
+// file is not.
+func (h *harReader) open(want json.Delim, what string) error {
+	tok, err := h.token()
+	if err != nil {
+		return h.bad(err)
+	}
+	if tok != want {
+		return h.c.fail("%w: %s", ErrNotCapture, what)
+	}
+	return nil
+}
+
+// members walks the members of the object just opened, and its end; inner
+// reads the value of the member name, the others are skipped (each within
+// the entry budget).
+func (h *harReader) members(path, name string, inner func() error) error {
+	for h.dec.More() {
+		key, err := h.token()
+		if err != nil {
+			return h.bad(err)
+		}
+		if key == name {
+			if err := inner(); err != nil {
+				return err
+			}
+			continue
+		}
+		var skip json.RawMessage
+		h.b.mark = h.b.read
+		h.in = fmt.Sprintf("%s%v", path, key)
+		if err := h.dec.Decode(&skip); err != nil {
+			return h.bad(err)
+		}
+		h.in = ""
+	}
+	if _, err := h.token(); err != nil {
+		return h.bad(err)
+	}
+	return nil
+}
+
+// entries reads the array log.entries, giving each entry to the capture.
+func (h *harReader) entries() error {
+	if err := h.open('[', "log.entries is not an array"); err != nil {
+		return err
+	}
+	for i := 0; h.dec.More(); i++ {
+		var raw json.RawMessage
+		h.b.mark = h.b.read
+		h.in = fmt.Sprintf("log.entries[%d]", i)
+		if err := h.dec.Decode(&raw); err != nil {
+			return h.bad(err)
+		}
+		h.in = ""
+		var e harEntry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			h.c.skipped = append(h.c.skipped, fmt.Sprintf("entry %d: %v", i, err))
+			continue
+		}
+		h.c.entry(i, &e)
+		if h.c.kept > maxCaptureKept {
+			return h.c.fail("the capture's WebSocket frames, sends and chunk answers pass %d MiB at log.entries[%d]: it is too large to replay at once; save a shorter session", maxCaptureKept>>20, i)
+		}
+	}
+	if _, err := h.token(); err != nil {
+		return h.bad(err)
 	}
 	return nil
 }
@@ -485,6 +518,7 @@ func (c *capture) message(i, k int, m harWSMessage) {
 		return
 	}
 	c.frames++
+	c.kept += int64(len(m.Data))
 	from := frameAt(i, k, at)
 	rec := Record{Kind: KindWS, Ev: ev}
 	switch {
@@ -548,6 +582,7 @@ func (c *capture) post(i int, e *harEntry, u *url.URL, at, end int64, resp []byt
 		c.addTo(c.tabOf(req, u), at, Record{Kind: KindCancel, ID: id}, "POST "+u.Path, requestAt(i, "POST", u.Path, "sent", at))
 		return true
 	}
+	c.kept += int64(len(req))
 	msg := member(req, "message")
 	if msg == nil || msg[0] != '"' {
 		return false
@@ -607,6 +642,7 @@ func (c *capture) get(i int, e *harEntry, u *url.URL, at, end int64, resp []byte
 	if v == nil || v[0] != '[' {
 		return false
 	}
+	c.kept += int64(len(v))
 	rows, err := decodeChunks("chunks", v, c.in, c.rows)
 	if err != nil {
 		c.skipped = append(c.skipped, fmt.Sprintf("GET %s: %v", u.Path, err))

@@ -3,7 +3,9 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -32,4 +34,12 @@ func TestRunTracesStopsWithinATrace(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("stopped %v after the context was done", d)
 	}
+}
+
+// TestMain checks the machine's id indexes against a scan on every lookup
+// in the tests (not in benchmarks).
+func TestMain(m *testing.M) {
+	flag.Parse()
+	checkIndexes = flag.Lookup("test.bench").Value.String() == ""
+	os.Exit(m.Run())
 }

@@ -110,15 +110,15 @@ func TestReferenceClientStates(t *testing.T) {
 		byLine, final := readStates(t, states[k])
 		name := filepath.Base(path)
 		var diffs []string
-		last, err := States(tr, Legacy, func(i int, v ClientView) error {
-			line := tr.Records[i].Line - 1
+		last, err := States(tr, Legacy, func(i int, rec *Record, v ClientView) error {
+			line := rec.Line - 1
 			ref := byLine[line]
 			if ref == nil {
 				diffs = append(diffs, fmt.Sprintf("line %d: no reference state", line+1))
 				return nil
 			}
 			if d := viewDiff(&v, ref); d != "" && len(diffs) < 1 {
-				diffs = append(diffs, fmt.Sprintf("line %d (%s): %s", line+1, tr.Records[i].String()[:min(200, len(tr.Records[i].String()))], d))
+				diffs = append(diffs, fmt.Sprintf("line %d (%s): %s", line+1, rec.String()[:min(200, len(rec.String()))], d))
 			}
 			return nil
 		})
@@ -199,7 +199,7 @@ func TestLegacyKeepsServerIDApart(t *testing.T) {
 		{Legacy, []string{"user:hello", "user:hello"}, []string{"s1"}},
 		{Membership, []string{"user:hello"}, []string{"c1"}},
 	} {
-		final, err := States(tr, c.pol, func(int, ClientView) error { return nil })
+		final, err := States(tr, c.pol, func(int, *Record, ClientView) error { return nil })
 		if err != nil {
 			t.Fatal(err)
 		}

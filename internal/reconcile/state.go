@@ -184,6 +184,8 @@ type Machine struct {
 	// end of the trace), or the fetch record without rows it filled.
 	supplied func(r *request, rows *rowSet, at int, filled bool)
 
+	rowIdx, qIdx idIndex // where ids stand in S.L and S.Q; changed() after an edit
+
 	index    int // index of the record being applied
 	out      []applied
 	warnings []string
@@ -198,6 +200,7 @@ func newMachine(pol Policy, tab string, be *Backend, route func(*request) (int, 
 }
 
 func (m *Machine) reset() {
+	m.changed()
 	m.S = State{Status: StatusRunning}
 	m.bk = newBook(m.pol.bugs)
 }
@@ -270,18 +273,6 @@ func (m *Machine) local(id string) string {
 	return id
 }
 
-func (m *Machine) find(id string) int {
-	if id == "" {
-		return -1
-	}
-	for i := range m.S.L {
-		if m.S.L[i].ID == id {
-			return i
-		}
-	}
-	return -1
-}
-
 // findMsgRow finds the row of queued message id. The shipped client only
 // knows rows named queued-<id>; membership also finds a plain row whose send
 // the server queued.
@@ -297,15 +288,6 @@ func (m *Machine) findMsgRow(id string) int {
 	return -1
 }
 
-func (m *Machine) findQ(id string) int {
-	for i, q := range m.S.Q {
-		if q.ID == id || (q.ServerID != "" && q.ServerID == id) {
-			return i
-		}
-	}
-	return -1
-}
-
 func (m *Machine) removeQ(id string) (Queued, bool) {
 	i := m.findQ(id)
 	if i < 0 {
@@ -313,12 +295,14 @@ func (m *Machine) removeQ(id string) (Queued, bool) {
 	}
 	q := m.S.Q[i]
 	m.S.Q = append(m.S.Q[:i:i], m.S.Q[i+1:]...)
+	m.changed()
 	return q, true
 }
 
 func (m *Machine) removeRow(i int) Message {
 	r := m.S.L[i]
 	m.S.L = append(m.S.L[:i:i], m.S.L[i+1:]...)
+	m.changed()
 	return r
 }
 
@@ -425,6 +409,7 @@ func (m *Machine) unqueueRow(id string) bool {
 	}
 	if i := m.find(queuedPrefix + id); i >= 0 {
 		m.S.L[i].ID = id
+		m.changed()
 	}
 	return true
 }
@@ -445,6 +430,7 @@ func (m *Machine) http(rec Record) {
 		m.alias[rec.MessageID] = id
 		if i := m.findQ(id); i >= 0 {
 			m.S.Q[i].ServerID = rec.MessageID
+			m.changed()
 		}
 	}
 	switch rec.Status {
@@ -492,6 +478,7 @@ func (m *Machine) link(id, c, text string) {
 	if i := m.findQ(c); i >= 0 {
 		l.hadQ = true
 		m.S.Q[i].ServerID = id
+		m.changed()
 	} else {
 		m.S.Q = append(m.S.Q, Queued{ID: c, Message: text, ServerID: id})
 	}
@@ -518,8 +505,10 @@ func (m *Machine) settleLink(c string, rec Record) {
 		} else {
 			m.S.Q = append(m.S.Q[:i:i], m.S.Q[i+1:]...)
 		}
+		m.changed()
 	}
 	m.bk.entries[c] = l.prev
+	m.bk.waiting = append(m.bk.waiting, c) // awaiting again, maybe
 	m.queuedAtServer(l.server)
 	m.S.Q = append(m.S.Q, Queued{ID: l.server, Message: l.text})
 	m.S.L = append(m.S.L, m.userRow(queuedPrefix+l.server, l.text))
@@ -546,6 +535,7 @@ func (m *Machine) merge(c, id string) {
 		} else {
 			m.S.Q[i].ID, m.S.Q[i].ServerID = c, id
 		}
+		m.changed()
 	}
 	delete(m.bk.entries, id)
 	m.queuedAtServer(c)
@@ -601,7 +591,9 @@ func (m *Machine) fetch(rec Record) {
 		if r.answerAt != m.index {
 			continue
 		}
-		m.answered[m.index] = r.key()
+		if m.answered != nil {
+			m.answered[m.index] = r.key()
+		}
 		switch {
 		case rec.FetchErr:
 			m.drop(r)
@@ -795,6 +787,7 @@ func (m *Machine) consumed(ev *Event) {
 		at = i + 1
 	}
 	m.S.L = append(m.S.L[:at:at], append(moved, m.S.L[at:]...)...)
+	m.changed()
 	m.stopCA()
 }
 
@@ -822,6 +815,7 @@ func (m *Machine) continuation(ids []string) {
 	}
 	row := m.userRow(cids[0], strings.Join(texts, continuationSep))
 	m.S.L = append(m.S.L[:pos:pos], append([]Message{row}, m.S.L[pos:]...)...)
+	m.changed()
 }
 
 func (m *Machine) statuses(ev *Event) {
@@ -918,6 +912,7 @@ func (m *Machine) resolve(r *request, rows *rowSet) {
 	f.rows = rows
 	a := applied{fetchResult: f, before: m.S}
 	m.S = m.pol.applyTo(m.S, &m.bk, f)
+	m.changed()
 	a.after = m.S
 	m.out = append(m.out, a)
 }

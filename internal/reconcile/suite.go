@@ -57,10 +57,13 @@ func (s Shard) Count(m int) int {
 }
 
 // File is a file of a suite: a JSONL trace or a browser capture. Open is
-// called once, when the file is read.
+// called when the file is read (a trace file's meta record is read first,
+// then the file again as it is replayed). Stdin: the JSONL trace of
+// standard input, which Open gives once.
 type File struct {
-	Path string
-	Open func() (io.ReadCloser, error)
+	Path  string
+	Open  func() (io.ReadCloser, error)
+	Stdin bool
 }
 
 // Loaded is what LoadSuite read: the traces of the shard, in position order,
@@ -106,8 +109,19 @@ func LoadSuite(files []File, shard Shard) (Loaded, error) {
 // loadFile reads one file whose first trace has position pos. A trace file
 // outside the shard gives one nil trace.
 func loadFile(f File, shard Shard, pos int) ([]*Trace, error) {
-	if !shard.Has(pos) && hasTraceExt(f.Path) {
-		return []*Trace{nil}, nil
+	if hasTraceExt(f.Path) || f.Stdin {
+		// Replayed while it is decoded (Run).
+		if !shard.Has(pos) {
+			return []*Trace{nil}, nil
+		}
+		if f.Stdin {
+			rc, err := f.Open()
+			if err != nil {
+				return nil, err
+			}
+			return []*Trace{ReadTrace(f.Path, rc)}, nil
+		}
+		return []*Trace{OpenTrace(f.Path, f.Open)}, nil
 	}
 	rc, err := f.Open()
 	if err != nil {

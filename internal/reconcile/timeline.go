@@ -17,10 +17,10 @@ type serverTurns struct {
 // ahead returns the turn the frames after record i show the server was
 // running at i, when the tracker has the lookahead.
 func (s *serverTurns) ahead(i int) string {
-	if s.la == nil || i >= len(s.la.ahead) {
+	if s.la == nil {
 		return ""
 	}
-	return s.la.ahead[i]
+	return s.la.aheadOf(i)
 }
 
 // activity reports whether ev shows the server running a turn.
@@ -118,37 +118,4 @@ func (s *serverTurns) frame(i int, ev *Event, tab string) turnChange {
 		}
 	}
 	return c
-}
-
-// turnsAhead returns, for every frame of tab, the turn the frames after it
-// show the server was running then: that of the next turn-sealed, unless a
-// turn-start or an idle snapshot comes first (the turn ended unseen), or a
-// snapshot naming a turn. serverTurns reads it where the frames so far do
-// not say which turn runs.
-func turnsAhead(recs []Record, tab string) []string {
-	out := make([]string, len(recs))
-	next := ""
-	for i := len(recs) - 1; i >= 0; i-- {
-		r := &recs[i]
-		if r.Kind != KindWS || !ofTab(r.Ev, tab) {
-			continue
-		}
-		switch ev := r.Ev; ev.Type {
-		case "turn-sealed":
-			next = ev.TurnID
-		case "turn-start":
-			next = ""
-		case "statuses":
-			snap, ok := ev.Statuses[tab]
-			switch {
-			case !ok:
-			case snap.Status != StatusRunning:
-				next = ""
-			case snap.CurrentTurnID != "":
-				next = snap.CurrentTurnID
-			}
-		}
-		out[i] = next
-	}
-	return out
 }

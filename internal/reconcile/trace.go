@@ -54,6 +54,64 @@ type Trace struct {
 	// Err, when set, says why the file could not be read: Run gives the
 	// trace the verdict Error.
 	Err error
+	// open, when set, opens the JSONL file Records were not decoded from:
+	// Run and States decode it as they replay it (OpenTrace).
+	open func() (io.ReadCloser, error)
+	// first, when set, is the file opened already, its meta record read:
+	// the first replay reads it (a stream that cannot be opened twice).
+	first *lineSource
+	rc    io.Closer
+}
+
+// ReadTrace returns the trace of a JSONL stream that can be read only
+// once (standard input), to be replayed while it is decoded, as OpenTrace
+// does: its meta record is read now. A second replay (the deferral check of
+// a trace whose reconcile was deferred) cannot be made: it is a warning.
+func ReadTrace(name string, r io.ReadCloser) *Trace {
+	t := &Trace{Name: name, Source: name, rc: r}
+	t.open = func() (io.ReadCloser, error) {
+		return nil, fmt.Errorf("%s can be read only once", name)
+	}
+	src, err := openLines(r)
+	if err != nil {
+		t.Err = fmt.Errorf("%s: %w", name, err)
+		return t
+	}
+	t.first = src
+	t.setMeta(src.meta)
+	return t
+}
+
+func (t *Trace) setMeta(m *Meta) {
+	if m == nil {
+		return
+	}
+	t.Meta = m
+	if m.Name != "" {
+		t.Name = m.Name
+	}
+	t.Tab, t.Expect = m.Tab, m.Expect
+}
+
+// OpenTrace returns the trace of a JSONL file, to be replayed while it is
+// decoded: only its meta record is read now (Name, Tab, Expect, Meta).
+// Records stays empty. A file that cannot be opened, or whose first lines
+// do not decode, gives a trace whose Err says why.
+func OpenTrace(path string, open func() (io.ReadCloser, error)) *Trace {
+	t := &Trace{Name: traceName(path), Source: path, open: open}
+	rc, err := open()
+	if err != nil {
+		t.Err = err
+		return t
+	}
+	defer rc.Close()
+	src, err := openLines(rc)
+	if err != nil {
+		t.Err = fmt.Errorf("%s: %w", path, err)
+		return t
+	}
+	t.setMeta(src.meta)
+	return t
 }
 
 // Meta is the optional first record of a trace. Extra carries the fields

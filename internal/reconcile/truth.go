@@ -68,24 +68,26 @@ type Truth struct {
 	open    []*tmsg // messages that may be open (compacted by the checker)
 	byTurn  map[string][]*tmsg
 
-	order     map[string]int    // turn -> start order
-	turnList  []string          // turns in start order
-	sealedAt  map[string]int    // turn -> record that sealed it
-	content   []content         // every piece, in order
-	contentOf map[string][]span // turn -> its pieces in content
-	last      *span             // the span content was last added to
+	order     map[string]int        // turn -> start order
+	turnList  []string              // turns in start order
+	sealedAt  map[string]int        // turn -> record that sealed it
+	content   []content             // every piece, in order (keepAll)
+	contentOf map[string]*[]content // turn -> its pieces; those of a sealed turn go unless keepAll
+	last      *[]content            // the list content was last added to
 	lastTurn  string
 	unsealed  []string // turns with content, not sealed
+	// keepAll keeps every piece of content: the final view, which the
+	// deferral check compares, shows sealed turns' too. A streamed replay
+	// lets a sealed turn's go (the loss and newer-turn checks read only
+	// those of turns still running).
+	keepAll bool
 }
-
-// span is a run of content[from:to] of one turn.
-type span struct{ from, to int }
 
 // turnContent returns the pieces of content of turn.
 func (t *Truth) turnContent(turn string) iter.Seq[content] {
 	return func(yield func(content) bool) {
-		for _, s := range t.contentOf[turn] {
-			for _, c := range t.content[s.from:s.to] {
+		if list := t.contentOf[turn]; list != nil {
+			for _, c := range *list {
 				if !yield(c) {
 					return
 				}
@@ -96,8 +98,7 @@ func (t *Truth) turnContent(turn string) iter.Seq[content] {
 
 func newTruth(la *lookahead, tab string) *Truth {
 	return &Truth{la: la, tab: tab, turns: serverTurns{la: la}, byID: map[string]*tmsg{},
-		byTurn: map[string][]*tmsg{}, order: map[string]int{}, sealedAt: map[string]int{}, contentOf: map[string][]span{},
-		content: make([]content, 0, la.content)}
+		byTurn: map[string][]*tmsg{}, order: map[string]int{}, sealedAt: map[string]int{}, contentOf: map[string]*[]content{}}
 }
 
 func (t *Truth) lookup(id string) *tmsg {
@@ -201,18 +202,20 @@ func (t *Truth) addContent(i int, text string) {
 	if turn == "" {
 		return
 	}
-	t.content = append(t.content, content{src: i, turn: turn, text: text})
-	if t.last != nil && t.lastTurn == turn {
-		t.last.to++
-		return
+	c := content{src: i, turn: turn, text: text}
+	if t.keepAll {
+		t.content = append(t.content, c)
 	}
-	spans := t.contentOf[turn]
-	if len(spans) == 0 {
-		t.unsealed = append(t.unsealed, turn)
+	if t.last == nil || t.lastTurn != turn {
+		list := t.contentOf[turn]
+		if list == nil {
+			list = new([]content)
+			t.contentOf[turn] = list
+			t.unsealed = append(t.unsealed, turn)
+		}
+		t.last, t.lastTurn = list, turn
 	}
-	spans = append(spans, span{len(t.content) - 1, len(t.content)})
-	t.contentOf[turn] = spans
-	t.last, t.lastTurn = &spans[len(spans)-1], turn
+	*t.last = append(*t.last, c)
 }
 
 // start: a turn's user row is a waiting continuation if any, else the oldest
@@ -250,6 +253,12 @@ func (t *Truth) seal(turn string, i int) {
 		if u == turn {
 			t.unsealed = append(t.unsealed[:k:k], t.unsealed[k+1:]...)
 			break
+		}
+	}
+	if !t.keepAll {
+		delete(t.contentOf, turn)
+		if t.lastTurn == turn {
+			t.last, t.lastTurn = nil, ""
 		}
 	}
 }

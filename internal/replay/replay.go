@@ -25,15 +25,23 @@ import (
 	"github.com/dshctl/dshctl/internal/termui"
 )
 
+// stdin is where "-" reads a trace from.
+var stdin io.Reader = os.Stdin
+
 // Files lists the named files and the *.jsonl and *.har files of the named
-// folders (not their subfolders), as a suite for reconcile.LoadSuite. A
-// folder without any is an error with a hint.
+// folders (not their subfolders), as a suite for reconcile.LoadSuite; "-"
+// is a JSONL trace on standard input. A folder without any is an error
+// with a hint.
 func Files(paths []string) ([]reconcile.File, error) {
 	var files []reconcile.File
 	add := func(p string) {
 		files = append(files, reconcile.File{Path: p, Open: func() (io.ReadCloser, error) { return os.Open(p) }})
 	}
 	for _, a := range paths {
+		if a == "-" {
+			files = append(files, reconcile.File{Path: "-", Stdin: true, Open: func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }})
+			continue
+		}
 		fi, err := os.Stat(a)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, termui.WithHint(fmt.Errorf("replay: %s: no such trace, capture or folder", a),
@@ -761,11 +769,10 @@ func States(ctx context.Context, files []reconcile.File, o Options, out termui.O
 		if t.Err != nil {
 			return fmt.Errorf("replay: %w", t.Err)
 		}
-		final, err := reconcile.States(t, o.Policy, func(i int, v reconcile.ClientView) error {
+		final, err := reconcile.States(t, o.Policy, func(i int, rec *reconcile.Record, v reconcile.ClientView) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			rec := &t.Records[i]
 			l := stateLine{Trace: t.Name, K: rec.Kind, State: &v}
 			if rec.Line > 0 {
 				n := rec.Line - 1

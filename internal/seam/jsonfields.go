@@ -28,6 +28,8 @@ type fieldList struct {
 	kv [smallFields]field
 	n  int
 	m  map[string]json.RawMessage // all members, once more than smallFields
+	// dup is the first member name seen twice, "" when none was.
+	dup string
 }
 
 // parse validates raw once and splits it into f (which must be empty),
@@ -62,12 +64,18 @@ func (f *fieldList) parse(raw []byte) (bool, error) {
 
 func (f *fieldList) set(key string, val json.RawMessage) {
 	if f.m != nil {
+		if _, ok := f.m[key]; ok && f.dup == "" {
+			f.dup = key
+		}
 		f.m[key] = val
 		return
 	}
 	for i := range f.n {
 		if f.kv[i].key == key {
 			f.kv[i].val = val
+			if f.dup == "" {
+				f.dup = key
+			}
 			return
 		}
 	}

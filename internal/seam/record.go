@@ -15,6 +15,10 @@ import (
 type Record struct {
 	Event  Event
 	Packed *PackedRow
+	// RepeatedKey is a member name the record's envelope holds twice (the
+	// last one was taken, as JSON.parse does), "" when none is: readers
+	// accept it, and the record rules (CheckRecord) do not.
+	RepeatedKey string
 }
 
 // FirstSeq is the seq of the record's first event.
@@ -176,6 +180,7 @@ func decodeRecord(line []byte, v int, alias bool) (Record, error) {
 	}
 	e := &r.Event
 	e.Type = typ
+	r.RepeatedKey = fields.dup
 	if k, ok := fields.keyNotIn(envelopeKeys); ok {
 		return r, corruptf("event: unexpected key %q", k)
 	}

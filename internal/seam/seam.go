@@ -6,6 +6,7 @@ package seam
 
 import (
 	"context"
+	"io"
 	"iter"
 )
 
@@ -238,6 +239,26 @@ type FileKeeper interface {
 	StorePaths() []string
 }
 
+// StoredFile is a file that holds a session, as stored: a log file, or
+// an older generation of it.
+type StoredFile struct {
+	// Name is the file's name in the session's folder.
+	Name string
+	// Open opens it for reading: its bytes as they are, up to its size at
+	// Open (what is appended meanwhile is not read).
+	Open func() (io.ReadCloser, error)
+}
+
+// FileStorer is implemented by services that keep each session in files
+// of its own, so that a consumer can copy them byte for byte (export
+// --include-raw, for a bug report).
+type FileStorer interface {
+	// SessionFiles returns the files of session id, oldest generation
+	// first, the live log last. Opening one never follows a symbolic link
+	// and refuses anything but a regular file.
+	SessionFiles(ctx context.Context, id string) ([]StoredFile, error)
+}
+
 // RawRecord is one physical record as stored, header first (packed rows
 // and range pairs not expanded).
 type RawRecord struct {
@@ -271,4 +292,18 @@ type RecordGroup struct {
 // exactly as stored, for `cat --raw`.
 type RawReader interface {
 	Raw(ctx context.Context) iter.Seq2[RawRecord, error]
+}
+
+// StreamAppender is implemented by write handles that take a batch larger
+// than memory: AppendStream stores, as one append, the events next yields
+// chunk by chunk (each continuing the previous; an empty chunk ends the
+// batch), holding one chunk at a time. The rules are Append's: the batch
+// is validated as it is written (PrepareBatch), and an error (of next, of
+// a chunk, of the write) leaves the log as it was before the batch. How
+// much of a batch a crash can leave is the backend's to document: a
+// transaction keeps it whole; a JSONL log keeps whole lines (plain) or
+// whole frames (zstd), a frame holding as much of the batch as the
+// reader's frame limit lets it.
+type StreamAppender interface {
+	AppendStream(ctx context.Context, next func() ([]Event, error)) error
 }

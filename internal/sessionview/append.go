@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/seam"
-	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 )
 
 // AppendSummary is what append tells people it did: the events and their
 // seqs, which of them close an interrupted turn, and the session made.
-func AppendSummary(r *store.AppendResult) string {
+func AppendSummary(r *ingest.Result) string {
 	switch {
 	case r.Appended == 0 && r.Created:
 		return fmt.Sprintf("created %s (no events)", r.ID)
@@ -43,7 +43,7 @@ func AppendSummary(r *store.AppendResult) string {
 // AppendRow is what append did, for scripts: the session id, the events
 // appended, the seq of the first and the next seq, how many of them close
 // an interrupted turn, and "created" when the session was made (else "").
-func AppendRow(r *store.AppendResult) []string {
+func AppendRow(r *ingest.Result) []string {
 	created := ""
 	if r.Created {
 		created = "created"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
@@ -18,14 +19,16 @@ import (
 // they are.
 func Explain(err error) error {
 	var (
-		se  *store.Error
-		amb *store.AmbiguousError
-		sh  *store.ShadowError
-		in  *store.InputError
-		ns  *store.NextSeqError
-		fe  *inspect.FilterError
-		ut  *inspect.UnknownTypesError
-		nf  *seam.Error
+		se   *store.Error
+		amb  *store.AmbiguousError
+		sh   *ingest.ShadowError
+		in   *ingest.InputError
+		ns   *ingest.NextSeqError
+		fe   *inspect.FilterError
+		ut   *inspect.UnknownTypesError
+		nf   *seam.Error
+		near *store.NearError
+		oth  *store.OtherStoreError
 	)
 	switch {
 	case err == nil:
@@ -36,7 +39,13 @@ func Explain(err error) error {
 	case errors.As(err, &nf) && nf.Kind == seam.ErrNotFound && nf.ID != "" && nf.Err == nil:
 		// Whichever operation looked, the user named a session that is
 		// not there (seam.md's wording).
-		return fmt.Errorf("session %q %w", nf.ID, seam.ErrNotFound)
+		msg := fmt.Errorf("session %q %w", nf.ID, seam.ErrNotFound)
+		if errors.As(err, &near) {
+			return termui.WithHint(msg, near.Hint())
+		}
+		return msg
+	case errors.As(err, &oth):
+		return termui.Usage(termui.WithHint(err, fmt.Sprintf("drop --store to use the store of the path, or name the session by its id in --store %s", oth.Flag)))
 	case errors.Is(err, store.ErrEmptyArg):
 		return termui.Usagef("empty session argument")
 	case errors.Is(err, store.ErrNoBackupDir):
@@ -125,12 +134,17 @@ func explainStore(se *store.Error) error {
 	return se
 }
 
-func explainInput(in *store.InputError) error {
+func explainInput(in *ingest.InputError) error {
 	if in.Line == 0 {
 		return fmt.Errorf("read events from %s: %w", in.Name, in.Err)
 	}
-	var seq *store.SeqError
-	if errors.Is(in.Err, store.ErrNoSeq) {
+	var seq *ingest.SeqError
+	var long *ingest.LongLineError
+	if errors.As(in.Err, &long) {
+		return termui.WithHint(fmt.Errorf("%s line %d: the event is longer than --max-record-bytes (%d bytes), the longest record dshctl reads back; nothing was written",
+			in.Name, in.Line, long.Limit), "raise --max-record-bytes for this append and for every command that reads the session (a read holds up to twice the limit in memory)")
+	}
+	if errors.Is(in.Err, ingest.ErrNoSeq) {
 		return termui.WithHint(fmt.Errorf("%s line %d: invalid event: it has no seq; nothing was written", in.Name, in.Line),
 			"--assign-seq numbers the events from the stored next seq")
 	}

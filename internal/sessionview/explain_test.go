@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
@@ -47,18 +48,18 @@ func TestExplain(t *testing.T) {
 		{err: &store.Error{Kind: seam.ErrIO, Spec: flag, Path: "/x", Err: io.ErrUnexpectedEOF}, msg: "store /x: unexpected EOF"},
 		{err: &store.AmbiguousError{Prefix: "s-", Matches: many},
 			msg: `session prefix "s-" is ambiguous: 12 sessions match: ` + strings.Join(many[:10], ", ") + ", …", hint: "give more of the id"},
-		{err: &store.InputError{Name: "stdin", Line: 3, Err: store.ErrNoSeq},
+		{err: &ingest.InputError{Name: "stdin", Line: 3, Err: ingest.ErrNoSeq},
 			msg: "stdin line 3: invalid event: it has no seq; nothing was written", hint: "--assign-seq numbers the events from the stored next seq"},
-		{err: &store.InputError{Name: "f", Line: 2, Err: &store.SeqError{Got: 9, Want: 4}},
+		{err: &ingest.InputError{Name: "f", Line: 2, Err: &ingest.SeqError{Got: 9, Want: 4}},
 			msg: "f line 2: invalid event: seq 9, expected 4 (the stored next seq; --assign-seq numbers events for you); nothing was written"},
-		{err: &store.InputError{Name: "f", Err: io.ErrUnexpectedEOF}, msg: "read events from f: unexpected EOF"},
-		{err: &store.NextSeqError{ID: "s", Stored: 7, Expected: 5},
+		{err: &ingest.InputError{Name: "f", Err: io.ErrUnexpectedEOF}, msg: "read events from f: unexpected EOF"},
+		{err: &ingest.NextSeqError{ID: "s", Stored: 7, Expected: 5},
 			msg:  `session "s": the log's next seq is 7, not the 5 expected: nothing was written`,
 			hint: "if seqs 5–6 are the start of this batch (a killed append to a plain log keeps its complete lines), append the rest with --expect-next-seq 7"},
-		{err: &store.NextSeqError{ID: "s", Stored: 6, Expected: 5},
+		{err: &ingest.NextSeqError{ID: "s", Stored: 6, Expected: 5},
 			msg:  `session "s": the log's next seq is 6, not the 5 expected: nothing was written`,
 			hint: "if seq 5 is the start of this batch (a killed append to a plain log keeps its complete lines), append the rest with --expect-next-seq 6"},
-		{err: &store.NextSeqError{ID: "s", Stored: 3, Expected: 5},
+		{err: &ingest.NextSeqError{ID: "s", Stored: 3, Expected: 5},
 			msg: `session "s": the log's next seq is 3, not the 5 expected: nothing was written`},
 		{err: &inspect.FilterError{Field: "Types", Pattern: "[", Err: errors.New("bad pattern")}, msg: `--type "[": bad pattern`, usage: true},
 		{err: &inspect.UnknownTypesError{ID: "s", Version: 4, Types: map[string]int64{"p/x": 1}},

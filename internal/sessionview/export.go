@@ -1,11 +1,15 @@
 package sessionview
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/dshctl/dshctl/internal/export"
+	"github.com/dshctl/dshctl/internal/inspect"
+	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 // ExportJSON is what export says about one ZIP, and its JSON shape.
@@ -71,4 +75,43 @@ func AddExportRows(t *termui.Table, items []ExportJSON) {
 		}
 		t.Row(ids[i], it.Path, strconv.FormatInt(it.Events, 10), strconv.Itoa(len(it.Entries)-1), size)
 	}
+}
+
+// BugReportJSON is what the manifest of export --include-raw says of a
+// session besides its entries: stat's JSON (its exact counts included)
+// and verify's (tolerate-tail mode), each null when it could not run, with
+// the reason.
+type BugReportJSON struct {
+	Stat        *StatJSON   `json:"stat"`
+	StatError   *string     `json:"statError"`
+	Verify      *VerifyJSON `json:"verify"`
+	VerifyError *string     `json:"verifyError"`
+}
+
+// DescribeSession is export.BundleOptions.Describe: session id of svc as
+// stat --exact and verify report it, and whether verify found an error
+// (or could not check it).
+func DescribeSession(ctx context.Context, svc seam.Service, id string) (any, bool) {
+	var d BugReportJSON
+	damaged := false
+	r, err := inspect.Stat(ctx, svc, id, inspect.StatOptions{Exact: true})
+	if r != nil {
+		// A session dsh would refuse is described as far as it can be
+		// read, the reason in its error field.
+		s := NewStatJSON(r, Reason)
+		d.Stat = &s
+	} else if err != nil {
+		d.StatError = ptr(Reason(err))
+	}
+	_, err = verify.Run(ctx, svc, []string{id}, verify.Options{Mode: verify.ModeTolerateTail, Jobs: 1,
+		Report: func(r *verify.SessionReport) error {
+			v := NewVerifyJSON(r)
+			d.Verify = &v
+			damaged = r.Status == verify.StatusErrors || r.Status == verify.StatusFailed
+			return nil
+		}})
+	if err != nil {
+		d.VerifyError, damaged = ptr(Reason(err)), true
+	}
+	return d, damaged
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/export"
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
@@ -191,17 +192,17 @@ func PrintStat(o termui.Out, r *inspect.StatReport) error {
 	return StatFields(r, o.Now(), Reason).Print(o.Stdout, o.TTY)
 }
 
-// AppendJSON is what append did, as JSON: store.AppendResult, its repairs
+// AppendJSON is what append did, as JSON: ingest.Result, its repairs
 // as RepairJSON.
 type AppendJSON struct {
-	*store.AppendResult
+	*ingest.Result
 	Repairs []RepairJSON `json:"repairs"`
 }
 
 // PrintAppend prints what append did: its JSON; for people AppendSummary;
 // for scripts a row of tab-separated fields (AppendRow), the summary on
 // stderr, as verify does.
-func PrintAppend(o termui.Out, r *store.AppendResult) error {
+func PrintAppend(o termui.Out, r *ingest.Result) error {
 	switch {
 	case o.IsJSON():
 		return o.WriteJSON(o.Stdout, AppendJSON{r, NewRepairsJSON(r.Repairs)})
@@ -230,7 +231,12 @@ func ReportExports(ctx context.Context, o termui.Out, results []export.Result) e
 			WarnUnsupported(o.Stderr, r.Entries)
 			ok = append(ok, r)
 		case ctx.Err() == nil || !errors.Is(r.Err, context.Canceled):
-			fmt.Fprintf(o.Stderr, "dshctl: export %q: %s\n", r.ID, termui.OneLineError(Explain(r.Err)))
+			err := Explain(r.Err)
+			fmt.Fprintf(o.Stderr, "dshctl: export %q: %s\n", r.ID, termui.OneLineError(err))
+			var near *store.NearError
+			if errors.As(r.Err, &near) { // a name a typo away from a session
+				fmt.Fprintf(o.Stderr, "hint: %s\n", near.Hint())
+			}
 		}
 	}
 	if err := PrintExports(o, ok); err != nil {
@@ -284,15 +290,58 @@ func ExplainExport(err error) error {
 // it added. A log holding event types dsh refuses is printed whole, then
 // refused.
 func PrintLog(ctx context.Context, o termui.Out, w io.Writer, h seam.Handle, so inspect.StreamOptions, header bool, width int, widthSet bool) error {
-	res, err := inspect.Stream(ctx, h, so, LogSink(ctx, o, w, header, width, widthSet))
+	sink := LogSink(ctx, o, w, header, width, widthSet)
+	if tr, ok := sink.(*inspect.Transcript); ok && !so.Follow && !so.Filter.HasTo && len(so.Filter.Types) == 0 && !so.Filter.Time.IsSet() {
+		tr.MarkOpenTurn() // the log is read to its end, every turn/end seen
+	}
+	res, err := inspect.Stream(ctx, h, so, sink)
 	if res.Closers > 0 && o.Format != termui.FormatJSON {
 		fmt.Fprintf(o.Stderr, "dshctl: %s for the interrupted turn printed, not stored\n", termui.Count(res.Closers, "synthetic closer"))
+	}
+	if f := so.Filter; err == nil && res.Matched == 0 && !so.Follow && (f.From > 0 || f.HasTo || len(f.Types) > 0 || f.Time.IsSet()) {
+		// A filter that matches nothing is said, not left to a silent
+		// exit 0.
+		fmt.Fprintln(o.Stderr, "dshctl: "+NoMatch(ctx, f, h))
 	}
 	var ut *inspect.UnknownTypesError
 	if errors.As(err, &ut) {
 		return ut.Refusal("cat") // after every event was printed
 	}
 	return Explain(err)
+}
+
+// NoMatch says why filter f printed no event of the log h reads: past its
+// last seq, or no event of it matched.
+func NoMatch(ctx context.Context, f inspect.FilterOptions, h seam.Handle) string {
+	var given []string
+	for _, t := range f.Types {
+		if strings.ContainsAny(t, "*?[ ") {
+			t = "'" + t + "'" // as it is typed
+		}
+		given = append(given, "--type "+t)
+	}
+	if f.From > 0 {
+		given = append(given, fmt.Sprintf("--from %d", f.From))
+	}
+	if f.HasTo {
+		given = append(given, fmt.Sprintf("--to %d", f.To))
+	}
+	if f.Time.HasSince {
+		given = append(given, "--since "+termui.Timestamp(f.Time.Since))
+	}
+	if f.Time.HasUntil {
+		given = append(given, "--until "+termui.Timestamp(f.Time.Until))
+	}
+	s, err := h.Snapshot(ctx)
+	switch {
+	case err != nil:
+		return "no event matched " + strings.Join(given, " ")
+	case s.EventCount == 0:
+		return "no event printed: the log has no events"
+	case f.From >= s.EventCount:
+		return fmt.Sprintf("no event printed: --from %d is past the log's last seq, %d", f.From, s.EventCount-1)
+	}
+	return fmt.Sprintf("no event matched %s (the log's events are seq 0 to %d)", strings.Join(given, " "), s.EventCount-1)
 }
 
 // PrintRaw prints the records h reads as stored (export.WriteRaw) to w,

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/dshctl/dshctl/internal/export"
+	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
-	"github.com/dshctl/dshctl/internal/store"
 	"github.com/dshctl/dshctl/internal/termui"
 	"github.com/dshctl/dshctl/internal/verify"
 )
@@ -140,15 +140,15 @@ func TestPrintExports(t *testing.T) {
 // TestPrintAppend: what append did, for people, and its JSON.
 func TestPrintAppend(t *testing.T) {
 	for _, c := range []struct {
-		r    store.AppendResult
+		r    ingest.Result
 		want string
 	}{
-		{store.AppendResult{ID: "s", Created: true}, "created s (no events)"},
-		{store.AppendResult{ID: "s"}, "nothing to append to s"},
-		{store.AppendResult{ID: "s", Appended: 1, FirstSeq: 4, NextSeq: 5}, "appended 1 event, seq 4 to s"},
-		{store.AppendResult{ID: "s", Appended: 3, Closers: 3, FirstSeq: 4, NextSeq: 7}, "appended 3 events, seq 4–6 (closers of the interrupted turn) to s"},
-		{store.AppendResult{ID: "s", Appended: 3, Closers: 2, FirstSeq: 4, NextSeq: 7, Created: true}, "created s; 3 events, seq 4–6 (the last 2 close the interrupted turn)"},
-		{store.AppendResult{ID: "s", Appended: 2, Closers: 1, FirstSeq: 0, NextSeq: 2}, "appended 2 events, seq 0–1 (the last closes the interrupted turn) to s"},
+		{ingest.Result{ID: "s", Created: true}, "created s (no events)"},
+		{ingest.Result{ID: "s"}, "nothing to append to s"},
+		{ingest.Result{ID: "s", Appended: 1, FirstSeq: 4, NextSeq: 5}, "appended 1 event, seq 4 to s"},
+		{ingest.Result{ID: "s", Appended: 3, Closers: 3, FirstSeq: 4, NextSeq: 7}, "appended 3 events, seq 4–6 (closers of the interrupted turn) to s"},
+		{ingest.Result{ID: "s", Appended: 3, Closers: 2, FirstSeq: 4, NextSeq: 7, Created: true}, "created s; 3 events, seq 4–6 (the last 2 close the interrupted turn)"},
+		{ingest.Result{ID: "s", Appended: 2, Closers: 1, FirstSeq: 0, NextSeq: 2}, "appended 2 events, seq 0–1 (the last closes the interrupted turn) to s"},
 	} {
 		o, stdout, _ := out(termui.FormatTable, true)
 		if err := PrintAppend(o, &c.r); err != nil || stdout.String() != c.want+"\n" {
@@ -161,11 +161,11 @@ func TestPrintAppend(t *testing.T) {
 			t.Errorf("%+v piped: %q, stderr %q", c.r, stdout, stderr)
 		}
 	}
-	if row := strings.Join(AppendRow(&store.AppendResult{ID: "s", Appended: 3, Closers: 2, FirstSeq: 4, NextSeq: 7, Created: true}), ","); row != "s,3,4,7,2,created" {
+	if row := strings.Join(AppendRow(&ingest.Result{ID: "s", Appended: 3, Closers: 2, FirstSeq: 4, NextSeq: 7, Created: true}), ","); row != "s,3,4,7,2,created" {
 		t.Errorf("row %q", row)
 	}
 	o, stdout, _ := out(termui.FormatJSONL, false)
-	PrintAppend(o, &store.AppendResult{ID: "s", Repairs: []seam.Repair{}})
+	PrintAppend(o, &ingest.Result{ID: "s", Repairs: []seam.Repair{}})
 	if want := `{"id":"s","created":false,"closers":0,"appended":0,"firstSeq":0,"nextSeq":0,"repairs":[]}` + "\n"; stdout.String() != want {
 		t.Errorf("JSONL %q", stdout)
 	}

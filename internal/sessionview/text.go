@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,16 +38,38 @@ func AddRows(t *termui.Table, items []*inspect.Session, now time.Time) []string 
 		return ids
 	}
 	t.GiveWay(1, 7)
-	t.Drop(8, 7, 2) // FORMAT, PARENT, CREATED: the table is sorted by activity
-	short := store.ShortIDs(ids, 12)
+	// FORMAT, PARENT, CREATED (the table is sorted by activity), then SIZE
+	// and EVENTS on the narrowest terminals: ID, PROJECT, UPDATED and STATE
+	// fit 40 columns.
+	t.Drop(8, 7, 2, 5, 4)
+	// Parents are named as the rows are, by their shortest unique prefix
+	// among the ids shown and the parents named.
+	all := slices.Clone(ids)
+	for _, it := range items {
+		if p := it.Snapshot.Header.ParentSession; p != "" {
+			all = append(all, p)
+		}
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	shortOf := make(map[string]string, len(all))
+	for i, s := range store.ShortIDs(all, 12) {
+		shortOf[all[i]] = s
+	}
+	short := make([]string, len(ids))
 	for i, it := range items {
-		t.Row(cells(it, short[i], now)...)
+		short[i] = shortOf[ids[i]]
+		parent := shortOf[it.Snapshot.Header.ParentSession]
+		t.Row(cells(it, short[i], parent, now)...)
+		if parent != "" {
+			t.Short(7, parent) // rather than cutting the id
+		}
 	}
 	return short
 }
 
 // cells is a session as the table shows it to people.
-func cells(it *inspect.Session, id string, now time.Time) []string {
+func cells(it *inspect.Session, id, parent string, now time.Time) []string {
 	h, known := &it.Snapshot.Header, it.HeaderKnown
 	created, updated, events, project := "-", "-", "-", "-"
 	if known {
@@ -60,9 +83,9 @@ func cells(it *inspect.Session, id string, now time.Time) []string {
 	rel := "-"
 	switch {
 	case h.Origin != "" && h.ParentSession != "":
-		rel = h.Origin + " of " + h.ParentSession
+		rel = h.Origin + " of " + parent
 	case h.ParentSession != "":
-		rel = "fork of " + h.ParentSession
+		rel = "fork of " + parent
 	case h.Origin != "":
 		rel = h.Origin
 	}

@@ -149,7 +149,11 @@ func (p *VerifyPrinter) Report(r *verify.SessionReport) error {
 		if flag, ok := limitFlags[f.Remedy]; ok {
 			p.overLimit[flag] = true
 		}
-		f.Message += remedyWords[f.Remedy]
+		// The command that deals with a finding is no advice once this
+		// run dealt with it (or, in a dry run, plans to salvage).
+		if !f.Repaired && (f.Remedy != verify.RemedySalvage || r.Repair == nil || r.Repair.Salvaged == 0) {
+			f.Message += remedyWords[f.Remedy]
+		}
 	}
 	switch p.o.Format {
 	case termui.FormatJSON:

@@ -267,6 +267,30 @@ func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, id string, rows []ro
 // materialize stores a created session with its first rows (n events).
 // Another writer storing the same id first makes it ErrAlreadyExists.
 func (h *handle) materialize(ctx context.Context, rows []row, n int64) error {
+	return h.materializeWith(ctx, n > 0, rowsInserter(h, rows, n))
+}
+
+// rowsInserter inserts rows (n events) for materializeWith and
+// appendRowsWith.
+func rowsInserter(h *handle, rows []row, n int64) inserter {
+	return func(ctx context.Context, tx *sql.Tx) (int64, int64, error) {
+		if err := h.s.insertRows(ctx, tx, h.id, rows); err != nil {
+			return 0, 0, err
+		}
+		if len(rows) == 0 {
+			return 0, -1, nil
+		}
+		return n, rows[len(rows)-1].seq, nil
+	}
+}
+
+// inserter inserts the rows of a batch in tx and returns the events they
+// hold and the seq of the last row (-1: none).
+type inserter func(ctx context.Context, tx *sql.Tx) (n, lastFirst int64, err error)
+
+// materializeWith is materialize with the rows inserted by insert; events
+// says whether it inserts any.
+func (h *handle) materializeWith(ctx context.Context, events bool, insert inserter) error {
 	s, w := h.s, h.w
 	owner, err := s.lock("create", h.id, seam.ErrAlreadyExists)
 	if err != nil {
@@ -278,9 +302,10 @@ func (h *handle) materialize(ctx context.Context, rows []row, n int64) error {
 		return &seam.Error{Kind: seam.ErrIO, Op: "create", ID: h.id, Pos: seam.NoPos, Err: err}
 	}
 	var revision int64
-	if n > 0 {
+	if events {
 		revision = 1
 	}
+	var n, lastFirst int64 = 0, -1
 	hd := &h.hdr
 	var seed any
 	switch {
@@ -300,7 +325,9 @@ func (h *handle) materialize(ctx context.Context, rows []row, n int64) error {
 			hd.DelegationDepth, nullString(hd.AgentPreset), incarnation, revision); err != nil {
 			return err
 		}
-		return s.insertRows(ctx, tx, h.id, rows)
+		var err error
+		n, lastFirst, err = insert(ctx, tx)
+		return err
 	})
 	if err == nil && exists {
 		err = alreadyExists(h.id)
@@ -311,8 +338,8 @@ func (h *handle) materialize(ctx context.Context, rows []row, n int64) error {
 	}
 	w.pending, w.owner = false, owner
 	w.next, w.incarnation, w.revision = n, incarnation, revision
-	if len(rows) > 0 {
-		w.lastFirst = rows[len(rows)-1].seq
+	if lastFirst >= 0 {
+		w.lastFirst = lastFirst
 	}
 	return nil
 }
@@ -326,6 +353,11 @@ func nullString(s string) any {
 
 // appendRows stores rows holding n events after the stored tail.
 func (h *handle) appendRows(ctx context.Context, rows []row, n int64) error {
+	return h.appendRowsWith(ctx, rowsInserter(h, rows, n))
+}
+
+// appendRowsWith is appendRows with the rows inserted by insert.
+func (h *handle) appendRowsWith(ctx context.Context, insert inserter) error {
 	s, w := h.s, h.w
 	var backup string
 	if w.torn != nil {
@@ -334,14 +366,16 @@ func (h *handle) appendRows(ctx context.Context, rows []row, n int64) error {
 			return err
 		}
 	}
+	var n, lastFirst int64
 	err := s.inTx(ctx, "append", h.id, func(tx *sql.Tx) error {
 		if err := h.checkStored(ctx, tx, "append"); err != nil {
 			return err
 		}
-		if err := s.insertRows(ctx, tx, h.id, rows); err != nil {
+		var err error
+		if n, lastFirst, err = insert(ctx, tx); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "UPDATE sessions SET revision = revision + 1 WHERE id = ?", h.id)
+		_, err = tx.ExecContext(ctx, "UPDATE sessions SET revision = revision + 1 WHERE id = ?", h.id)
 		return err
 	})
 	if err != nil {
@@ -353,7 +387,7 @@ func (h *handle) appendRows(ctx context.Context, rows []row, n int64) error {
 	}
 	w.next += n
 	w.revision++
-	w.lastFirst = rows[len(rows)-1].seq
+	w.lastFirst = lastFirst
 	return nil
 }
 
@@ -500,4 +534,53 @@ func (s *Store) Flush(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// AppendStream implements seam.StreamAppender: the whole batch is one
+// transaction, its chunks inserted as they come, so it is all or nothing
+// whatever its size. Rows are packed (schema 17, v0/v1) within a chunk.
+func (h *handle) AppendStream(ctx context.Context, next func() ([]seam.Event, error)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.writable("append"); err != nil {
+		return err
+	}
+	chunk, err := next()
+	if err != nil || len(chunk) == 0 {
+		return err
+	}
+	seq := h.w.next
+	insert := func(ctx context.Context, tx *sql.Tx) (int64, int64, error) {
+		var n, last int64 = 0, -1
+		for len(chunk) > 0 {
+			if err := ctx.Err(); err != nil {
+				return n, last, err
+			}
+			batch, err := seam.PrepareBatch(h.id, h.hdr.Version, seq, chunk)
+			if err != nil {
+				return n, last, err
+			}
+			rows, err := encodeRows(batch, h.s.schema, h.hdr.Version)
+			if err != nil {
+				return n, last, seam.Errorf(seam.ErrInvalid, "append", h.id, seam.NoPos, "%v", err)
+			}
+			if err := h.s.insertRows(ctx, tx, h.id, rows); err != nil {
+				return n, last, err
+			}
+			n += int64(len(batch))
+			seq += int64(len(batch))
+			last = rows[len(rows)-1].seq
+			if chunk, err = next(); err != nil {
+				return n, last, err
+			}
+		}
+		return n, last, nil
+	}
+	if h.w.pending {
+		return h.materializeWith(ctx, true, insert)
+	}
+	return h.appendRowsWith(ctx, insert)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/suggest"
 )
 
 // ErrEmptyArg: a session was named by the empty string.
@@ -29,6 +30,20 @@ func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("session prefix %q is ambiguous: %d sessions match", e.Prefix, len(e.Matches))
 }
 
+// NearError is a session argument that names no session (it wraps the
+// store's seam.ErrNotFound) with the ids of the store nearest to it, a
+// typo away from it or from their start, for a "did you mean".
+type NearError struct {
+	Err     error
+	Nearest []string
+}
+
+func (e *NearError) Error() string { return e.Err.Error() }
+func (e *NearError) Unwrap() error { return e.Err }
+
+// Hint names the nearest ids.
+func (e *NearError) Hint() string { return "did you mean " + strings.Join(e.Nearest, " or ") + "?" }
+
 // Session is a session a command named, with the store that holds it.
 type Session struct {
 	Service seam.Service
@@ -38,10 +53,21 @@ type Session struct {
 // Close closes the store.
 func (s *Session) Close() error { return s.Service.Close() }
 
+// OtherStoreError is a session named by the path of its files in one
+// store (Root) while --store named another (Flag): which was meant cannot
+// be told.
+type OtherStoreError struct {
+	Arg, Root, Flag string
+}
+
+func (e *OtherStoreError) Error() string {
+	return fmt.Sprintf("session path %s is in the store %s, not in --store %s", e.Arg, e.Root, e.Flag)
+}
+
 // OpenSession finds the session arg names and opens its store: the path of
-// its folder or log file (then the store is the one holding it, whatever
-// r asks for), else an exact id or the one id it is a prefix of in the
-// store r asks for. An id that exists but cannot be read is returned as
+// its folder or log file (then the store is the one holding it; a --store
+// (r.Flag) naming another is an *OtherStoreError), else an exact id or the
+// one id it is a prefix of in the store r asks for. An id that exists but cannot be read is returned as
 // found, for the command to report the real problem when it reads it. A
 // prefix that names nothing returns the store's seam.ErrNotFound for arg.
 func OpenSession(ctx context.Context, r Request, arg string, o Options) (*Session, error) {
@@ -52,6 +78,9 @@ func OpenSession(ctx context.Context, r Request, arg string, o Options) (*Sessio
 		root, id, err := jsonl.SessionFromPath(arg)
 		if err != nil {
 			return nil, err
+		}
+		if r.Flag != "" && !isStore(Spec{r.Flag, FromFlag}, root) {
+			return nil, &OtherStoreError{Arg: arg, Root: root, Flag: r.Flag}
 		}
 		svc, err := Open(Spec{root, FromPath}, r.options(o))
 		if err != nil {
@@ -69,6 +98,18 @@ func OpenSession(ctx context.Context, r Request, arg string, o Options) (*Sessio
 		return nil, err
 	}
 	return &Session{svc, id}, nil
+}
+
+// isStore reports whether spec names the JSONL root root (however it is
+// spelled: a dsh home holding it, a symbolic link to it).
+func isStore(spec Spec, root string) bool {
+	loc, err := Locate(spec, false)
+	if err != nil || loc.Kind != JSONL {
+		return false
+	}
+	a, aerr := os.Stat(loc.Path)
+	b, berr := os.Stat(root)
+	return aerr == nil && berr == nil && os.SameFile(a, b)
 }
 
 // Sessions are the sessions that several arguments name, in the order
@@ -304,6 +345,13 @@ func matchID(ctx context.Context, svc seam.Service, arg string) (string, error) 
 	matches = slices.Compact(matches)
 	switch len(matches) {
 	case 0:
+		ids := make([]string, 0, len(entries))
+		for _, en := range entries {
+			ids = append(ids, en.Snapshot.Header.ID)
+		}
+		if near := suggest.Nearest(arg, ids, true); len(near) > 0 {
+			return "", &NearError{err, near}
+		}
 		return "", err
 	case 1:
 		// An entry that is no session (a stray log file, say) is reported

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"github.com/dshctl/dshctl/internal/ingest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -198,7 +199,7 @@ func newStore(t *testing.T, v int, ids ...string) string {
 	}
 	defer svc.Close()
 	for _, id := range ids {
-		res, err := Append(context.Background(), svc, id, AppendOptions{
+		res, err := ingest.Append(context.Background(), svc, id, ingest.Options{
 			Create: &seam.Header{Version: v, CreatedAt: 1785331618000, Cwd: "/w"}, Input: strings.NewReader(turn), Name: "turn", AssignSeq: true, Now: 1})
 		if err != nil || !res.Created || res.Appended != 2 {
 			t.Fatalf("create %s: %+v, %v", id, res, err)
@@ -232,10 +233,21 @@ func TestOpenSession(t *testing.T) {
 		}
 		s.Close()
 	}
-	// A path names its store, whatever the request says.
-	elsewhere := Request{Flag: filepath.Join(t.TempDir(), "none"), Getenv: env(nil)}
-	if s, err := OpenSession(ctx, elsewhere, filepath.Join(root, "--w--", "session-4f1c2a9e"), Options{}); err != nil || s.ID != "session-4f1c2a9e" {
-		t.Errorf("OpenSession by path with another store asked for: %v", err)
+	// A path names its store, whatever the environment says; a --store
+	// naming another is an error, since which was meant cannot be told.
+	path := filepath.Join(root, "--w--", "session-4f1c2a9e")
+	elsewhere := filepath.Join(t.TempDir(), "none")
+	if s, err := OpenSession(ctx, Request{Getenv: env(map[string]string{"DSHCTL_STORE": elsewhere})}, path, Options{}); err != nil || s.ID != "session-4f1c2a9e" {
+		t.Errorf("OpenSession by path with another store in DSHCTL_STORE: %v", err)
+	} else {
+		s.Close()
+	}
+	var other *OtherStoreError
+	if _, err := OpenSession(ctx, Request{Flag: elsewhere, Getenv: env(nil)}, path, Options{}); !errors.As(err, &other) || other.Root != root {
+		t.Errorf("OpenSession by path with another --store: %v, want an *OtherStoreError", err)
+	}
+	if s, err := OpenSession(ctx, Request{Flag: root + string(filepath.Separator), Getenv: env(nil)}, path, Options{}); err != nil {
+		t.Errorf("OpenSession by path with its own --store: %v", err)
 	} else {
 		s.Close()
 	}
@@ -263,7 +275,7 @@ func TestOpenSessions(t *testing.T) {
 	ctx := context.Background()
 	root := newStore(t, 4, "session-a", "session-b")
 	other := newStore(t, 4, "session-a")
-	r := Request{Flag: root, Getenv: env(nil)}
+	r := Request{Getenv: env(map[string]string{"DSHCTL_STORE": root})}
 	ss, err := OpenSessions(ctx, r, []string{"session-b", filepath.Join(other, "--w--", "session-a"), "session-a",
 		filepath.Join(root, "--w--", "session-b"), "session-a"}, Options{})
 	if err != nil {
@@ -324,8 +336,7 @@ func TestComplete(t *testing.T) {
 }
 
 // TestOpenTarget: without create, the session arg names; with it, arg is
-// the id as given, in the store asked for, made if missing. OpenEvents
-// refuses a folder.
+// the id as given, in the store asked for, made if missing.
 func TestOpenTarget(t *testing.T) {
 	ctx := context.Background()
 	root := newStore(t, 4, "session-a1")
@@ -345,13 +356,6 @@ func TestOpenTarget(t *testing.T) {
 	}
 	s.Close()
 
-	if f, err := OpenEvents(filepath.Join(root)); err == nil || !strings.Contains(err.Error(), "is a directory") {
-		t.Errorf("a folder as events: %v", err)
-		f.Close()
-	}
-	if _, err := OpenEvents(filepath.Join(root, "none.jsonl")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a missing file: %v", err)
-	}
 }
 
 func TestSourceString(t *testing.T) {
@@ -360,40 +364,6 @@ func TestSourceString(t *testing.T) {
 		if got := s.String(); got != want {
 			t.Errorf("%d: %q, want %q", int(s), got, want)
 		}
-	}
-}
-
-func TestCreate(t *testing.T) {
-	ctx := context.Background()
-	root := newStore(t, 2, "old-v2")
-	svc, err := Open(Spec{root, FromFlag}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	// The store's newest format, dsh's defaults for the header.
-	h, err := Create(ctx, svc, seam.Header{Version: Latest, ID: "sub", CreatedAt: 1, Cwd: "/w", Origin: "subagent", ParentSession: "old-v2"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := h.Header()
-	h.Close()
-	if got.Version != 2 || got.IsSeeded == nil || *got.IsSeeded || got.DelegationDepth != 1 {
-		t.Errorf("created header %+v: want v2, isSeeded false, delegationDepth 1", got)
-	}
-	var sh *ShadowError
-	if _, err := Create(ctx, svc, seam.Header{Version: 4, ID: "old", CreatedAt: 1}); !errors.As(err, &sh) || sh.Stored != "old-v2" {
-		t.Errorf("create of a prefix of a stored id: %v, want a ShadowError naming old-v2", err)
-	}
-	empty, err := Open(Spec{filepath.Join(t.TempDir(), "new"), FromFlag}, Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer empty.Close()
-	if h, err := Create(ctx, empty, seam.Header{Version: Latest, ID: "first", CreatedAt: 1}); err != nil || h.Header().Version != seam.MaxVersion {
-		t.Errorf("Create in an empty store: %v, want v%d", err, seam.MaxVersion)
-	} else {
-		h.Close()
 	}
 }
 
@@ -413,89 +383,6 @@ func TestCompressionOnlyForAnEmptyRoot(t *testing.T) {
 		t.Fatalf("compression for an empty root: %v", err)
 	}
 	svc.Close()
-}
-
-func TestAppend(t *testing.T) {
-	ctx := context.Background()
-	root := newStore(t, 4, "s")
-	svc, err := Open(Spec{root, FromFlag}, Options{BackupDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	const title = `{"type":"session/title","data":{"title":"t"}}`
-	for _, c := range []struct {
-		name, input string
-		assign      bool
-		line        int
-		want        string
-	}{
-		{"bad json", `{"type":"session/title","seq":2,"time":1,"data":{"title":"t"}}` + "\n{\"type\":", false, 2, "unparsable record"},
-		{"wrong seq", `{"type":"session/title","seq":7,"time":1,"data":{"title":"t"}}`, false, 1, "seq 7, expected 2"},
-		{"no seq", title, false, 1, ErrNoSeq.Error()},
-		{"packed row", `{"type":"text-chunks","seq0":2,"time0":1,"parts":[]}`, false, 1, `packed row "text-chunks" in a v4 log`},
-		{"unknown type", "\n\n" + `{"type":"mystery/event","data":{}}`, true, 3, `event type "mystery/event" unknown to format v4`},
-		{"no surfaceOp", `{"type":"user/message","data":{"id":"u","role":"user","content":[],"source":{"kind":"user"}}}`, true, 1, "without surfaceOp"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			res, err := Append(ctx, svc, "s", AppendOptions{Input: strings.NewReader(c.input), Name: "in.jsonl", AssignSeq: c.assign, Now: 1})
-			var in *InputError
-			if !errors.As(err, &in) || in.Name != "in.jsonl" || in.Line != c.line || !strings.Contains(in.Err.Error(), c.want) {
-				t.Fatalf("Append: %v; want line %d: %s", err, c.line, c.want)
-			}
-			if res == nil || res.Appended != 0 && res.FirstSeq != 2 {
-				t.Fatalf("result %+v", res)
-			}
-			if snap, _ := svc.Stat(ctx, "s"); snap.EventCount != 2 {
-				t.Fatalf("an invalid batch stored events: %d", snap.EventCount)
-			}
-		})
-	}
-	res, err := Append(ctx, svc, "s", AppendOptions{Input: strings.NewReader(title + "\n" + title + "\n"), Name: "in", AssignSeq: true, Now: 1})
-	if err != nil || res.FirstSeq != 2 || res.NextSeq != 4 || res.Appended != 2 || res.Created || len(res.Repairs) != 0 {
-		t.Fatalf("Append: %+v, %v", res, err)
-	}
-	if _, err := Append(ctx, svc, "nosuch", AppendOptions{}); !errors.Is(err, seam.ErrNotFound) {
-		t.Fatalf("Append to a missing session without Create: %v", err)
-	}
-	res, err = Append(ctx, svc, "empty", AppendOptions{Create: &seam.Header{Version: Latest, CreatedAt: 1}})
-	if err != nil || !res.Created || res.Appended != 0 {
-		t.Fatalf("create without events: %+v, %v", res, err)
-	}
-	if snap, err := svc.Stat(ctx, "empty"); err != nil || snap.EventCount != 0 {
-		t.Fatalf("the created session is not stored: %v", err)
-	}
-	// v0 logs store packed rows, which are not events to append.
-	if _, err := Append(ctx, svc, "v0", AppendOptions{Create: &seam.Header{Version: 0, CreatedAt: 1},
-		Input: strings.NewReader(`{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[3],"texts":["a","b"]}}`), Name: "in"}); err == nil ||
-		!strings.Contains(err.Error(), "packed text-chunks rows are a storage form") {
-		t.Fatalf("Append of a packed row: %v", err)
-	}
-}
-
-// TestAppendRepairs: an append to a log with a torn tail reports the
-// removal, with where the bytes were saved.
-func TestAppendRepairs(t *testing.T) {
-	ctx := context.Background()
-	root := newStore(t, 4, "s")
-	backups := t.TempDir()
-	svc, err := Open(Spec{root, FromFlag}, Options{BackupDir: backups})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	snap, _ := svc.Stat(ctx, "s")
-	f, err := os.OpenFile(snap.Location.Path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Write([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x04})
-	f.Close()
-	res, err := Append(ctx, svc, "s", AppendOptions{CloseInterrupted: true, Input: strings.NewReader(turn), AssignSeq: true})
-	if err != nil || len(res.Repairs) != 1 || res.Repairs[0].Kind != seam.RepairTorn || res.Repairs[0].Bytes != 5 ||
-		!strings.HasPrefix(res.Repairs[0].Backup, backups) {
-		t.Fatalf("Append over a torn tail: %+v, %v", res, err)
-	}
 }
 
 // TestListBothPaths: inspect.List gives the same rows whether the service
@@ -543,45 +430,6 @@ func TestListBothPaths(t *testing.T) {
 				t.Fatalf("%d rows vs %d", len(a), len(b))
 			}
 		})
-	}
-}
-
-// TestAppendExpectNextSeq: with ExpectNextSeq, an append writes nothing
-// unless the log's next seq is the one expected, even over a torn tail,
-// and says what the next seq is, so that a retried batch is never written
-// twice.
-func TestAppendExpectNextSeq(t *testing.T) {
-	ctx := context.Background()
-	root := newStore(t, 4, "s")
-	svc, err := Open(Spec{root, FromFlag}, Options{BackupDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	const title = `{"type":"session/title","data":{"title":"t"}}` + "\n"
-	expect := func(n int64) *int64 { return &n }
-	res, err := Append(ctx, svc, "s", AppendOptions{Input: strings.NewReader(title + title), AssignSeq: true, ExpectNextSeq: expect(2)})
-	if err != nil || res.FirstSeq != 2 || res.NextSeq != 4 {
-		t.Fatalf("Append expecting the next seq: %+v, %v", res, err)
-	}
-	snap, _ := svc.Stat(ctx, "s")
-	for _, stale := range []int64{2, 5} {
-		_, err = Append(ctx, svc, "s", AppendOptions{Input: strings.NewReader(title), AssignSeq: true, ExpectNextSeq: expect(stale)})
-		var ns *NextSeqError
-		if !errors.As(err, &ns) || ns.Stored != 4 || ns.Expected != stale {
-			t.Fatalf("Append expecting %d: %v, want a NextSeqError for 4", stale, err)
-		}
-		if again, _ := svc.Stat(ctx, "s"); again.Revision != snap.Revision {
-			t.Fatalf("a refused append changed the log")
-		}
-	}
-	// A create expects 0.
-	if _, err := Append(ctx, svc, "new", AppendOptions{Create: &seam.Header{Version: Latest, CreatedAt: 1},
-		Input: strings.NewReader(title), AssignSeq: true, ExpectNextSeq: expect(3)}); err == nil {
-		t.Fatalf("a create expecting seq 3 succeeded")
-	}
-	if _, err := svc.Stat(ctx, "new"); !errors.Is(err, seam.ErrNotFound) {
-		t.Fatalf("a refused create left a session: %v", err)
 	}
 }
 

@@ -30,6 +30,8 @@ type Table struct {
 	// still too wide once cut.
 	drop []int
 	rows [][]string
+	// short are the cells' shorter forms, by row and column (Short).
+	short map[[2]int]string
 }
 
 // NewTable returns a table with the given column names for w: for people
@@ -65,20 +67,36 @@ func (t *Table) Drop(cols ...int) { t.drop = cols }
 // Row adds a row; it must have a cell per column.
 func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
 
+// Short gives the cell of column col of the last row a shorter form,
+// shown instead of cutting the cell when the column is too narrow for it:
+// fitting cuts that column no narrower than its short forms.
+func (t *Table) Short(col int, short string) {
+	if t.short == nil {
+		t.short = map[[2]int]string{}
+	}
+	t.short[[2]int{len(t.rows) - 1, col}] = short
+}
+
 // Render writes the table.
 func (t *Table) Render() error {
 	if !t.isTTY {
 		return t.renderPlain()
 	}
 	rows := make([][]string, len(t.rows))
+	short := make([][]string, len(t.rows)) // by row and column, "" for none
+	floor := make([]int, len(t.header))    // the widest short form of each column
 	for i, r := range t.rows {
-		rows[i] = make([]string, len(r))
+		rows[i], short[i] = make([]string, len(r)), make([]string, len(r))
 		for j, c := range r {
 			rows[i][j] = OneLine(c)
+			if s, ok := t.short[[2]int{i, j}]; ok {
+				short[i][j] = OneLine(s)
+				floor[j] = max(floor[j], twwidth.Width(short[i][j]))
+			}
 		}
 	}
 	header, keep := t.header, t.keep
-	widths := fitWidths(header, rows, keep, t.width)
+	widths := fitWidths(header, rows, keep, floor, t.width)
 	cols := make([]int, len(header)) // the columns left, by index in t.header
 	for j := range cols {
 		cols[j] = j
@@ -90,14 +108,19 @@ func (t *Table) Render() error {
 		}
 		cols = slices.Delete(cols, at, at+1)
 		header, keep = slices.Delete(slices.Clone(header), at, at+1), slices.Delete(slices.Clone(keep), at, at+1)
+		floor = slices.Delete(slices.Clone(floor), at, at+1)
 		for i := range rows {
-			rows[i] = slices.Delete(rows[i], at, at+1)
+			rows[i], short[i] = slices.Delete(rows[i], at, at+1), slices.Delete(short[i], at, at+1)
 		}
-		widths = fitWidths(header, rows, keep, t.width)
+		widths = fitWidths(header, rows, keep, floor, t.width)
 	}
-	for _, r := range rows {
+	for i, r := range rows {
 		for j := range r {
-			if twwidth.Width(r[j]) > widths[j] {
+			switch {
+			case twwidth.Width(r[j]) <= widths[j]:
+			case short[i][j] != "" && twwidth.Width(short[i][j]) <= widths[j]:
+				r[j] = short[i][j]
+			default:
 				r[j] = twwidth.Truncate(r[j], widths[j], "…")
 			}
 		}
@@ -207,8 +230,9 @@ func tableWidth(widths []int) int {
 // fitWidths returns the width of each column so that the table fits width:
 // every column as wide as its widest cell; when that is too wide, the
 // widest columns not marked keep are cut down, the widest first, to no less
-// than minCut. A table of kept columns wider than the terminal stays wide.
-func fitWidths(header []string, rows [][]string, keep []bool, width int) []int {
+// than minCut or their floor (the widest short form of their cells). A
+// table of kept columns wider than the terminal stays wide.
+func fitWidths(header []string, rows [][]string, keep []bool, floor []int, width int) []int {
 	widths := make([]int, len(header))
 	for j, h := range header {
 		widths[j] = twwidth.Width(h)
@@ -224,7 +248,7 @@ func fitWidths(header []string, rows [][]string, keep []bool, width int) []int {
 		// just enough); columns of equal width shrink by turns.
 		widest, next := -1, 0
 		for j, w := range widths {
-			if keep[j] || w <= minCut {
+			if keep[j] || w <= max(minCut, floor[j]) {
 				continue
 			}
 			if widest < 0 || w > widths[widest] {
@@ -239,7 +263,7 @@ func fitWidths(header []string, rows [][]string, keep []bool, width int) []int {
 				next = max(next, w)
 			}
 		}
-		cut := min(widths[widest]-max(next, minCut), total-width)
+		cut := min(widths[widest]-max(next, minCut, floor[widest]), total-width)
 		if cut <= 0 {
 			cut = 1 // ties: shrink one at a time
 		}

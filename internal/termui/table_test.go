@@ -13,15 +13,21 @@ func TestFitWidths(t *testing.T) {
 	for _, c := range []struct {
 		width int
 		keep  []bool
+		floor []int
 		want  []int
 	}{
-		{200, []bool{true, false, false}, []int{6, 40, 30}}, // fits: untouched
-		{70, []bool{true, false, false}, []int{6, 30, 30}},  // the widest shrinks first, then both by turns
-		{20, []bool{true, false, false}, []int{6, minCut, minCut}},
-		{60, []bool{true, true, false}, []int{6, 40, 10}}, // a kept column is never cut
-		{10, []bool{true, true, true}, []int{6, 40, 30}},  // nothing may give way
+		{200, []bool{true, false, false}, nil, []int{6, 40, 30}}, // fits: untouched
+		{70, []bool{true, false, false}, nil, []int{6, 30, 30}},  // the widest shrinks first, then both by turns
+		{20, []bool{true, false, false}, nil, []int{6, minCut, minCut}},
+		{60, []bool{true, true, false}, nil, []int{6, 40, 10}},                  // a kept column is never cut
+		{10, []bool{true, true, true}, nil, []int{6, 40, 30}},                   // nothing may give way
+		{20, []bool{true, false, false}, []int{0, 0, 12}, []int{6, minCut, 12}}, // no narrower than a short form
 	} {
-		got := fitWidths(header, rows, c.keep, c.width)
+		floor := c.floor
+		if floor == nil {
+			floor = make([]int, len(header))
+		}
+		got := fitWidths(header, rows, c.keep, floor, c.width)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("fitWidths(width %d, keep %v) = %v, want %v", c.width, c.keep, got, c.want)
 		}
@@ -88,5 +94,29 @@ func TestTableDrop(t *testing.T) {
 		if got := render(width); got != want {
 			t.Errorf("width %d:\n%s\nwant\n%s", width, got, want)
 		}
+	}
+}
+
+func TestTableShort(t *testing.T) {
+	render := func(width int) string {
+		var b bytes.Buffer
+		tb := NewTable(&b, true, width, "ID", "PROJECT", "PARENT")
+		tb.GiveWay(1, 2)
+		tb.Row("s1", "/home/dev/projects/demo-app", "subagent of session-4f1c")
+		tb.Short(2, "session-4f1c")
+		tb.Row("s2", "/srv/repo", "-")
+		if err := tb.Render(); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	wide := render(80)
+	if !strings.Contains(wide, "subagent of session-4f1c") {
+		t.Errorf("wide table cut the cell:\n%s", wide)
+	}
+	// Too narrow for the cell: its short form, never a cut id.
+	narrow := render(30)
+	if !strings.Contains(narrow, "s1  /home/dev/p…  session-4f1c\n") {
+		t.Errorf("narrow table:\n%s", narrow)
 	}
 }

@@ -79,3 +79,30 @@ func TestPagerProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestForcedWidth: DSHCTL_FORCE_TTY's columns, as a number or a share.
+func TestForcedWidth(t *testing.T) {
+	env := func(cols string) func(string) string {
+		return func(k string) string { return map[string]string{"COLUMNS": cols}[k] }
+	}
+	for _, tc := range []struct {
+		v     string
+		width int
+		cols  string
+		want  int
+	}{
+		{"1", 0, "", 1}, // a number is the width, however narrow
+		{"120", 0, "", 120},
+		{"50%", 200, "", 100},
+		{"50%", 0, "90", 45}, // a share of $COLUMNS when the width is unknown
+		{"50%", 0, "", DefaultWidth / 2},
+		{"true", 0, "", 0}, // anything else: the terminal's own width (Columns decides)
+		{"true", 132, "", 132},
+		{"-5", 0, "", 0},
+		{"0%", 100, "", 100},
+	} {
+		if got := forcedWidth(tc.v, tc.width, env(tc.cols)); got != tc.want {
+			t.Errorf("forcedWidth(%q, %d, COLUMNS=%q) = %d, want %d", tc.v, tc.width, tc.cols, got, tc.want)
+		}
+	}
+}

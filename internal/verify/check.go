@@ -300,6 +300,12 @@ func (c *LogCheck) Record(r *seam.Record, p seam.Pos) {
 		c.unknown(e, p)
 		c.salv.stopped = true
 	}
+	ruled := c.order
+	if err := seam.CheckRecord(r, c.ver); err != nil {
+		// What append refuses (the same rules): dsh reads the record,
+		// but not as its text says, or its writer never writes it so.
+		c.add(seam.ClassIrregular, "record-rule", p, "%v", err)
+	}
 	st.marker.Observe(e)
 	if e.Type == typeTurnStart {
 		st.turnStart = e.Seq
@@ -309,6 +315,12 @@ func (c *LogCheck) Record(r *seam.Record, p seam.Pos) {
 	st.open.ObserveFacts(e, &c.facts)
 	st.events++
 	st.lastSeq = e.Seq
+	if c.order != ruled {
+		// A salvage re-appends only what an append would take: the
+		// records of a torn frame up to the first that breaks a rule
+		// (a second turn/end for a turn that ended, say).
+		c.salv.stopped = true
+	}
 	c.salvaged(first, 1)
 	if e.Type == typeTurnEnd && st.spec != nil {
 		c.commit(p)

@@ -250,6 +250,24 @@ func TestCheckTornSalvage(t *testing.T) {
 	}
 }
 
+// TestCheckSalvageStopsAtARule: a salvage re-appends the records of a
+// torn frame only up to the first that breaks a rule append holds a batch
+// to (#24 item 3: a second turn/end for a turn that had ended).
+func TestCheckSalvageStopsAtARule(t *testing.T) {
+	lines := fullTurn(1, 0, "a")
+	f := newFeeder(t, 0).feed(lines...)
+	p := f.pos()
+	p.Frame = 3
+	f.c.BeginUnit(p)
+	f.feed(line("session/title", 7, `{"title":"t"}`), line("turn/end", 8, `{"turn":1,"reason":{"kind":"completed"}}`),
+		line("session/title", 9, `{"title":"u"}`))
+	f.c.EndUnit(seam.UnitTorn)
+	f.c.TornTail(p, 50)
+	if tt := f.result().Torn; tt == nil || tt.Salvage != 1 || tt.SalvageFrom != 7 {
+		t.Fatalf("torn %+v: want the title at seq 7 only", tt)
+	}
+}
+
 func TestCheckSeedMarker(t *testing.T) {
 	mk := func(seeded bool, lines ...string) CheckResult {
 		c := NewLogCheck()

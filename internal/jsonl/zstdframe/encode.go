@@ -2,6 +2,7 @@ package zstdframe
 
 import (
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -46,4 +47,47 @@ func AppendFrame(dst, content []byte) []byte {
 		return append(dst, emptyFrame...)
 	}
 	return encoder().EncodeAll(content, dst)
+}
+
+// Writer writes standard zstd frames as AppendFrame makes them (checksum,
+// no dictionary, a 2 MiB window), streamed: its memory is the window and a
+// block, whatever a frame holds. A frame written so carries no content
+// size, as dsh's own frames do.
+type Writer struct {
+	enc  *zstd.Encoder
+	open bool
+}
+
+// NewWriter returns a Writer of frames to w.
+func NewWriter(w io.Writer) (*Writer, error) {
+	enc, err := zstd.NewWriter(w,
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(true),
+		zstd.WithWindowSize(2<<20),
+		zstd.WithSingleSegment(false),
+		zstd.WithEncoderLevel(zstd.SpeedDefault),
+	)
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{enc: enc}, nil
+}
+
+// Write adds p to the frame being written, starting one when none is.
+// p must not be empty: klauspost ends an empty frame without a checksum.
+func (w *Writer) Write(p []byte) (int, error) {
+	w.open = true
+	return w.enc.Write(p)
+}
+
+// EndFrame finishes the frame being written (a no-op when none is); the
+// next Write starts another, to out.
+func (w *Writer) EndFrame(out io.Writer) error {
+	if !w.open {
+		return nil
+	}
+	w.open = false
+	err := w.enc.Close()
+	w.enc.Reset(out)
+	return err
 }

@@ -1,4 +1,4 @@
-package store
+package ingest
 
 import (
 	"context"
@@ -29,24 +29,34 @@ func (e *ShadowError) Error() string {
 // a store without any, so that the dsh using the store can read it. An id
 // that is a prefix of a stored one is a *ShadowError.
 func Create(ctx context.Context, svc seam.Service, h seam.Header) (seam.Handle, error) {
-	entries, err := svc.List(ctx)
+	newest, err := latest(ctx, svc, h.ID)
 	if err != nil {
 		return nil, err
 	}
+	if h.Version == Latest {
+		h.Version = newest
+	}
+	return svc.Create(ctx, seam.NewHeader(h), seam.CreateOptions{})
+}
+
+// latest returns the version Latest stands for in svc, and a
+// *ShadowError when id is a prefix of a stored id.
+func latest(ctx context.Context, svc seam.Service, id string) (int, error) {
+	entries, err := svc.List(ctx)
+	if err != nil {
+		return 0, err
+	}
 	newest := -1
 	for _, en := range entries {
-		if other := en.Snapshot.Header.ID; other != h.ID && strings.HasPrefix(other, h.ID) {
-			return nil, &ShadowError{ID: h.ID, Stored: other}
+		if other := en.Snapshot.Header.ID; other != id && strings.HasPrefix(other, id) {
+			return 0, &ShadowError{ID: id, Stored: other}
 		}
 		if en.Err == nil {
 			newest = max(newest, en.Snapshot.Header.Version)
 		}
 	}
-	if h.Version == Latest {
-		h.Version = seam.MaxVersion
-		if newest >= 0 {
-			h.Version = newest
-		}
+	if newest < 0 {
+		return seam.MaxVersion, nil
 	}
-	return svc.Create(ctx, seam.NewHeader(h), seam.CreateOptions{})
+	return newest, nil
 }
