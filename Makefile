@@ -16,7 +16,7 @@ PKGS      := ./...
 
 MANDIR    ?= man
 
-.PHONY: all build test vet fmtcheck cross demo man bench fuzz crash ci clean
+.PHONY: all build test vet fmtcheck cross demo man bench fuzz crash ci clean compat
 
 all: build
 
@@ -48,6 +48,12 @@ cross:
 	GOOS=windows $(GO) build $(PKGS)
 	GOOS=windows $(GO) vet $(PKGS)
 	GOOS=darwin $(GO) vet $(PKGS)
+
+# What dshctl writes, the real dsh reads and appends to; races of dsh's
+# writer and dshctl end with a log dsh accepts or dshctl refusing (issue
+# 20). Installs ../shared/dsh-oracle with npm into a temporary folder.
+compat:
+	scripts/compat.sh
 
 fmtcheck:
 	@out="$$(gofmt -l .)"; \

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -34,6 +35,8 @@ type appendOptions struct {
 	headerFlags []string
 	// expectNext is --expect-next-seq when given.
 	expectNext *int64
+	// force writes even when the session looks in use (--force).
+	force bool
 }
 
 func newAppendCmd(e *env, g *globals) *cobra.Command {
@@ -95,11 +98,12 @@ func newAppendCmd(e *env, g *globals) *cobra.Command {
 	f.BoolVar(&o.assignSeq, "assign-seq", false, "number the events from the stored next seq (and set time when absent)")
 	f.Int64Var(&expectNext, "expect-next-seq", 0, "write nothing unless the log's next seq is `N` (a safe retry; see above)")
 	f.BoolVar(&o.closeInterrupted, "close-interrupted", false, "after the events, append the closers of the turn left open, as dsh's resume does")
+	f.BoolVar(&o.force, "force", false, "write even when the session looks in use by a dsh that takes no lock (only when you know no dsh runs it)")
 	f.BoolVar(&o.create, "create", false, "create the session when it does not exist (SESSION is then its exact id)")
 	f.StringVar(&o.header.Cwd, "cwd", "", "with --create: the session's working directory")
-	intEnumFlag(cmd, &o.header.Version, "format-version", 0, oneOf(formatVersions()...), "with --create: the log format version (default: the newest in the store, v4 in an empty one)")
+	intEnumFlag(cmd, &o.header.Version, "format-version", 0, oneOf(formatVersions()...), "with --create: the log format version (default: the newest in the store, v0 in an empty one: the only format released dsh reads)")
 	enumFlag(cmd, &o.compression, "compression", "", "", oneOf("zstd", "none"), "with --create: other than the store's only in a new or empty store")
-	intEnumFlag(cmd, &o.sqliteSchema, "sqlite-schema", 0, oneOf("17", "14"), "with --create in a new SQLite store (--store sqlite:PATH): its schema, 17 by default")
+	intEnumFlag(cmd, &o.sqliteSchema, "sqlite-schema", 0, oneOf("17", "14"), "with --create in a new SQLite store (--store sqlite:PATH): its schema, 17 by default (14 holds format v0 only)")
 	f.StringVar(&o.header.ParentSession, "parent", "", "with --create: the parent session id")
 	cmd.RegisterFlagCompletionFunc("parent", completeSessions(e, g, manySessions))
 	enumFlag(cmd, &o.header.Origin, "origin", "", "", oneOf("subagent"), "with --create: the origin of a subagent session")
@@ -115,7 +119,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 	}
 	ao := ingest.Options{CloseInterrupted: o.closeInterrupted, Input: in, Name: name,
 		AssignSeq: o.assignSeq, Now: e.now().UnixMilli(), ExpectNextSeq: o.expectNext, MaxRecordBytes: g.maxRecord, MaxFrameBytes: g.maxFrame}
-	so := store.Options{}
+	so := writeOptions(e, o.force)
 	if o.create {
 		hdr := o.header
 		if !o.versionSet {
@@ -123,7 +127,7 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		}
 		hdr.CreatedAt = e.now().UnixMilli()
 		ao.Create = &hdr
-		so = store.Options{Create: true, Compression: o.compression, SQLiteSchema: o.sqliteSchema}
+		so.Create, so.Compression, so.SQLiteSchema = true, o.compression, o.sqliteSchema
 	}
 	s, err := store.OpenTarget(ctx, g.request(e), arg, o.create, so)
 	if errors.Is(err, seam.ErrNotFound) {
@@ -145,4 +149,20 @@ func runAppend(ctx context.Context, e *env, g *globals, arg, name string, in io.
 		}
 	}
 	return res, sessionview.Explain(err)
+}
+
+// writeOptions are the store options of a command that writes: write
+// opens refuse a session that a writer taking no lock (dsh 0.1.0) looks to
+// be writing, unless --force. DSHCTL_TEST_INUSE_WINDOW (a duration) sets
+// how recent a change of the log makes it look in use, for the tests,
+// whose logs are all made moments before they are written to.
+func writeOptions(e *env, force bool) store.Options {
+	if force {
+		return store.Options{}
+	}
+	o := store.Options{ProbeWriters: true, InUseWindow: store.InUseWindow}
+	if d, err := time.ParseDuration(e.getenv("DSHCTL_TEST_INUSE_WINDOW")); err == nil {
+		o.InUseWindow = d
+	}
+	return o
 }

@@ -326,7 +326,7 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	cmd := exec.Command(name, argv...)
 	cmd.Dir = ts.MkAbs(".")
-	for _, k := range []string{"PATH", "HOME", "XDG_STATE_HOME", "DSH_HOME", "DSHCTL_STORE", "NO_COLOR", "TMPDIR", "DSHCTL_TEST_TTY", "COLUMNS"} {
+	for _, k := range []string{"PATH", "HOME", "XDG_STATE_HOME", "DSH_HOME", "DSHCTL_STORE", "NO_COLOR", "TMPDIR", "DSHCTL_TEST_TTY", "DSHCTL_TEST_INUSE_WINDOW", "COLUMNS"} {
 		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
 	}
 	cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%d", mem*4/5))

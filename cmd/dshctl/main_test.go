@@ -20,6 +20,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The tests' logs are made moments before dshctl writes to them, which
+	// would make every session look in use (see writeOptions); a test of
+	// that check sets the variable itself.
+	if _, ok := os.LookupEnv("DSHCTL_TEST_INUSE_WINDOW"); !ok {
+		os.Setenv("DSHCTL_TEST_INUSE_WINDOW", "0s")
+	}
 	testscript.Main(m, map[string]func(){
 		"dshctl": func() { os.Exit(run(os.Args[1:], newEnv())) },
 		// dshctl-status runs dshctl and checks its exit code, which
@@ -61,6 +67,10 @@ func TestScripts(t *testing.T) {
 			e.Setenv("DSH_HOME", "")
 			e.Setenv("DSHCTL_STORE", "")
 			e.Setenv("NO_COLOR", "1")
+			// The scripts' logs are made moments before they are written
+			// to: a change that recent would make every session look in
+			// use (running_beside_dsh.txtar sets it back).
+			e.Setenv("DSHCTL_TEST_INUSE_WINDOW", "0s")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -16,6 +16,7 @@ import (
 func newVerifyCmd(e *env, g *globals) *cobra.Command {
 	var o verify.Options
 	var mode, backupDir string
+	var force bool
 	var out *output
 	cmd := &cobra.Command{
 		Use:   "verify [SESSION...]",
@@ -25,7 +26,8 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
   dshctl verify session-4f1c
   dshctl verify --mode strict -o json
   dshctl verify --repair --dry-run session-4f1c
-  dshctl verify --repair --salvage session-4f1c`,
+  dshctl verify --repair --salvage session-4f1c
+  dshctl verify --repair --renumber session-4f1c   # after two writers appended at once`,
 		ValidArgsFunction: completeSessions(e, g, manySessions),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
@@ -41,8 +43,12 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 				return termui.Usagef("--jobs must not be negative")
 			case cmd.Flags().Changed("backup-dir") && backupDir == "":
 				return termui.Usagef("--backup-dir must not be empty")
+			case force && !o.Repair:
+				return termui.Usagef("--force needs --repair")
+			case o.Renumber && !o.Repair:
+				return termui.Usagef("--renumber needs --repair")
 			}
-			return runVerify(cmd.Context(), e, g, args, out.format, backupDir, o)
+			return runVerify(cmd.Context(), e, g, args, out.format, backupDir, force, o)
 		},
 	}
 	out = addOutput(cmd, e, tableFormats...)
@@ -50,8 +56,10 @@ func newVerifyCmd(e *env, g *globals) *cobra.Command {
 	enumFlag(cmd, &mode, "mode", "", verify.ModeTolerateTail.String(), verifyModes, "what counts as an error")
 	f.BoolVar(&o.Repair, "repair", false, "remove torn and uncommitted tails, saving the bytes to a backup first")
 	f.BoolVar(&o.Salvage, "salvage", false, "with --repair: re-append the complete records of a torn final zstd frame")
+	f.BoolVar(&o.Renumber, "renumber", false, "with --repair: renumber a log whose seqs repeat (two writers), keeping every event")
 	f.BoolVar(&o.DryRun, "dry-run", false, "with --repair: print what would be removed, change nothing")
 	f.StringVar(&backupDir, "backup-dir", "", "where repairs save removed bytes (default $XDG_STATE_HOME/dshctl/backups)")
+	f.BoolVar(&force, "force", false, "with --repair: repair even when the session looks in use by a dsh that takes no lock (only when you know no dsh runs it)")
 	f.IntVarP(&o.Jobs, "jobs", "j", 0, "check `N` sessions at a time (default: one per CPU, at most 8)")
 	return cmd
 }
@@ -61,7 +69,7 @@ var verifyModes = oneOf(verify.ModeTolerateTail.String(), verify.ModeStrict.Stri
 
 // runVerify checks the sessions args name, or the whole store
 // (verify.Run, once per store), printing each report as it comes.
-func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, o verify.Options) error {
+func runVerify(ctx context.Context, e *env, g *globals, args []string, format, backupDir string, force bool, o verify.Options) error {
 	// Of several names, one that finds no session is reported and the
 	// others are checked, as export does; a store that cannot be opened
 	// stops it all. One name (or none: the whole store) is opened or not.
@@ -74,7 +82,8 @@ func runVerify(ctx context.Context, e *env, g *globals, args []string, format, b
 		}
 		unfound = append(unfound, &verify.SessionReport{ID: arg, Status: verify.StatusFailed, Err: err, State: verify.LogState{LastSeq: -1}})
 	}
-	so := store.Options{BackupDir: backupDir, Verify: true}
+	so := writeOptions(e, force)
+	so.BackupDir, so.Verify = backupDir, true
 	var ss *store.Sessions
 	var err error
 	if len(args) > 1 {

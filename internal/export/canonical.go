@@ -13,7 +13,7 @@ import (
 )
 
 // Canonical writes a session's canonical log to a writer: the header line
-// in the v2+ shape (see Header), then one line per logical event (packed
+// in its format's shape (see Header), then one line per logical event (packed
 // rows and sourceEventSeqs ranges expanded, keys in dsh's order), each
 // ending in a newline: what cat prints and an export archives, byte for
 // byte. It is an inspect.Sink, and writes each line with one Write.
@@ -27,8 +27,8 @@ func NewCanonical(w io.Writer) *Canonical { return &Canonical{w: w} }
 
 // Header writes the header line.
 func (c *Canonical) Header(h *seam.Header) error {
-	v2 := Header(*h)
-	c.buf = append(v2.AppendJSON(c.buf[:0]), '\n')
+	line := Header(*h)
+	c.buf = append(line.AppendJSON(c.buf[:0]), '\n')
 	_, err := c.w.Write(c.buf)
 	return err
 }
@@ -63,9 +63,9 @@ func NewDocument(w io.Writer) *Document { return &Document{w: w, first: true} }
 
 // Header opens the document with the header, as Canonical writes it.
 func (d *Document) Header(h *seam.Header) error {
-	v2 := Header(*h)
+	line := Header(*h)
 	d.buf = append(d.buf[:0], `{"header":`...)
-	d.buf = v2.AppendJSON(d.buf)
+	d.buf = line.AppendJSON(d.buf)
 	d.buf = append(d.buf, ",\n\"events\":["...)
 	_, err := d.w.Write(d.buf)
 	return err

@@ -48,7 +48,7 @@ func write(t *testing.T, s interface {
 func TestCanonical(t *testing.T) {
 	var b bytes.Buffer
 	write(t, NewCanonical(&b), true)
-	want := `{"type":"session","version":0,"id":"s","createdAt":7,"cwd":"/w","isSeeded":false,"delegationDepth":0}
+	want := `{"type":"session","version":0,"id":"s","createdAt":7,"cwd":"/w","delegationDepth":0}
 {"type":"turn/start","seq":0,"time":8,"data":{"turn":1}}
 {"type":"session/title","seq":1,"time":9,"data":{"title":"t"},"sourceEventSeqs":[0,1]}
 {"type":"turn/start","seq":0,"time":8,"data":{"turn":1}}
@@ -63,13 +63,13 @@ func TestDocument(t *testing.T) {
 		closers bool
 		want    string
 	}{
-		{false, `{"header":{"type":"session","version":0,"id":"s","createdAt":7,"cwd":"/w","isSeeded":false,"delegationDepth":0},
+		{false, `{"header":{"type":"session","version":0,"id":"s","createdAt":7,"cwd":"/w","delegationDepth":0},
 "events":[
   {"type":"turn/start","seq":0,"time":8,"data":{"turn":1}},
   {"type":"session/title","seq":1,"time":9,"data":{"title":"t"},"sourceEventSeqs":[0,1]}
 ]}
 `},
-		{true, `{"header":{"type":"session","version":0,"id":"s","createdAt":7,"cwd":"/w","isSeeded":false,"delegationDepth":0},
+		{true, `{"header":{"type":"session","version":0,"id":"s","createdAt":7,"cwd":"/w","delegationDepth":0},
 "events":[
   {"type":"turn/start","seq":0,"time":8,"data":{"turn":1}},
   {"type":"session/title","seq":1,"time":9,"data":{"title":"t"},"sourceEventSeqs":[0,1]}

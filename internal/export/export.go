@@ -104,8 +104,7 @@ func writeZip(ctx context.Context, svc seam.Service, id string, subagents []stri
 
 // writeLog adds the canonical log of session id to a, in folder dir. The
 // log is what `cat` prints (the same writer, Canonical, fed by the same
-// inspect.Stream) but for the header line, which export writes v2+-shaped
-// (Header).
+// inspect.Stream), header line included (Header).
 func writeLog(ctx context.Context, a *archive, svc seam.Service, id, dir string, progress func(int64)) (Entry, error) {
 	h, err := svc.Open(ctx, id, seam.Read)
 	if err != nil {
@@ -174,13 +173,20 @@ type SubagentError struct {
 func (e *SubagentError) Error() string { return fmt.Sprintf("subagent of %q: %v", e.Parent, e.Err) }
 func (e *SubagentError) Unwrap() error { return e.Err }
 
-// Header returns h as the header line of an export writes it: the shape of
-// a v2+ header whatever the log's version (type, version, id, createdAt,
-// cwd?, parentSession?, isSeeded, origin?, delegationDepth, agentPreset?),
-// so a v0 log's seedLength becomes isSeeded.
+// Header returns h as the header line of an export writes it: every field
+// of the stored header, in the shape of its format, so that the log put
+// back in a store is read as it was. A v0 or v1 header keeps seedLength
+// (when stored) and has no isSeeded; a v2+ header has isSeeded and no
+// seedLength. delegationDepth is always there (0 when the stored header
+// has none), as dsh's JSONL readers require it. Every backend stores the
+// same header for the same session, so the line is the same whichever
+// holds it.
 func Header(h seam.Header) seam.Header {
-	seeded := h.Seeded()
-	h.SeedLength = nil
-	h.IsSeeded = &seeded
+	if h.Version < 2 {
+		h.IsSeeded = nil
+	} else {
+		seeded := h.Seeded()
+		h.SeedLength, h.IsSeeded = nil, &seeded
+	}
 	return h
 }

@@ -372,3 +372,35 @@ func TestToDirCancelled(t *testing.T) {
 		t.Fatalf("%d exported, the folder holds %v", exported, des)
 	}
 }
+
+// TestHeaderKeepsItsFormat checks the header line of an export: every
+// stored field, in the shape of the header's format (issue 20: a v0 fork
+// lost its seedLength and every v0 header gained isSeeded).
+func TestHeaderKeepsItsFormat(t *testing.T) {
+	n19, yes, no := int64(19), true, false
+	for _, c := range []struct {
+		h    seam.Header
+		want string
+	}{
+		{seam.Header{Version: 0, ID: "fork", CreatedAt: 1, Cwd: "/w", ParentSession: "p", SeedLength: &n19},
+			`{"type":"session","version":0,"id":"fork","createdAt":1,"cwd":"/w","parentSession":"p","seedLength":19,"delegationDepth":0}`},
+		{seam.Header{Version: 0, ID: "plain", CreatedAt: 1, DelegationDepth: 2, Origin: "subagent"},
+			`{"type":"session","version":0,"id":"plain","createdAt":1,"origin":"subagent","delegationDepth":2}`},
+		// A SQLite row without delegation_depth: the line has 0, which
+		// dsh's JSONL readers require.
+		{seam.Header{Version: 0, ID: "nulldepth", CreatedAt: 1, NoDelegationDepth: true},
+			`{"type":"session","version":0,"id":"nulldepth","createdAt":1,"delegationDepth":0}`},
+		{seam.Header{Version: 3, ID: "seeded", CreatedAt: 1, IsSeeded: &yes},
+			`{"type":"session","version":3,"id":"seeded","createdAt":1,"isSeeded":true,"delegationDepth":0}`},
+		{seam.Header{Version: 4, ID: "unseeded", CreatedAt: 1, IsSeeded: &no},
+			`{"type":"session","version":4,"id":"unseeded","createdAt":1,"isSeeded":false,"delegationDepth":0}`},
+	} {
+		h := export.Header(c.h)
+		if got := string(h.AppendJSON(nil)); got != c.want {
+			t.Errorf("%s: %s\nwant %s", c.h.ID, got, c.want)
+		}
+		if _, err := seam.ParseHeader([]byte(c.want)); err != nil {
+			t.Errorf("%s: the line does not parse: %v", c.h.ID, err)
+		}
+	}
+}

@@ -25,9 +25,11 @@ func (e *ShadowError) Error() string {
 
 // Create creates the session h describes in svc as dsh would create it
 // (seam.NewHeader completes the header). A Version of Latest takes the
-// newest format among the store's readable sessions, or seam.MaxVersion in
-// a store without any, so that the dsh using the store can read it. An id
-// that is a prefix of a stored one is a *ShadowError.
+// newest format among the store's readable sessions, or v0 in a store
+// without any (the one format every released dsh reads), never newer than
+// the store's own limit (seam.FormatLimiter: a schema-14 database holds v0
+// only), so that the dsh using the store can read it. An id that is a
+// prefix of a stored one is a *ShadowError.
 func Create(ctx context.Context, svc seam.Service, h seam.Header) (seam.Handle, error) {
 	newest, err := latest(ctx, svc, h.ID)
 	if err != nil {
@@ -55,8 +57,9 @@ func latest(ctx context.Context, svc seam.Service, id string) (int, error) {
 			newest = max(newest, en.Snapshot.Header.Version)
 		}
 	}
-	if newest < 0 {
-		return seam.MaxVersion, nil
+	newest = max(newest, 0)
+	if fl, ok := svc.(seam.FormatLimiter); ok {
+		newest = min(newest, fl.MaxFormatVersion())
 	}
 	return newest, nil
 }

@@ -116,11 +116,16 @@ func (m *Meta) scanHead(ctx context.Context, h seam.Handle, budget int64) error 
 }
 
 // scanTail reads backward until it knows the last human prompt and the last
-// turn boundary.
+// turn boundary, and has read the record before the last turn/start: the
+// reverse scan checks that each record's seqs end where the next one's
+// start, so a turn that a second writer appended from a stale next seq
+// (its seqs repeating those before it, which dsh refuses) is an error here
+// too, not a "done" session.
 func (m *Meta) scanTail(ctx context.Context, h seam.Handle, budget int64) error {
 	// turn holds the events after the last boundary, newest first, while the
 	// boundary is not found; the tracker reads only Type, Seq, Time and Data.
 	var turn []seam.Event
+	lastStart := int64(-1) // the seq of the last turn/start, once read
 	for e, err := range h.Scan(ctx, seam.ScanOptions{Reverse: true, MaxBytes: budget}) {
 		if errors.Is(err, seam.ErrScanBudget) {
 			return nil
@@ -147,8 +152,11 @@ func (m *Meta) scanTail(ctx context.Context, h seam.Handle, budget int64) error 
 		}
 		if e.Type == typeTurnStart {
 			m.BlankKnown = true
+			if lastStart < 0 {
+				lastStart = e.Seq
+			}
 		}
-		if m.LastPromptKnown && m.OpenTurnKnown && m.BlankKnown {
+		if m.LastPromptKnown && m.OpenTurnKnown && m.BlankKnown && lastStart >= 0 && e.Seq < lastStart {
 			return nil
 		}
 	}

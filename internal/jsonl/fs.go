@@ -39,6 +39,7 @@ type fileSystem interface {
 type file interface {
 	io.ReaderAt
 	io.Writer
+	io.WriterAt
 	Truncate(size int64) error
 	Sync() error
 	Stat() (fs.FileInfo, error)

@@ -83,6 +83,10 @@ func (f *rawFile) Write([]byte) (int, error) {
 	return 0, &fs.PathError{Op: "write", Path: f.name, Err: syscall.EBADF}
 }
 
+func (f *rawFile) WriteAt([]byte, int64) (int, error) {
+	return 0, &fs.PathError{Op: "write", Path: f.name, Err: syscall.EBADF}
+}
+
 func (f *rawFile) Truncate(int64) error {
 	return &fs.PathError{Op: "truncate", Path: f.name, Err: syscall.EBADF}
 }

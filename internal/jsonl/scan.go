@@ -184,11 +184,11 @@ func (r *reader) uncommitted(ctx context.Context, br bodyReader, bad *badRecord,
 			if bad.frame >= 0 {
 				where = "in the frame at byte"
 			}
-			return r.l.errorf(seam.ErrCorrupt, r.l.pos(bad.frameOff, -1, -1, next), "%s %s %d (a turn/end follows %s %d): %v",
+			return r.l.errorf(seam.ErrCorrupt, r.l.pos(bad.frameOff, -1, -1, next), "%s %s %d (a turn/end follows %s %d): %w",
 				what, where, bad.frameOff, where, rec.frameOff, causeOf(bad.cause))
 		}
 		p := r.l.pos(bad.frameOff, bad.frame, bad.lineNo, next)
-		return r.l.errorf(seam.ErrCorrupt, p, "%s at line %d (a turn/end follows at line %d): %v",
+		return r.l.errorf(seam.ErrCorrupt, p, "%s at line %d (a turn/end follows at line %d): %w",
 			what, bad.lineNo, rec.lineNo, causeOf(bad.cause))
 	}
 }
@@ -266,8 +266,10 @@ type reverseState struct {
 	fn       func(*seam.Event) bool
 	accepted bool
 	expect   int64 // the first seq of the record accepted last
-	budget   budget
-	records  int64
+	// expectPos is where that record is.
+	expectPos seam.Pos
+	budget    budget
+	records   int64
 }
 
 // record handles one physical record, last to first (an empty line stands
@@ -293,11 +295,17 @@ func (s *reverseState) record(line []byte, p seam.Pos) (bool, error) {
 		}
 		return false, l.located(err, seam.ErrCorrupt, p)
 	}
+	if s.accepted && row.NextSeq() > s.expect {
+		// The record after this one repeats its seqs: two writers appended
+		// from the same next seq. That record is where the damage is.
+		return false, l.located(&seam.OverlapError{Seq: s.expect, Want: row.NextSeq()}, seam.ErrCorrupt, s.expectPos)
+	}
 	if s.accepted && row.NextSeq() != s.expect {
 		p.Seq = row.FirstSeq()
 		return false, l.errorf(seam.ErrCorrupt, p, "seq gap: record ends at %d, the next starts at %d", row.NextSeq(), s.expect)
 	}
-	s.accepted, s.expect = true, row.FirstSeq()
+	s.accepted, s.expect, s.expectPos = true, row.FirstSeq(), p
+	s.expectPos.Seq = s.expect
 	events := row.Events()
 	for i := len(events) - 1; i >= 0; i-- {
 		e := &events[i]

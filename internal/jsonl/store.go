@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dshctl/dshctl/internal/durable"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -56,6 +57,16 @@ type Options struct {
 	// past the limit it is an ErrLimit error naming it, whatever its
 	// header declares, so no frame costs more work than this.
 	MaxFrameBytes int64
+	// ProbeWriters makes a write open refuse, before anything is written,
+	// a session whose log another process has open for writing, where the
+	// OS tells (procfd): a writer that takes no lock, as dsh 0.1.0.
+	ProbeWriters bool
+	// InUseWindow, when positive, makes a write open refuse a session
+	// whose log changed less than this long ago, and not by dshctl (which
+	// notes its own writes in the session's lock file): dsh 0.1.0 opens
+	// the log only for the moment of each append, so a log that just
+	// changed is the sign it is running.
+	InUseWindow time.Duration
 
 	// fs replaces the file system in tests.
 	fs fileSystem
@@ -122,6 +133,13 @@ func Open(root string, opts Options) (*Store, error) {
 	}
 	if opts.Compression != "" && opts.Compression != Zstd && opts.Compression != None {
 		return nil, seam.Errorf(seam.ErrInvalid, "open store", "", seam.NoPos, "compression %q is not zstd or none", opts.Compression)
+	}
+	// Backups are named by absolute paths, so that the restore command of
+	// a backup's note works from any folder.
+	if opts.BackupDir != "" {
+		if opts.BackupDir, err = filepath.Abs(opts.BackupDir); err != nil {
+			return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
+		}
 	}
 	fi, err := fsys.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) && opts.CreateRoot {

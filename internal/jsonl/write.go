@@ -298,6 +298,9 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 	if err != nil {
 		return l.ioError(err, -1)
 	}
+	if err := h.checkInUse(ctx, st); err != nil {
+		return err
+	}
 	size := st.Size()
 	dec, done := s.decs.once(ctx, l.lim.frame)
 	hi, err := l.readHeader(size, dec)
@@ -314,6 +317,9 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 	// would decide is decided the same way (see tailStart).
 	cp, err := h.tailStart(ctx, size)
 	if err != nil {
+		return err
+	}
+	if err := h.checkChain(ctx, cp); err != nil {
 		return err
 	}
 	r := h.reader(false)
@@ -408,8 +414,10 @@ func (h *handle) Append(ctx context.Context, events []seam.Event) error {
 	if h.w.pending {
 		err = h.materialize(lines, int64(len(batch)))
 	} else {
+		h.noteWrite(true)
 		err = h.appendLines(ctx, lines, int64(len(batch)))
 	}
+	h.noteWrite(false)
 	return seam.Wrap(err, seam.ErrIO, "append", h.id)
 }
 

@@ -117,7 +117,7 @@ func (h *handle) zstdTailStart(ctx context.Context, size int64) (checkpoint, err
 			last := bytes.TrimSuffix(content, []byte{'\n'})
 			last = last[bytes.LastIndexByte(last, '\n')+1:]
 			if rec, err := seam.DecodeRecord(last, v); err == nil && rec.NextSeq() == cand.next {
-				return cand, nil
+				return cand, h.zstdChain(ctx, rv, &content, f, cand)
 			}
 			cand = checkpoint{}
 		}

@@ -3,7 +3,9 @@ package seam
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Sentinel errors a consumer can match with errors.Is.
@@ -38,6 +40,53 @@ var (
 	// found) is not the tail the write path finds: nothing is changed.
 	ErrTailMismatch = errors.New("the tail differs from the one verified")
 )
+
+// OverlapError is a record whose first seq repeats seqs the log already
+// holds, or goes back before them: what two writers leave when both append
+// from the same next seq (dsh 0.1.0 takes no lock). It is the cause of an
+// ErrCorrupt; dsh refuses such a log, and a renumbering repair keeps every
+// event of it.
+type OverlapError struct {
+	Seq  int64 // the first seq of the record
+	Want int64 // the seq the log expected there
+}
+
+func (e *OverlapError) Error() string {
+	return fmt.Sprintf("seq %d overlaps: expected %d", e.Seq, e.Want)
+}
+
+// InUseError is the cause of an ErrAlreadyOwned that no lock showed: the
+// session looks in use by a writer that takes no lock (dsh 0.1.0's JSONL
+// writer, any dsh on a SQLite store). Nothing was written.
+type InUseError struct {
+	// PID and Command name a process that has Path (the log or database,
+	// also in the error's position) open for writing; PID is 0 when none
+	// was seen.
+	PID     int
+	Command string
+	Path    string
+	// ChangedAgo, when PID is 0, is how long ago the log changed, not by
+	// dshctl.
+	ChangedAgo time.Duration
+	// CannotTell says the operating system does not tell which processes
+	// have a file open, so none could be named.
+	CannotTell bool
+}
+
+func (e *InUseError) Error() string {
+	if e.PID > 0 {
+		who := "process " + strconv.Itoa(e.PID)
+		if e.Command != "" {
+			who += " (" + e.Command + ")"
+		}
+		return who + " has it open for writing"
+	}
+	msg := fmt.Sprintf("its log changed %.1f s ago, and not by dshctl", e.ChangedAgo.Seconds())
+	if e.CannotTell {
+		msg += " (this system cannot tell which process has it open)"
+	}
+	return msg
+}
 
 // Causes of ErrCorrupt that name the rule a stored record breaks, for a
 // verifier to classify it with errors.Is; they are not part of the

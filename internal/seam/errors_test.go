@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"testing"
+	"time"
 )
 
 func TestErrorMessages(t *testing.T) {
@@ -71,5 +72,24 @@ func TestWrap(t *testing.T) {
 func TestAccessString(t *testing.T) {
 	if Read.String() != "read" || Write.String() != "write" {
 		t.Fatalf("Access strings %q %q", Read, Write)
+	}
+}
+
+// TestInUseAndOverlapMessages pins the words of the causes that refuse a
+// write beside a writer that takes no lock, and of repeated seqs.
+func TestInUseAndOverlapMessages(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&InUseError{PID: 42, Command: "node", Path: "/l"}, "process 42 (node) has it open for writing"},
+		{&InUseError{PID: 42, Path: "/l"}, "process 42 has it open for writing"},
+		{&InUseError{Path: "/l", ChangedAgo: 1500 * time.Millisecond}, "its log changed 1.5 s ago, and not by dshctl"},
+		{&InUseError{Path: "/l", ChangedAgo: time.Second, CannotTell: true}, "its log changed 1.0 s ago, and not by dshctl (this system cannot tell which process has it open)"},
+		{&OverlapError{Seq: 5, Want: 6}, "seq 5 overlaps: expected 6"},
+	} {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
 	}
 }

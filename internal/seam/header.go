@@ -27,6 +27,11 @@ type Header struct {
 	Origin          string // "" or "subagent"
 	DelegationDepth int64
 	AgentPreset     string
+	// NoDelegationDepth says the stored header has no delegationDepth (a
+	// SQLite row whose column is NULL, as dsh 0.0.1's live path left it):
+	// consumers show it as absent. DelegationDepth is then 0, which is
+	// what the header line holds (dsh's JSONL writers emit 0 for it).
+	NoDelegationDepth bool
 }
 
 // Seeded reports whether the session starts with events inherited from a

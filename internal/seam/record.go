@@ -529,7 +529,7 @@ type Cursor struct{ Next int64 }
 func (c *Cursor) Advance(r *Record) error {
 	if first := r.FirstSeq(); first != c.Next {
 		if first < c.Next {
-			return corruptf("seq %d overlaps: expected %d", first, c.Next)
+			return &Error{Kind: ErrCorrupt, Pos: NoPos, Err: &OverlapError{Seq: first, Want: c.Next}}
 		}
 		return corruptf("seq gap: expected %d, got %d", c.Next, first)
 	}

@@ -220,6 +220,49 @@ type LockProber interface {
 	WriterActive(ctx context.Context, id string) (bool, error)
 }
 
+// FormatLimiter is implemented by services whose storage holds only some
+// log formats (a schema-14 database: v0 only, as the dsh that wrote it
+// refuses any other). Create refuses a newer format with ErrInvalid.
+type FormatLimiter interface {
+	// MaxFormatVersion is the newest log format the store can hold.
+	MaxFormatVersion() int
+}
+
+// Renumberer is implemented by services whose logs can hold records whose
+// seqs repeat or go back, as two writers leave them when both append from
+// the same next seq without a lock (dsh 0.1.0), a log dsh refuses.
+// Renumber rewrites such a log keeping every event, in stored order, with
+// contiguous seqs from 0, and what each event cites by seq following the
+// event it cited. It refuses (ErrCorrupt, nothing changed) a log with any
+// other damage, saves the whole log to a backup first, and replaces it
+// atomically; a log whose seqs do not repeat is left as it is
+// (Overlaps 0).
+type Renumberer interface {
+	Renumber(ctx context.Context, id string, o RenumberOptions) (RenumberResult, error)
+}
+
+// RenumberOptions configure Renumber.
+type RenumberOptions struct {
+	// DryRun plans and checks, writing nothing.
+	DryRun bool
+}
+
+// RenumberResult is what Renumber did, or in a dry run would do.
+type RenumberResult struct {
+	Path string `json:"path"`
+	// Backup keeps the whole log as it was; empty when nothing was written.
+	Backup string `json:"backup"`
+	// Events is the number of events of the log; Renumbered how many got a
+	// new seq, from FirstSeq on (-1: none); Overlaps the places where seqs
+	// repeated; Cites the citations (sourceEventSeqs, replace ranges)
+	// changed.
+	Events     int64 `json:"eventCount"`
+	Renumbered int64 `json:"renumbered"`
+	FirstSeq   int64 `json:"firstSeq"`
+	Overlaps   int   `json:"overlaps"`
+	Cites      int64 `json:"cites"`
+}
+
 // Finder is implemented by services that can tell whether a session is
 // stored without reading its log, as Stat does: a command that resolves an
 // id (or a prefix of one) before its real work then reads the log once.

@@ -97,6 +97,12 @@ func AddHint(err error) error {
 		return termui.WithHint(err, "dshctl verify --store sqlite:"+sq.Path+" lists what is wrong with it")
 	case errors.Is(err, verify.ErrTailNotChecked):
 		return termui.WithHint(err, "to repair it, raise --max-record-bytes above the record's size (the finding gives it)")
+	case errors.As(err, new(*seam.InUseError)):
+		return termui.WithHint(err, "nothing was written: dsh 0.1.0 takes no lock, so dshctl must not write while it runs the session. "+
+			"Stop dsh (or let it finish its turn) and run the command again; --force writes anyway, only when you know no dsh runs the session")
+	case errors.As(err, new(*seam.OverlapError)):
+		return termui.WithHint(err, "two writers appended from the same next seq (dsh 0.1.0 takes no lock), and dsh refuses the log. "+
+			"With dsh stopped, 'dshctl verify --repair --renumber SESSION' renumbers the log keeping every event ('dshctl verify SESSION' shows the damage)")
 	}
 	return err
 }

@@ -218,33 +218,22 @@ func appendPlain(dst, b []byte) []byte {
 	return dst
 }
 
-// ANSI styles of grep's output for people.
-const (
-	sgrReset   = "\x1b[0m"
-	sgrMatch   = "\x1b[1;31m" // bold red, as grep and ripgrep show matches
-	sgrHeading = "\x1b[35m"   // magenta, as ripgrep shows paths
-	sgrSeq     = "\x1b[32m"
-	sgrDim     = "\x1b[2m"
-)
-
 // appendHeading appends the line that starts a session's matches on a
 // terminal: its id and project.
 func (p *GrepPrinter) appendHeading(dst []byte, s *search.SessionInfo) []byte {
-	dst = p.style(dst, sgrHeading, termui.OneLine(s.ID))
+	dst = p.style(dst, termui.Magenta, termui.OneLine(s.ID))
 	if s.Cwd != "" {
 		dst = append(dst, "  "...)
-		dst = p.style(dst, sgrDim, termui.OneLine(s.Cwd))
+		dst = p.style(dst, termui.Dim, termui.OneLine(s.Cwd))
 	}
 	return append(dst, '\n')
 }
 
-func (p *GrepPrinter) style(dst []byte, sgr, s string) []byte {
+func (p *GrepPrinter) style(dst []byte, st termui.Style, s string) []byte {
 	if !p.o.Colour {
 		return append(dst, s...)
 	}
-	dst = append(dst, sgr...)
-	dst = append(dst, s...)
-	return append(dst, sgrReset...)
+	return termui.AppendStyled(dst, st, s)
 }
 
 // appendExcerpt appends a match for people: its seq, turn and type, then
@@ -252,7 +241,7 @@ func (p *GrepPrinter) style(dst []byte, sgr, s string) []byte {
 // matches highlighted.
 func (p *GrepPrinter) appendExcerpt(dst []byte, m *search.Match) []byte {
 	label := strconv.FormatInt(m.Seq, 10)
-	dst = p.style(dst, sgrSeq, label)
+	dst = p.style(dst, termui.Green, label)
 	turn := "  turn -  "
 	if m.HasTurn {
 		turn = "  turn " + strconv.FormatInt(m.Turn, 10) + "  "
@@ -325,7 +314,7 @@ func appendCut(dst, text []byte, spans [][]int, room int, colour bool) []byte {
 	for i := start; i < end; {
 		if colour {
 			if in && i >= spans[si][1] {
-				dst = append(dst, sgrReset...)
+				dst = termui.AppendReset(dst)
 				in = false
 				si++
 			}
@@ -333,7 +322,7 @@ func appendCut(dst, text []byte, spans [][]int, room int, colour bool) []byte {
 				si++
 			}
 			if !in && si < len(spans) && spans[si][0] <= i {
-				dst = append(dst, sgrMatch...)
+				dst = append(dst, termui.BoldRed...)
 				in = true
 			}
 		}
@@ -342,7 +331,7 @@ func appendCut(dst, text []byte, spans [][]int, room int, colour bool) []byte {
 		i += size
 	}
 	if in {
-		dst = append(dst, sgrReset...)
+		dst = termui.AppendReset(dst)
 	}
 	if end < len(text) {
 		dst = append(dst, "…"...)

@@ -81,7 +81,10 @@ func NewJSON(s *inspect.Session, word func(error) string) JSON {
 	}
 	if s.HeaderKnown {
 		j.Project, j.ParentSession, j.Origin, j.AgentPreset = termui.OrNull(h.Cwd), termui.OrNull(h.ParentSession), termui.OrNull(h.Origin), termui.OrNull(h.AgentPreset)
-		j.Version, j.DelegationDepth, j.Seeded = ptr(h.Version), ptr(h.DelegationDepth), ptr(h.Seeded())
+		j.Version, j.Seeded = ptr(h.Version), ptr(h.Seeded())
+		if !h.NoDelegationDepth {
+			j.DelegationDepth = ptr(h.DelegationDepth)
+		}
 		j.CreatedAt, j.CreatedAtMs = termui.JSONTime(h.CreatedAt, true)
 		j.EventCount = ptr(snap.EventCount)
 		j.UpdatedAt, j.UpdatedAtMs = termui.JSONTime(s.UpdatedAt(), true)

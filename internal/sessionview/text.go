@@ -195,7 +195,11 @@ func StatFields(r *inspect.StatReport, now time.Time, word func(error) string) t
 		f.Add("project", orDash(h.Cwd), h.Cwd)
 		f.Opt("parent", h.ParentSession, h.ParentSession)
 		if h.Origin != "" {
-			f.Add("origin", fmt.Sprintf("%s (depth %d)", h.Origin, h.DelegationDepth), h.Origin)
+			depth := "-"
+			if !h.NoDelegationDepth {
+				depth = strconv.FormatInt(h.DelegationDepth, 10)
+			}
+			f.Add("origin", fmt.Sprintf("%s (depth %s)", h.Origin, depth), h.Origin)
 		} else {
 			f.Opt("origin", "", "")
 		}

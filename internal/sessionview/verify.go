@@ -70,14 +70,15 @@ type (
 		Hidden int    `json:"hiddenFindings"`
 	}
 	repairJSON struct {
-		DryRun       bool         `json:"dryRun"`
-		Skipped      *string      `json:"skipped"`
-		Removed      []RepairJSON `json:"removed"`
-		Rewrite      int          `json:"rewrittenRecords"`
-		Salvaged     int64        `json:"salvaged"`
-		SalvagedFrom *int64       `json:"salvagedFrom"`
-		Before       *stateJSON   `json:"before"`
-		After        *stateJSON   `json:"after"`
+		DryRun       bool                 `json:"dryRun"`
+		Skipped      *string              `json:"skipped"`
+		Removed      []RepairJSON         `json:"removed"`
+		Rewrite      int                  `json:"rewrittenRecords"`
+		Salvaged     int64                `json:"salvaged"`
+		SalvagedFrom *int64               `json:"salvagedFrom"`
+		Renumber     *seam.RenumberResult `json:"renumber"`
+		Before       *stateJSON           `json:"before"`
+		After        *stateJSON           `json:"after"`
 	}
 	stateJSON struct {
 		Frames  int64  `json:"frames"`
@@ -269,7 +270,7 @@ func NewVerifyJSON(r *verify.SessionReport) VerifyJSON {
 	}
 	if rp := r.Repair; rp != nil {
 		v.Repair = &repairJSON{DryRun: rp.DryRun, Skipped: termui.OrNull(rp.Skipped), Removed: NewRepairsJSON(rp.Removed), Rewrite: rp.Rewrite,
-			Salvaged: rp.Salvaged, Before: toStateJSON(rp.Before), After: toStateJSON(rp.After)}
+			Salvaged: rp.Salvaged, Renumber: rp.Renumber, Before: toStateJSON(rp.Before), After: toStateJSON(rp.After)}
 		if rp.Salvaged > 0 {
 			v.Repair.SalvagedFrom = &rp.SalvagedFrom
 		}

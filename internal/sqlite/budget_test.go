@@ -16,7 +16,7 @@ import (
 func TestScanBudgetCountsDecodedBytes(t *testing.T) {
 	for _, schema := range []int{Schema14, Schema17} {
 		s := newStore(t, schema, Options{})
-		h, err := s.Create(ctx, v4Header("big"), seam.CreateOptions{})
+		h, err := s.Create(ctx, headerFor(s, "big"), seam.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -165,6 +165,9 @@ type schema14Backend struct{ contractBackend }
 
 func (schema14Backend) NoIgnorableFlag() {}
 
+// Versions: a schema-14 database holds format v0 only.
+func (schema14Backend) Versions() []int { return []int{0} }
+
 // NoTornTail: schema 14 has no packed rows, and a scalar row is inserted
 // whole in a transaction; its TearTail leaves a damaged final row.
 func (schema14Backend) NoTornTail() {}

@@ -37,7 +37,8 @@ func (r *sessionRow) revisionToken() string {
 
 // header returns the header the row holds. The columns map to header
 // fields one to one, but for two rules: a NULL delegation_depth is 0 (the
-// value dsh's writers emit; its live path left the column NULL), and from
+// value dsh's writers emit; its live path left the column NULL) with
+// NoDelegationDepth set, so that it is shown as absent, and from
 // v2 on a header is seeded exactly when seed_length is set, which then
 // holds the inherited event count. The header is then checked as a header
 // line would be.
@@ -74,6 +75,7 @@ func (r *sessionRow) header() (seam.Header, error) {
 	if parsed.ID != r.id {
 		return h, corruptf("header id %q does not match session %q", parsed.ID, r.id)
 	}
+	parsed.NoDelegationDepth = !r.depth.Valid
 	return parsed, nil
 }
 

@@ -62,6 +62,9 @@ type Options struct {
 	// row), under <BackupDir>/<seam.SafeName(id)>/. A write that has to
 	// remove a row fails when it is empty.
 	BackupDir string
+	// ProbeWriters makes a write open refuse a database that another
+	// process has open for writing, where the OS tells (procfd).
+	ProbeWriters bool
 	// OpenDamaged opens a database that Open would refuse as damaged
 	// (pages that do not read, a changed schema), for verify: its
 	// VerifyLayout reports the damage, and every other operation fails
@@ -127,6 +130,12 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = DefaultBusyTimeout
+	}
+	// Backups are named by absolute paths, wherever the command ran.
+	if opts.BackupDir != "" {
+		if opts.BackupDir, err = filepath.Abs(opts.BackupDir); err != nil {
+			return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
+		}
 	}
 	if err := checkFile(abs, opts.Create); err != nil {
 		return nil, err

@@ -43,6 +43,15 @@ func v4Header(id string) seam.Header {
 	return seam.Header{Version: 4, ID: id, CreatedAt: 1785331618000, Cwd: "/w", IsSeeded: &f}
 }
 
+// headerFor is v4Header, or in a database that holds v0 only (schema 14)
+// the v0 header dsh 0.0.1 writes.
+func headerFor(s *Store, id string) seam.Header {
+	if s.MaxFormatVersion() == 0 {
+		return seam.Header{Version: 0, ID: id, CreatedAt: 1785331618000, Cwd: "/w"}
+	}
+	return v4Header(id)
+}
+
 func events(from, n int64) []seam.Event {
 	out := make([]seam.Event, n)
 	for i := range out {
@@ -55,7 +64,7 @@ func events(from, n int64) []seam.Event {
 // stored makes session id with n events in s.
 func stored(t *testing.T, s *Store, id string, n int64) {
 	t.Helper()
-	h, err := s.Create(ctx, v4Header(id), seam.CreateOptions{})
+	h, err := s.Create(ctx, headerFor(s, id), seam.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,5 +592,19 @@ func TestListOpenOrdered(t *testing.T) {
 		t.Error("visited after a bad order")
 	}); err == nil {
 		t.Error("an order that is no permutation was taken")
+	}
+}
+
+// TestSchema14HoldsV0Only checks that a schema-14 database, whose dsh
+// (0.0.1) refuses any format but v0, takes no session of another format.
+func TestSchema14HoldsV0Only(t *testing.T) {
+	s := newStore(t, Schema14, Options{})
+	if got := s.MaxFormatVersion(); got != 0 {
+		t.Errorf("MaxFormatVersion of schema 14: %d, want 0", got)
+	}
+	_, err := s.Create(ctx, v4Header("v4"), seam.CreateOptions{})
+	wantKind(t, err, seam.ErrInvalid, "create of a v4 session in schema 14")
+	if s17 := newStore(t, Schema17, Options{}); s17.MaxFormatVersion() != seam.MaxVersion {
+		t.Errorf("MaxFormatVersion of schema 17: %d, want %d", s17.MaxFormatVersion(), seam.MaxVersion)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dshctl/dshctl/internal/procfd"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,6 +45,10 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	if err := seam.CheckCreate(h, opts); err != nil {
 		return nil, err
 	}
+	if h.Version > s.MaxFormatVersion() {
+		return nil, seam.Errorf(seam.ErrInvalid, "create", h.ID, seam.NoPos,
+			"a schema-%d database holds log format v0 only (the dsh that writes it refuses any other), not v%d", s.schema, h.Version)
+	}
 	hd := &handle{s: s, id: h.ID, access: seam.Write, hdr: h, inherited: opts.InheritedEventCount,
 		w: &writer{pending: true, lastFirst: -1}}
 	if err := s.writers.Claim("create", h.ID, hd, seam.ErrAlreadyExists); err != nil {
@@ -59,6 +64,36 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	}
 	s.ref()
 	return hd, nil
+}
+
+// checkInUse refuses, before anything is written, a write to a database
+// that another process (not dshctl, whose writers the lock keeps apart)
+// has open for writing, where the OS tells (Options.ProbeWriters): dsh
+// keeps its database open while it runs, and although every append checks
+// the stored tail in its transaction, the append that then fails may be
+// dsh's.
+func (s *Store) checkInUse(ctx context.Context, id string) error {
+	if !s.opts.ProbeWriters {
+		return nil
+	}
+	hs, err := procfd.Writers(ctx, s.path, s.path+"-wal")
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil || len(hs) == 0 {
+		return nil
+	}
+	return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: id, Pos: seam.Pos{Path: s.path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+		Err: &seam.InUseError{PID: hs[0].PID, Command: hs[0].Command, Path: hs[0].Path}}
+}
+
+// MaxFormatVersion is the newest log format the database can hold: v0 in
+// schema 14, whose dsh (0.0.1) refuses any other; every format in 17.
+func (s *Store) MaxFormatVersion() int {
+	if s.schema == Schema14 {
+		return 0
+	}
+	return seam.MaxVersion
 }
 
 func alreadyExists(id string) error {
@@ -133,6 +168,9 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 		return seam.NotFound("open", h.id)
 	}
 	if h.w.owner, err = s.lock("open", h.id, seam.ErrAlreadyOwned); err != nil {
+		return err
+	}
+	if err := s.checkInUse(ctx, h.id); err != nil {
 		return err
 	}
 	// Read the row again and the whole log in one transaction, now that

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -79,7 +80,19 @@ type Options struct {
 	// Verify opens the store for verify: a SQLite database too damaged
 	// to open otherwise is opened so that verify reports the damage.
 	Verify bool
+	// ProbeWriters and InUseWindow make write opens refuse a session that
+	// a writer taking no lock looks to be writing (seam.InUseError): one
+	// that has its log or database open for writing, where the OS tells,
+	// or (JSONL) whose log changed less than InUseWindow ago, not by
+	// dshctl. Off when zero, as for a library user that knows it is alone.
+	ProbeWriters bool
+	InUseWindow  time.Duration
 }
+
+// InUseWindow is how recent a change of a JSONL log, not by dshctl, makes
+// the session look in use to a write: dsh 0.1.0 writes every event within
+// a fraction of a second while it works on a turn.
+const InUseWindow = 5 * time.Second
 
 // Errors of finding and opening a store, matched with errors.Is; the
 // *Error that carries them says which store.
@@ -424,6 +437,7 @@ func openSQLite(spec Spec, loc Location, o Options) (seam.Service, error) {
 		AllowUnknownTypes: o.AllowUnknownTypes,
 		BackupDir:         o.BackupDir,
 		OpenDamaged:       o.Verify,
+		ProbeWriters:      o.ProbeWriters,
 	})
 }
 
@@ -437,6 +451,8 @@ func openJSONL(spec Spec, loc Location, o Options) (seam.Service, error) {
 		CreateRoot:        loc.Missing,
 		MaxRecordBytes:    o.MaxRecordBytes,
 		MaxFrameBytes:     o.MaxFrameBytes,
+		ProbeWriters:      o.ProbeWriters,
+		InUseWindow:       o.InUseWindow,
 	}
 	want := jsonl.Encoding(o.Compression)
 	if want == "" || loc.Missing {

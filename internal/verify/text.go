@@ -93,6 +93,18 @@ func (rp *RepairReport) lines(backupDir string) []string {
 		}
 		out = append(out, s)
 	}
+	if rn := rp.Renumber; rn != nil {
+		s := fmt.Sprintf("%s %s from seq %d on (%s where seqs repeated, %s moved), keeping all %s",
+			did("repaired: renumbered", "would renumber"), count64(rn.Renumbered, "event"), rn.FirstSeq,
+			count64(int64(rn.Overlaps), "place"), count64(rn.Cites, "citation"), count64(rn.Events, "event"))
+		switch {
+		case rn.Backup != "":
+			s += "; the log as it was is saved to " + rn.Backup
+		case rp.DryRun:
+			s += "; the log as it is would be saved first under " + backupDir
+		}
+		out = append(out, s)
+	}
 	if rp.Salvaged > 0 {
 		out = append(out, fmt.Sprintf("%s %s of the torn frame (seq %d–%d) as a new frame", did("re-appended", "would re-append"),
 			count64(rp.Salvaged, "salvaged event"), rp.SalvagedFrom, rp.SalvagedFrom+rp.Salvaged-1))

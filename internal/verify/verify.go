@@ -127,7 +127,9 @@ type RepairReport struct {
 	// Salvaged counts the records of a torn final frame re-appended, from
 	// SalvagedFrom on.
 	Salvaged, SalvagedFrom int64
-	Before, After          *LogState
+	// Renumber is what renumbering did (or would do): nil when none ran.
+	Renumber      *seam.RenumberResult
+	Before, After *LogState
 }
 
 // SessionReport is what verify found about one session, or about one
@@ -169,6 +171,9 @@ type Options struct {
 	// Salvage also re-appends the complete records of a torn final frame;
 	// DryRun only plans.
 	Repair, Salvage, DryRun bool
+	// Renumber (with Repair) rewrites a log whose seqs repeat, as two
+	// writers leave it, keeping every event (seam.Renumberer).
+	Renumber bool
 	// Jobs is how many sessions are checked at once; 0 means GOMAXPROCS,
 	// at most DefaultJobs.
 	Jobs int
@@ -366,6 +371,9 @@ func Check(ctx context.Context, svc seam.Service, id string, o Options) *Session
 				Pos:     seam.Pos{Path: sum.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
 				Message: "another process holds the session's write lock: the tail or open turn may be an append in progress; verify again once it is done"}})
 		}
+	}
+	if o.Repair && o.Renumber && hasCode(r.Findings, "seq-overlap") {
+		return renumberSession(ctx, svc, id, o, r)
 	}
 	switch why := untouchable(&res); {
 	case !o.Repair:
@@ -645,6 +653,66 @@ func repairSession(ctx context.Context, svc seam.Service, id string, o Options, 
 	}
 	r.Status = status(r.Findings)
 	return r
+}
+
+// renumberSession rewrites session id, whose check found seqs that repeat
+// (found), keeping every event (seam.Renumberer): the backend takes the
+// session's write lock, refuses a log with any other damage and saves the
+// whole log first. The log is then checked again, turn and step
+// bracketing included, and that check is the report: the findings before
+// that the renumbering mended are marked repaired.
+func renumberSession(ctx context.Context, svc seam.Service, id string, o Options, found *SessionReport) *SessionReport {
+	rn, ok := svc.(seam.Renumberer)
+	if !ok {
+		found.Repair = &RepairReport{DryRun: o.DryRun, Skipped: "this store cannot hold seqs that repeat, so it has nothing to renumber"}
+		return found
+	}
+	before := found.State
+	res, err := rn.Renumber(ctx, id, seam.RenumberOptions{DryRun: o.DryRun})
+	if err != nil {
+		found.Err, found.Status, found.NotRepaired = fmt.Errorf("renumber: %w", err), StatusFailed, true
+		return found
+	}
+	found.Repair = &RepairReport{DryRun: o.DryRun, Renumber: &res, SalvagedFrom: -1, Before: &before}
+	if res.Overlaps == 0 {
+		found.Repair.Skipped = "nothing to renumber (the log changed before the lock was taken)"
+		return found
+	}
+	if o.DryRun {
+		return found
+	}
+	after, asum, err := checkLog(ctx, svc, id)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		found.Err, found.Status = ErrInterruptedAfterRepair, StatusFailed
+		return found
+	case err != nil:
+		found.Err, found.Status, found.NotRepaired = fmt.Errorf("check after renumbering: %w", err), StatusFailed, true
+		return found
+	}
+	ar := judge(id, &after, asum, o.Mode, true)
+	as := ar.State
+	found.Repair.After = &as
+	var fs []Finding
+	for _, f := range found.Findings {
+		if f.Class == seam.ClassDamage && !hasFinding(ar.Findings, f) {
+			f.Repaired = true
+			fs = append(fs, f)
+		}
+	}
+	found.Findings = append(fs, ar.Findings...)
+	found.Location, found.State = ar.Location, ar.State
+	found.Status = status(ar.Findings)
+	return found
+}
+
+func hasCode(fs []Finding, code string) bool {
+	for _, f := range fs {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
 }
 
 func hasFinding(fs []Finding, f Finding) bool {

@@ -1,0 +1,92 @@
+package jsonl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/dshctl/dshctl/internal/procfd"
+	"github.com/dshctl/dshctl/internal/seam"
+)
+
+// The note dshctl keeps in session.lock (whose content nothing else reads:
+// the lock is the flock on it) says what it last did to the log: "dshctl
+// wrote REVISION" once a write is done, "dshctl writing PID" while one is
+// under way (so that a write killed midway is still known as its own).
+var (
+	noteWrote   = []byte("dshctl wrote ")
+	noteWriting = []byte("dshctl writing ")
+)
+
+// checkInUse refuses, before anything is written, a session that another
+// process looks to be writing (Options.ProbeWriters, InUseWindow): one
+// that has the log open for writing, or whose log, fi, changed moments ago
+// and not by dshctl. It runs under the session lock, which dshctl's own
+// writers take, so a change it did not note is another writer's.
+func (h *handle) checkInUse(ctx context.Context, fi fs.FileInfo) error {
+	s, l := h.s, h.log
+	cannotTell := false
+	if s.opts.ProbeWriters {
+		hs, err := procfd.Writers(ctx, l.path)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		cannotTell = errors.Is(err, procfd.ErrCannotTell)
+		if err == nil && len(hs) > 0 {
+			return inUse(h.id, l.path, &seam.InUseError{PID: hs[0].PID, Command: hs[0].Command, Path: l.path})
+		}
+	}
+	if s.opts.InUseWindow <= 0 {
+		return nil
+	}
+	age := time.Since(fi.ModTime())
+	if age >= s.opts.InUseWindow {
+		return nil
+	}
+	note := h.readNote()
+	if bytes.HasPrefix(note, noteWriting) || bytes.Equal(note, append(noteWrote, revision(fi)...)) {
+		return nil
+	}
+	return inUse(h.id, l.path, &seam.InUseError{Path: l.path, ChangedAgo: max(age, 0), CannotTell: cannotTell})
+}
+
+func inUse(id, path string, cause *seam.InUseError) error {
+	return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: id, Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: cause}
+}
+
+// readNote returns the note in the session's lock file, without its
+// newline; nil when there is none.
+func (h *handle) readNote() []byte {
+	buf := make([]byte, 256)
+	n, _ := h.w.lock.ReadAt(buf, 0)
+	line, _, _ := bytes.Cut(buf[:n], []byte{'\n'})
+	return line
+}
+
+// noteWrite records in the lock file that a write of this handle is under
+// way (writing) or done, with the log's revision then. It is a hint for
+// checkInUse, not data: a failure to note is ignored (the next write open
+// may then take the change for another writer's, which --force overrides).
+func (h *handle) noteWrite(writing bool) {
+	w := h.w
+	if w == nil || w.lock == nil {
+		return
+	}
+	var note []byte
+	if writing {
+		note = fmt.Appendf(append([]byte{}, noteWriting...), "%d\n", os.Getpid())
+	} else {
+		fi, err := h.s.fs.Stat(h.log.path)
+		if err != nil {
+			return
+		}
+		note = append(append(append([]byte{}, noteWrote...), revision(fi)...), '\n')
+	}
+	if w.lock.Truncate(0) == nil {
+		w.lock.WriteAt(note, 0)
+	}
+}
