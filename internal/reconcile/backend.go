@@ -60,7 +60,7 @@ func (la *lookahead) add(i int, r *Record, tab string) {
 		fact = la.local(r.Ev.MessageID)
 		la.serverQueued[fact] = true
 	}
-	if at, ok := la.sendAt[fact]; ok && fact != "" && la.win != nil && la.win.ring && i-at >= la.win.size {
+	if at, ok := la.sendAt[fact]; ok && fact != "" && la.win != nil && la.win.streamed() && i-at >= la.win.size {
 		la.win.late = true // the send was applied before this was known
 	}
 }

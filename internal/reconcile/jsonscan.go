@@ -215,6 +215,17 @@ func scanString(b []byte, i int) (end int, plain bool, err error) {
 	plain = true
 	ascii := true
 	for j := i + 1; j < len(b); j++ {
+		// Most bytes need no second look: skip them eight at a time.
+		for j+8 <= len(b) && plainByte[b[j]]&plainByte[b[j+1]]&plainByte[b[j+2]]&plainByte[b[j+3]]&
+			plainByte[b[j+4]]&plainByte[b[j+5]]&plainByte[b[j+6]]&plainByte[b[j+7]] != 0 {
+			j += 8
+		}
+		for j < len(b) && plainByte[b[j]] != 0 {
+			j++
+		}
+		if j >= len(b) {
+			break
+		}
 		switch c := b[j]; {
 		case c == '"':
 			if !ascii && plain {
@@ -247,6 +258,17 @@ func scanString(b []byte, i int) (end int, plain bool, err error) {
 	}
 	return len(b), false, &syntaxError{"unexpected end of JSON input", len(b)}
 }
+
+// plainByte is 1 for the bytes a string may hold as they are: not a quote,
+// a backslash, a control character or part of a multi-byte sequence.
+var plainByte = func() (t [256]byte) {
+	for c := 0x20; c < 0x80; c++ {
+		if c != '"' && c != '\\' {
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
@@ -336,6 +358,13 @@ func skipValue(v []byte, i int) int {
 // starting at v[i].
 func stringEnd(v []byte, i int) int {
 	for j := i + 1; j < len(v); j++ {
+		for j+8 <= len(v) && endByte[v[j]]|endByte[v[j+1]]|endByte[v[j+2]]|endByte[v[j+3]]|
+			endByte[v[j+4]]|endByte[v[j+5]]|endByte[v[j+6]]|endByte[v[j+7]] == 0 {
+			j += 8
+		}
+		if j >= len(v) {
+			break
+		}
 		switch v[j] {
 		case '\\':
 			j++
@@ -345,6 +374,9 @@ func stringEnd(v []byte, i int) int {
 	}
 	return len(v)
 }
+
+// endByte is 1 for the bytes stringEnd stops at.
+var endByte = [256]byte{'"': 1, '\\': 1}
 
 // stringOf decodes the valid JSON string v as encoding/json does: escapes
 // resolved, invalid UTF-8 and lone surrogates replaced by U+FFFD.

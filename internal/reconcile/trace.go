@@ -145,6 +145,18 @@ type Record struct {
 	FetchErr bool // fetch answered with an error
 }
 
+// detached returns a copy of rec with a frame of its own: a streamed
+// replay decodes later records into the memory of those that left its
+// window.
+func (rec *Record) detached() Record {
+	c := *rec
+	if c.Ev != nil {
+		ev := *c.Ev
+		c.Ev = &ev
+	}
+	return c
+}
+
 // rowSet returns the record's rows, indexed.
 func (rec *Record) rowSet() *rowSet {
 	if rec.rows != nil {
@@ -226,6 +238,16 @@ var (
 	withoutEffect = []string{"usage", "permission-prompt", "task-list-update", "config-reload",
 		"compaction-started", "compaction-complete", "compaction-error"}
 )
+
+// knownType maps a known frame type, quoted as a frame writes it without
+// escapes, to its name.
+var knownType = func() map[string]string {
+	m := map[string]string{}
+	for _, t := range append(append([]string(nil), withEffect...), withoutEffect...) {
+		m[`"`+t+`"`] = t
+	}
+	return m
+}()
 
 // FrameTypes returns every frame type the replay knows.
 func FrameTypes() []string {
@@ -408,11 +430,11 @@ type decoder struct {
 }
 
 // rowSpan is a row of a chunk answer: b[s:e] of its line. A row seen
-// before (known) was checked and decoded when it first came; hash is its
-// key in decoder.seenAt.
+// before (known) was checked and decoded when it first came: it is
+// decoder.seen[at].
 type rowSpan struct {
 	s, e  int
-	hash  uint64
+	at    int
 	known bool
 }
 
@@ -514,15 +536,25 @@ func (d *decoder) scanRows(b []byte, i int) (int, error) {
 	if i < len(b) && b[i] == ']' {
 		return i + 1, nil
 	}
+	next := -1 // the row seen after the one before, most often this one
 	for {
 		sp := rowSpan{s: i}
-		if len(d.seen) > 0 && i < len(b) && b[i] == '{' {
+		if next >= 0 && next < len(d.seen) && bytes.HasPrefix(b[i:], d.seen[next].Raw) {
+			// A valid JSON value ends where its bytes do: these are that
+			// row, whatever follows. An answer is most often a run of
+			// the rows seen so far, in their order: they are found
+			// without looking for their end or hashing them.
+			sp.e, sp.at, sp.known = i+len(d.seen[next].Raw), next, true
+		} else if len(d.seen) > 0 && i < len(b) && b[i] == '{' {
 			// Bytes equal to a row checked before are that row, and
 			// skipValue finds their end whatever follows.
 			sp.e = skipValue(b, i)
-			sp.hash = maphash.Bytes(rowSeed, b[i:sp.e])
-			k, ok := d.seenAt[sp.hash]
-			sp.known = ok && bytes.Equal(d.seen[k].Raw, b[i:sp.e])
+			k, ok := d.seenAt[maphash.Bytes(rowSeed, b[i:sp.e])]
+			sp.at, sp.known = k, ok && bytes.Equal(d.seen[k].Raw, b[i:sp.e])
+		}
+		next = -1
+		if sp.known {
+			next = sp.at + 1
 		}
 		if !sp.known {
 			var err error
@@ -583,7 +615,9 @@ func (d *decoder) newEvent() *Event {
 		d.evs = make([]Event, 0, 96) // under 32 KB: a small allocation
 	}
 	d.evs = d.evs[:len(d.evs)+1]
-	return &d.evs[len(d.evs)-1]
+	ev := &d.evs[len(d.evs)-1]
+	*ev = Event{} // a streamed batch's frames are decoded into again
+	return ev
 }
 
 // rowsOf decodes the rows d.spans split from line b. An answer is the last
@@ -593,19 +627,20 @@ func (d *decoder) newEvent() *Event {
 func (d *decoder) rowsOf(b []byte) ([]Chunk, error) {
 	at := d.at[:0]
 	for _, sp := range d.spans {
-		i, ok := d.seenAt[sp.hash]
+		i := sp.at
 		if !sp.known {
 			el := b[sp.s:sp.e]
-			sp.hash = maphash.Bytes(rowSeed, el)
+			hash := maphash.Bytes(rowSeed, el)
 			// A row repeated within this answer is known by now.
-			if i, ok = d.seenAt[sp.hash]; !ok || !bytes.Equal(d.seen[i].Raw, el) {
+			var ok bool
+			if i, ok = d.seenAt[hash]; !ok || !bytes.Equal(d.seen[i].Raw, el) {
 				row, err := decodeChunk("rows", d.mem.copy(el), d.in)
 				if err != nil {
 					return nil, err
 				}
 				i = len(d.seen)
 				d.seen = append(d.seen, row)
-				d.seenAt[sp.hash] = i
+				d.seenAt[hash] = i
 			}
 		}
 		at = append(at, i)
@@ -832,9 +867,12 @@ func decodeEvent(v []byte, in interner) (*Event, error) {
 
 // decode fills the zero ev from the members of frame raw.
 func (f *eventFields) decode(ev *Event, raw []byte, in interner) error {
-	typ, err := in.optString("type", f.typ)
-	if err != nil {
-		return err
+	typ, ok := knownType[string(f.typ)]
+	var err error
+	if !ok {
+		if typ, err = in.optString("type", f.typ); err != nil {
+			return err
+		}
 	}
 	if typ == "" {
 		return errors.New("frame without type")
