@@ -375,6 +375,17 @@ func stringEnd(v []byte, i int) int {
 	return len(v)
 }
 
+// stringByte is 1 for the bytes a string may hold without a second look at
+// them in a valid line: plainByte's, and those of multi-byte sequences
+// (encoding/json accepts invalid UTF-8, decoding it as U+FFFD).
+var stringByte = func() (t [256]byte) {
+	t = plainByte
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = 1
+	}
+	return t
+}()
+
 // endByte is 1 for the bytes stringEnd stops at.
 var endByte = [256]byte{'"': 1, '\\': 1}
 

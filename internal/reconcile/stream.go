@@ -60,8 +60,7 @@ func (s *lineSource) read(first bool) (Record, bool, error) {
 			continue
 		}
 		if len(s.d.seen) > s.seenMax {
-			s.d.seen, s.d.seenAt = nil, map[uint64]int{}
-			s.d.in = interner{}
+			s.d.forget(fetchWindow)
 		}
 		rec, meta, err := s.d.line(b)
 		if err != nil {

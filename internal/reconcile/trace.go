@@ -429,6 +429,18 @@ type decoder struct {
 	key    []byte         // a member name with escapes, decoded
 }
 
+// forget lets the rows seen go but the last keep, which the next answer
+// most likely shows again, and the strings shared so far.
+func (d *decoder) forget(keep int) {
+	keep = min(keep, len(d.seen))
+	d.seen = append(make([]Chunk, 0, 2*keep), d.seen[len(d.seen)-keep:]...)
+	d.seenAt = make(map[uint64]int, len(d.seen))
+	for i := range d.seen {
+		d.seenAt[maphash.Bytes(rowSeed, d.seen[i].Raw)] = i
+	}
+	d.in = interner{}
+}
+
 // rowSpan is a row of a chunk answer: b[s:e] of its line. A row seen
 // before (known) was checked and decoded when it first came: it is
 // decoder.seen[at].
@@ -441,8 +453,10 @@ type rowSpan struct {
 // line decodes one trace line: a record, or the meta record.
 func (d *decoder) line(b []byte) (Record, *Meta, error) {
 	var w wireFields
-	if err := d.scan(b, &w); err != nil {
-		return Record{}, nil, err
+	if !scanFrame(b, &w) {
+		if err := d.scan(b, &w); err != nil {
+			return Record{}, nil, err
+		}
 	}
 	if w.k == nil || w.k[0] == 'n' {
 		return Record{}, nil, errors.New(`record without "k" (its kind)`)
@@ -511,6 +525,67 @@ func (d *decoder) scan(b []byte, w *wireFields) error {
 		return fmt.Errorf("malformed JSON: %w", err)
 	}
 	return nil
+}
+
+// framePrefix starts a ws record line as recorders write it.
+const framePrefix = `{"k":"ws","ev":{`
+
+// scanFrame is scan for the lines most of a trace is made of: a ws record
+// written as recorders write it, {"k":"ws","ev":{…}} with no white space,
+// whose frame has only string members, with plain names. Such a line is
+// valid JSON, and its members are gathered as scan gathers them (the last
+// of a name wins). Any other line, valid or not, gives false: scan reads it.
+func scanFrame(b []byte, w *wireFields) bool {
+	n := len(framePrefix)
+	if len(b) < n+2 || string(b[:n]) != framePrefix || b[n] != '"' {
+		return false
+	}
+	w.k = b[5:9]
+	w.evf = eventFields{}
+	i := n
+	for {
+		// A name: plain bytes only.
+		ke := i + 1
+		for ke < len(b) && plainByte[b[ke]] != 0 {
+			ke++
+		}
+		if ke+1 >= len(b) || b[ke] != '"' || b[ke+1] != ':' {
+			return false
+		}
+		// A string: no escape, no control character.
+		vs := ke + 2
+		if vs >= len(b) || b[vs] != '"' {
+			return false
+		}
+		ve := vs + 1
+		for ve < len(b) && stringByte[b[ve]] != 0 {
+			ve++
+		}
+		if ve >= len(b) || b[ve] != '"' {
+			return false
+		}
+		ve++
+		if f := w.evf.slot(b[i+1 : ke]); f != nil {
+			*f = b[vs:ve]
+		}
+		if ve >= len(b) {
+			return false
+		}
+		switch b[ve] {
+		case ',':
+			if i = ve + 1; i >= len(b) || b[i] != '"' {
+				return false
+			}
+			continue
+		case '}':
+			if ve+2 != len(b) || b[ve+1] != '}' {
+				return false
+			}
+			w.ev = b[n-1 : ve+1]
+			return true
+		}
+		return false
+	}
 }
 
 // object is validObject handing value each member's name with its escapes
