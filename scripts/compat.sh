@@ -11,6 +11,10 @@
 #     database), appends to, and closes after a crash (--close-interrupted);
 #   - dsh's damaged fixtures after verify --repair (torn frame, uncommitted
 #     tail, --salvage);
+#   - two-writer damage made with dsh's own writer (dshctl appends a turn,
+#     dsh appends its own from the log as it was before): dsh refuses it,
+#     dshctl refuses to extend it, verify --repair --renumber mends it and
+#     dsh then reads both turns;
 #   - races: dsh's own writer (writer-loop.mjs) appending turns to a session
 #     while dshctl appends to it. Each must end with a log dsh accepts, or
 #     with dshctl refusing to extend the log dsh refuses (at most the one
@@ -122,7 +126,39 @@ for c in "zstd-torn-final-frame-checksum:--repair" "none-corrupt-line-after-last
 	accepted "repair ${case} ($flags)" "$S"
 done
 
-# 3. Races of dsh's writer and dshctl on one session.
+# 3. Two-writer damage made on purpose with dsh's own writer, then
+# renumbered: dshctl appends a turn while dsh (reading the log as it was
+# before) appends its own from the same next seq.
+for enc in zstd none; do
+	S=$W/renumber-$enc
+	turn 1 | D --store "$S" append --create --compression "$enc" --cwd /work/proj --assign-seq rn >/dev/null
+	cp -a "$S" "$W/snap-$enc"
+	turn 2 | D --store "$S" append --assign-seq rn >/dev/null
+	(cd "$W/oracle" && "$node" check.mjs "$W/snap-$enc" --append --out "$W/dsh-$enc" >/dev/null 2>&1) || fail "renumber-$enc: dsh cannot append to the snapshot"
+	log=$(ls "$S"/*/rn/session.jsonl*)
+	snap=$(ls "$W/snap-$enc"/*/rn/session.jsonl*)
+	dshlog=$(ls "$W/dsh-$enc"/*/rn/session.jsonl*)
+	tail -c +$(($(wc -c <"$snap") + 1)) "$dshlog" >>"$log"
+	if (cd "$W/oracle" && "$node" check.mjs "$S" >"$W/rn-$enc.check" 2>&1); then
+		fail "renumber-$enc: dsh accepts the log two writers left (the damage was not made)"
+		continue
+	fi
+	if printf '{"type":"session/title","data":{"title":"late"}}\n' | D --store "$S" append --force --assign-seq rn >/dev/null 2>&1; then
+		fail "renumber-$enc: dshctl extends a log dsh refuses"
+	else
+		pass "renumber-$enc: dsh refuses the log two writers left, and dshctl refuses to extend it"
+	fi
+	D --store "$S" verify --repair --renumber --force rn >/dev/null 2>&1 || true
+	if (cd "$W/oracle" && "$node" check.mjs "$S" --events >"$W/rn-$enc.events" 2>&1) &&
+		grep -q 'hello 2' "$W/rn-$enc.events" && grep -q '\[dsh-oracle\]' "$W/rn-$enc.events"; then
+		pass "renumber-$enc: dsh reads the renumbered log, with dshctl's turn and dsh's"
+	else
+		fail "renumber-$enc: after renumbering: $(grep -o '"message":"[^"]*"' "$W/rn-$enc.events" | head -1)"
+	fi
+	accepted "renumber-$enc renumbered" "$S"
+done
+
+# 4. Races of dsh's writer and dshctl on one session.
 # tags FILE PREFIX: the distinct tags "[PREFIX-N]" of the log FILE's text.
 tags() {
 	"$node" -e '
@@ -157,7 +193,7 @@ for i in $(seq 1 "$races"); do
 	turn 1 | D --store "$S" append --create --compression "$enc" --cwd /work/proj --assign-seq "$id" >/dev/null
 	(cd "$W/oracle" && exec "$node" writer-loop.mjs "$S" "$id" "$race_seconds" direct >"$W/loop-$i.out" 2>&1) &
 	loop_pid=$!
-	ok=0 inuse=0 overlap=0 other=0 n=0
+	ok=0 inuse=0 overlap=0 other=0 bad=0 n=0
 	while kill -0 "$loop_pid" 2>/dev/null; do
 		n=$((n + 1))
 		if printf '{"type":"session/title","data":{"title":"[dshctl-%d]"}}\n' "$n" | "$W/dshctl" --store "$S" append --assign-seq "$id" >/dev/null 2>"$W/err"; then
@@ -165,7 +201,16 @@ for i in $(seq 1 "$races"); do
 			echo "$n" >>"$W/ok-$i"
 		else
 			rc=$?
-			if [ $rc -ne 1 ]; then other=$((other + 1)); elif grep -q 'overlaps' "$W/err"; then overlap=$((overlap + 1)); elif grep -q 'in use' "$W/err"; then inuse=$((inuse + 1)); else other=$((other + 1)); cat "$W/err"; fi
+			# Exit 1 is a refusal (nothing written): in use, a log whose
+			# seqs repeat, or another (a frame dsh is writing that moment).
+			# Any other exit status fails.
+			if [ $rc -ne 1 ]; then
+				bad=$((bad + 1))
+				echo "  exit $rc: $(head -1 "$W/err")"
+			elif grep -q 'overlaps' "$W/err"; then overlap=$((overlap + 1)); elif grep -q 'in use' "$W/err"; then inuse=$((inuse + 1)); else
+				other=$((other + 1))
+				echo "  refused: $(head -1 "$W/err")"
+			fi
 		fi
 	done
 	wait "$loop_pid" || true
@@ -173,7 +218,7 @@ for i in $(seq 1 "$races"); do
 	log=$(ls "$S"/*/"$id"/session.jsonl*)
 	dsh_turns=$(tags "$log" dsh)
 	line="race $i ($enc, ${race_seconds}s): dsh wrote $dsh_turns turns; dshctl appended $ok, refused $inuse as in use, $overlap as damaged, $other otherwise"
-	if [ "$other" -ne 0 ]; then fail "$line"; continue; fi
+	if [ "$bad" -ne 0 ]; then fail "$line; $bad appends exited neither 0 nor 1"; continue; fi
 	if (cd "$W/oracle" && "$node" check.mjs "$S" >"$W/race-$i.check" 2>&1); then
 		outcome[accepted]=$((${outcome[accepted]:-0} + 1))
 		pass "$line: dsh accepts the log"

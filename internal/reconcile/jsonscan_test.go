@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 var scanSeeds = []string{
@@ -20,9 +22,9 @@ func FuzzScanner(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		err := checkValue(b)
+		err := rawjson.Check(b)
 		if valid := json.Valid(b); valid != (err == nil) {
-			t.Fatalf("checkValue(%q) = %v, json.Valid = %t", b, err, valid)
+			t.Fatalf("rawjson.Check(%q) = %v, json.Valid = %t", b, err, valid)
 		}
 		if err != nil {
 			return
@@ -38,8 +40,8 @@ func FuzzScanner(f *testing.F) {
 }
 
 func skipSpaceTrim(b []byte) []byte {
-	i := skipSpace(b, 0)
-	return b[i:skipValue(b, i)]
+	i := rawjson.SkipSpace(b, 0)
+	return b[i:rawjson.End(b, i)]
 }
 
 // useNumber decodes b with encoding/json, numbers as their text.
@@ -82,7 +84,7 @@ func jsonEqual(a, b any) bool {
 func TestScannerSeeds(t *testing.T) {
 	for _, s := range scanSeeds {
 		b := []byte(s)
-		err := checkValue(b)
+		err := rawjson.Check(b)
 		if json.Valid(b) != (err == nil) {
 			t.Errorf("%q: checkValue %v, json.Valid %t", s, err, json.Valid(b))
 			continue

@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/dshctl/dshctl/internal/jsonstr"
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // Record kinds of a trace file (field "k").
@@ -375,11 +375,7 @@ func decodeTrace(r io.Reader, name string, lines int) (*Trace, error) {
 
 // trimSpace trims JSON's white space from both ends of b.
 func trimSpace(b []byte) []byte {
-	i, j := skipSpace(b, 0), len(b)
-	for j > i && isSpace(b[j-1]) {
-		j--
-	}
-	return b[i:j]
+	return bytes.TrimRight(b[rawjson.SkipSpace(b, 0):], " \t\r\n")
 }
 
 // wireFields are the members of a record line, as raw values.
@@ -486,7 +482,7 @@ func (d *decoder) line(b []byte) (Record, *Meta, error) {
 // surrounds b.
 func (d *decoder) scan(b []byte, w *wireFields) error {
 	if len(b) == 0 || b[0] != '{' {
-		if err := checkValue(b); err != nil {
+		if err := rawjson.Check(b); err != nil {
 			return fmt.Errorf("malformed JSON: %w", err)
 		}
 		return fmt.Errorf("a record must be a JSON object, not %s", kindOf(b))
@@ -502,14 +498,14 @@ func (d *decoder) scan(b []byte, w *wireFields) error {
 		case slot == &w.ev && vs < len(b) && b[vs] == '{':
 			w.evf = eventFields{}
 			ve, err = d.object(b, vs, 1, func(key []byte, vs int) (int, error) {
-				ve, err := validValue(b, vs, 2)
+				ve, err := rawjson.Value(b, vs, 2)
 				if f := w.evf.slot(key); f != nil && err == nil {
 					*f = b[vs:ve]
 				}
 				return ve, err
 			})
 		default:
-			ve, err = validValue(b, vs, 1)
+			ve, err = rawjson.Value(b, vs, 1)
 		}
 		if slot != nil && err == nil {
 			*slot = b[vs:ve]
@@ -517,8 +513,8 @@ func (d *decoder) scan(b []byte, w *wireFields) error {
 		return ve, err
 	})
 	if err == nil {
-		if i = skipSpace(b, i); i < len(b) {
-			err = unexpected(b, i, "after top-level value")
+		if i = rawjson.SkipSpace(b, i); i < len(b) {
+			err = rawjson.Unexpected(b, i, "after top-level value")
 		}
 	}
 	if err != nil {
@@ -526,6 +522,28 @@ func (d *decoder) scan(b []byte, w *wireFields) error {
 	}
 	return nil
 }
+
+// plainByte is 1 for the bytes a string may hold as they are: not a quote,
+// a backslash, a control character or part of a multi-byte sequence.
+var plainByte = func() (t [256]byte) {
+	for c := 0x20; c < 0x80; c++ {
+		if c != '"' && c != '\\' {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// stringByte is 1 for the bytes a string may hold without a second look at
+// them in a valid line: plainByte's, and those of multi-byte sequences
+// (encoding/json accepts invalid UTF-8, decoding it as U+FFFD).
+var stringByte = func() (t [256]byte) {
+	t = plainByte
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = 1
+	}
+	return t
+}()
 
 // framePrefix starts a ws record line as recorders write it.
 const framePrefix = `{"k":"ws","ev":{`
@@ -591,9 +609,9 @@ func scanFrame(b []byte, w *wireFields) bool {
 // object is validObject handing value each member's name with its escapes
 // decoded.
 func (d *decoder) object(b []byte, i, depth int, value func(key []byte, vs int) (int, error)) (int, error) {
-	return validObject(b, i, depth, func(key []byte, plain bool, vs int) (int, error) {
+	return rawjson.Object(b, i, depth, func(key []byte, plain bool, vs int) (int, error) {
 		if !plain {
-			d.key = jsonstr.Append(d.key[:0], key)
+			d.key = rawjson.AppendUnquoted(d.key[:0], key)
 			key = d.key
 		}
 		return value(key, vs)
@@ -605,9 +623,9 @@ func (d *decoder) object(b []byte, i, depth int, value func(key []byte, vs int) 
 func (d *decoder) scanRows(b []byte, i int) (int, error) {
 	d.spans = d.spans[:0]
 	if i >= len(b) || b[i] != '[' {
-		return validValue(b, i, 1)
+		return rawjson.Value(b, i, 1)
 	}
-	i = skipSpace(b, i+1)
+	i = rawjson.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1, nil
 	}
@@ -623,7 +641,7 @@ func (d *decoder) scanRows(b []byte, i int) (int, error) {
 		} else if len(d.seen) > 0 && i < len(b) && b[i] == '{' {
 			// Bytes equal to a row checked before are that row, and
 			// skipValue finds their end whatever follows.
-			sp.e = skipValue(b, i)
+			sp.e = rawjson.End(b, i)
 			k, ok := d.seenAt[maphash.Bytes(rowSeed, b[i:sp.e])]
 			sp.at, sp.known = k, ok && bytes.Equal(d.seen[k].Raw, b[i:sp.e])
 		}
@@ -633,20 +651,20 @@ func (d *decoder) scanRows(b []byte, i int) (int, error) {
 		}
 		if !sp.known {
 			var err error
-			if sp.e, err = validValue(b, i, 2); err != nil {
+			if sp.e, err = rawjson.Value(b, i, 2); err != nil {
 				return sp.e, err
 			}
 		}
 		d.spans = append(d.spans, sp)
-		i = skipSpace(b, sp.e)
+		i = rawjson.SkipSpace(b, sp.e)
 		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
+			i = rawjson.SkipSpace(b, i+1)
 			continue
 		}
 		if i < len(b) && b[i] == ']' {
 			return i + 1, nil
 		}
-		return i, unexpected(b, i, "after array element")
+		return i, rawjson.Unexpected(b, i, "after array element")
 	}
 }
 
@@ -678,7 +696,7 @@ func kindString(v []byte) (string, error) {
 func fieldName(key []byte) []byte {
 	for _, c := range key {
 		if c == '\\' || c >= utf8.RuneSelf {
-			return jsonstr.Append(nil, key)
+			return rawjson.AppendUnquoted(nil, key)
 		}
 	}
 	return key
@@ -1188,7 +1206,7 @@ func decodeChunk(field string, v []byte, in interner) (Chunk, error) {
 // chunkText is what a row shows: for a user row its data.text when that is
 // a string, otherwise every string inside its data, joined by newlines.
 func chunkText(role string, data []byte) string {
-	if len(data) == 0 || checkValue(data) != nil {
+	if len(data) == 0 || rawjson.Check(data) != nil {
 		return string(data)
 	}
 	data = bytes.TrimSpace(data)
@@ -1217,7 +1235,7 @@ func (c *Chunk) shown() string {
 
 // UnmarshalJSON decodes a row as the trace decoder does.
 func (c *Chunk) UnmarshalJSON(b []byte) error {
-	if err := checkValue(b); err != nil {
+	if err := rawjson.Check(b); err != nil {
 		return err
 	}
 	d, err := decodeChunk("row", bytes.Clone(bytes.TrimSpace(b)), nil)
@@ -1352,7 +1370,7 @@ func (rec Record) String() string {
 // its JSON, null or nothing as "".
 func rawText(v json.RawMessage) string {
 	v = bytes.TrimSpace(v)
-	if len(v) == 0 || checkValue(v) != nil {
+	if len(v) == 0 || rawjson.Check(v) != nil {
 		return string(v)
 	}
 	return looseString(v)

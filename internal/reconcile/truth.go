@@ -75,7 +75,7 @@ type Truth struct {
 	contentOf map[string]*[]content // turn -> its pieces; those of a sealed turn go unless keepAll
 	last      *[]content            // the list content was last added to
 	lastTurn  string
-	unsealed  []string // turns with content, not sealed
+	unsealed  []string   // turns with content, not sealed
 	spare     *[]content // a sealed turn's list, let go: the next turn's
 	// keepAll keeps every piece of content: the final view, which the
 	// deferral check compares, shows sealed turns' too. A streamed replay

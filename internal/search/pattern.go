@@ -234,49 +234,97 @@ func (p *Pattern) setLiteral(lit []byte, fold bool) {
 		best = bytes.ToLower(best)
 	}
 	p.lit, p.fold = best, fold
-	p.rare = rarest(best)
+	p.rare = rarest(best, fold)
 	p.slash = bytes.IndexByte(best, '/') >= 0
 }
 
-// rarest returns the index of the byte of lit least frequent in text (by
-// a fixed ranking of bytes in logs and code), the one to look for first.
-func rarest(lit []byte) int {
-	best, at := 256, 0
+// rarest returns the index of the byte of lit least frequent in session
+// logs (byteFreq), the one a search looks for first; fold counts a
+// letter's two cases.
+func rarest(lit []byte, fold bool) int {
+	best, at := 1<<30, 0
 	for i, c := range lit {
-		if r := byteRank(c); r < best {
-			best, at = r, i
+		f := int(byteFreq(c))
+		if fold && isASCIILetter(rune(c)) {
+			f = int(byteFreq(c|0x20)) + int(byteFreq(c&^0x20))
+		}
+		if f < best {
+			best, at = f, i
 		}
 	}
 	return at
 }
 
-// byteRank ranks a byte by how common it is in text: lower is rarer.
-func byteRank(c byte) int {
-	const common = " etaoinsrhldcumfpgwybvkxjqz"
-	if c >= 'A' && c <= 'Z' {
-		c |= 0x20
-	}
-	if i := strings.IndexByte(common, c); i >= 0 {
-		return 200 + i
-	}
+// byteFreq is a rough frequency of byte c in session logs (JSON records
+// of English prose, code, paths, ids and numbers), in parts per 10,000: a
+// search looks for a rare byte first, since each false candidate costs
+// a comparison.
+func byteFreq(c byte) uint16 {
 	switch {
-	case c >= '0' && c <= '9':
+	case 'a' <= c && c <= 'z':
+		return letterFreq[c-'a']
+	case 'A' <= c && c <= 'Z':
+		return letterFreq[c-'A'] / 16
+	case '0' <= c && c <= '9':
 		return 150
+	case c == ' ':
+		return 1200
+	case c == '"':
+		return 400
+	case c == ':' || c == ',' || c == '.' || c == '/' || c == '\\' || c == '-' || c == '_':
+		return 120
+	case c == '{' || c == '}' || c == '[' || c == ']' || c == '=' || c == '(' || c == ')':
+		return 40
 	case c >= 0x80:
-		return 100
-	case c == '"' || c == ',' || c == ':' || c == '{' || c == '}' || c == '\\' || c == '.':
-		return 180
+		return 20
 	}
-	return 50
+	return 10
+}
+
+// letterFreq is byteFreq of the lower-case letters, a to z.
+var letterFreq = [26]uint16{
+	576, 96, 240, 240, 800, 112, 112, 192, 480, 16, 48, 256, 144,
+	480, 448, 128, 8, 432, 448, 576, 160, 48, 64, 24, 72, 8,
 }
 
 // index returns the index of the first occurrence of the pattern's
 // required string in b (in any case when it folds), or -1.
 func (p *Pattern) index(b []byte) int {
 	if !p.fold {
-		return bytes.Index(b, p.lit)
+		return indexRare(b, p.lit, p.rare)
 	}
 	return indexFold(b, p.lit, p.rare)
+}
+
+// indexRare is bytes.Index, faster when needle[rare] is rare in b: it
+// looks for that byte with bytes.IndexByte (vector instructions) and
+// compares the needle where it is found. When the byte turns out to be
+// common (more than one candidate in 16 bytes), bytes.Index does the rest.
+func indexRare(b, needle []byte, rare int) int {
+	n := len(needle)
+	if len(b) < n {
+		return -1
+	}
+	c, last := needle[rare], len(b)-n+rare // the last place c may be
+	fails := 0
+	for from := rare; from <= last; {
+		j := bytes.IndexByte(b[from:last+1], c)
+		if j < 0 {
+			return -1
+		}
+		start := from + j - rare
+		if bytes.Equal(b[start:start+n], needle) {
+			return start
+		}
+		from += j + 1
+		if fails++; fails > 8+from/16 {
+			if k := bytes.Index(b[start+1:], needle); k >= 0 {
+				return start + 1 + k
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 // indexFold is bytes.Index for a lower-case needle matched in any ASCII

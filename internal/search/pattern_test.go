@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -144,6 +145,33 @@ func TestIndexFold(t *testing.T) {
 		for rare := range tc.needle {
 			if got := indexFold([]byte(tc.text), []byte(tc.needle), rare); got != tc.want {
 				t.Errorf("indexFold(%q, %q, %d) = %d, want %d", tc.text, tc.needle, rare, got, tc.want)
+			}
+		}
+	}
+}
+
+// TestIndexRandom compares index with bytes.Index (and, folding, with
+// bytes.Index of lower-cased text) on texts whose bytes repeat, so that
+// candidates are often false, for every choice of the rare byte.
+func TestIndexRandom(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "aAbB. "
+	word := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rnd.IntN(len(alphabet))]
+		}
+		return b
+	}
+	for range 20000 {
+		text, needle := word(rnd.IntN(300)), word(1+rnd.IntN(4))
+		for rare := range needle {
+			if got, want := indexRare(text, needle, rare), bytes.Index(text, needle); got != want {
+				t.Fatalf("indexRare(%q, %q, %d) = %d, want %d", text, needle, rare, got, want)
+			}
+			lower := bytes.ToLower(needle)
+			if got, want := indexFold(text, lower, rare), bytes.Index(bytes.ToLower(text), lower); got != want {
+				t.Fatalf("indexFold(%q, %q, %d) = %d, want %d", text, lower, rare, got, want)
 			}
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/dshctl/dshctl/internal/rawjson"
+
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -104,7 +106,7 @@ func (s *sessionSearch) event(e *seam.Event) error {
 	switch e.Type {
 	case "turn/start":
 		s.turn, s.in = 0, false
-		if t, ok := seam.LookupInt(e.Data, "turn"); ok {
+		if t, ok := rawjson.LookupInt(e.Data, "turn"); ok {
 			s.turn, s.in = t, true
 		}
 	}

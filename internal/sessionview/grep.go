@@ -8,10 +8,12 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/rawjson"
+
+	"github.com/mattn/go-runewidth"
+
 	"github.com/dshctl/dshctl/internal/search"
 	"github.com/dshctl/dshctl/internal/termui"
-	"github.com/mattn/go-runewidth"
 )
 
 // GrepPrinter prints grep's results (a search.Printer): the pieces each
@@ -110,7 +112,7 @@ func (p *GrepPrinter) File(dst []byte, s *search.SessionInfo) []byte {
 	if p.o.IsJSON() {
 		start := len(dst)
 		dst = append(dst, `{"id":`...)
-		dst = seam.AppendString(dst, s.ID)
+		dst = rawjson.AppendString(dst, s.ID)
 		return p.endJSON(append(dst, '}'), start)
 	}
 	dst = append(dst, s.ID...)
@@ -122,7 +124,7 @@ func (p *GrepPrinter) Count(dst []byte, s *search.SessionInfo, n int) []byte {
 	if p.o.IsJSON() {
 		start := len(dst)
 		dst = append(dst, `{"id":`...)
-		dst = seam.AppendString(dst, s.ID)
+		dst = rawjson.AppendString(dst, s.ID)
 		dst = append(dst, `,"matchCount":`...)
 		dst = strconv.AppendInt(dst, int64(n), 10)
 		return p.endJSON(append(dst, '}'), start)
@@ -153,7 +155,7 @@ func (p *GrepPrinter) endJSON(dst []byte, start int) []byte {
 func (p *GrepPrinter) appendJSON(dst []byte, s *search.SessionInfo, m *search.Match) []byte {
 	start := len(dst)
 	dst = append(dst, `{"id":`...)
-	dst = seam.AppendString(dst, s.ID)
+	dst = rawjson.AppendString(dst, s.ID)
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendInt(dst, m.Seq, 10)
 	dst = append(dst, `,"turn":`...)
@@ -163,14 +165,14 @@ func (p *GrepPrinter) appendJSON(dst []byte, s *search.SessionInfo, m *search.Ma
 		dst = append(dst, "null"...)
 	}
 	dst = append(dst, `,"type":`...)
-	dst = seam.AppendString(dst, m.Type)
+	dst = rawjson.AppendString(dst, m.Type)
 	dst = append(dst, `,"time":`...)
-	dst = seam.AppendString(dst, termui.Timestamp(m.Time))
+	dst = rawjson.AppendString(dst, termui.Timestamp(m.Time))
 	dst = append(dst, `,"timeMs":`...)
 	dst = strconv.AppendInt(dst, m.Time, 10)
 	dst = append(dst, `,"field":`...)
 	if m.Field != "" {
-		dst = seam.AppendString(dst, m.Field)
+		dst = rawjson.AppendString(dst, m.Field)
 	} else {
 		dst = append(dst, "null"...)
 	}
@@ -201,7 +203,7 @@ func (p *GrepPrinter) appendJSON(dst []byte, s *search.SessionInfo, m *search.Ma
 
 // appendJSONBytes appends text as a JSON string (invalid UTF-8 as U+FFFD).
 func appendJSONBytes(dst, text []byte) []byte {
-	return seam.AppendString(dst, string(text))
+	return rawjson.AppendString(dst, string(text))
 }
 
 // appendPlain appends b as one tab-separated field: tabs and line breaks
@@ -216,33 +218,22 @@ func appendPlain(dst, b []byte) []byte {
 	return dst
 }
 
-// ANSI styles of grep's output for people.
-const (
-	sgrReset   = "\x1b[0m"
-	sgrMatch   = "\x1b[1;31m" // bold red, as grep and ripgrep show matches
-	sgrHeading = "\x1b[35m"   // magenta, as ripgrep shows paths
-	sgrSeq     = "\x1b[32m"
-	sgrDim     = "\x1b[2m"
-)
-
 // appendHeading appends the line that starts a session's matches on a
 // terminal: its id and project.
 func (p *GrepPrinter) appendHeading(dst []byte, s *search.SessionInfo) []byte {
-	dst = p.style(dst, sgrHeading, termui.OneLine(s.ID))
+	dst = p.style(dst, termui.Magenta, termui.OneLine(s.ID))
 	if s.Cwd != "" {
 		dst = append(dst, "  "...)
-		dst = p.style(dst, sgrDim, termui.OneLine(s.Cwd))
+		dst = p.style(dst, termui.Dim, termui.OneLine(s.Cwd))
 	}
 	return append(dst, '\n')
 }
 
-func (p *GrepPrinter) style(dst []byte, sgr, s string) []byte {
+func (p *GrepPrinter) style(dst []byte, st termui.Style, s string) []byte {
 	if !p.o.Colour {
 		return append(dst, s...)
 	}
-	dst = append(dst, sgr...)
-	dst = append(dst, s...)
-	return append(dst, sgrReset...)
+	return termui.AppendStyled(dst, st, s)
 }
 
 // appendExcerpt appends a match for people: its seq, turn and type, then
@@ -250,7 +241,7 @@ func (p *GrepPrinter) style(dst []byte, sgr, s string) []byte {
 // matches highlighted.
 func (p *GrepPrinter) appendExcerpt(dst []byte, m *search.Match) []byte {
 	label := strconv.FormatInt(m.Seq, 10)
-	dst = p.style(dst, sgrSeq, label)
+	dst = p.style(dst, termui.Green, label)
 	turn := "  turn -  "
 	if m.HasTurn {
 		turn = "  turn " + strconv.FormatInt(m.Turn, 10) + "  "
@@ -323,7 +314,7 @@ func appendCut(dst, text []byte, spans [][]int, room int, colour bool) []byte {
 	for i := start; i < end; {
 		if colour {
 			if in && i >= spans[si][1] {
-				dst = append(dst, sgrReset...)
+				dst = termui.AppendReset(dst)
 				in = false
 				si++
 			}
@@ -331,7 +322,7 @@ func appendCut(dst, text []byte, spans [][]int, room int, colour bool) []byte {
 				si++
 			}
 			if !in && si < len(spans) && spans[si][0] <= i {
-				dst = append(dst, sgrMatch...)
+				dst = append(dst, termui.BoldRed...)
 				in = true
 			}
 		}
@@ -340,7 +331,7 @@ func appendCut(dst, text []byte, spans [][]int, room int, colour bool) []byte {
 		i += size
 	}
 	if in {
-		dst = append(dst, sgrReset...)
+		dst = termui.AppendReset(dst)
 	}
 	if end < len(text) {
 		dst = append(dst, "…"...)

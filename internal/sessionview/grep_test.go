@@ -2,10 +2,12 @@ package sessionview
 
 import (
 	"testing"
+
+	"github.com/dshctl/dshctl/internal/termui"
 )
 
 func TestAppendCut(t *testing.T) {
-	const esc, reset = sgrMatch, sgrReset
+	esc, reset := string(termui.BoldRed), string(termui.AppendReset(nil))
 	for _, tc := range []struct {
 		text   string
 		spans  [][]int

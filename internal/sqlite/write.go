@@ -70,8 +70,8 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 // that another process (not dshctl, whose writers the lock keeps apart)
 // has open for writing, where the OS tells (Options.ProbeWriters): dsh
 // keeps its database open while it runs, and although every append checks
-// the stored tail in its transaction, a dsh whose append then fails loses
-// what it was writing.
+// the stored tail in its transaction, the append that then fails may be
+// dsh's.
 func (s *Store) checkInUse(ctx context.Context, id string) error {
 	if !s.opts.ProbeWriters {
 		return nil

@@ -13,6 +13,10 @@ const (
 	Yellow Style = "\x1b[33m"
 	Blue   Style = "\x1b[34m"
 	Cyan   Style = "\x1b[36m"
+	// Magenta is for the names grep's matches are grouped under, as
+	// ripgrep shows file names; BoldRed for the matches, as grep does.
+	Magenta Style = "\x1b[35m"
+	BoldRed Style = "\x1b[1;31m"
 )
 
 // reset ends a style.
@@ -24,6 +28,10 @@ func AppendStyled(dst []byte, st Style, s string) []byte {
 	dst = append(dst, s...)
 	return append(dst, reset...)
 }
+
+// AppendReset appends the end of a style: for text styled in pieces,
+// started with append(dst, st...).
+func AppendReset(dst []byte) []byte { return append(dst, reset...) }
 
 // Styled returns s in style st.
 func Styled(st Style, s string) string { return string(st) + s + reset }
