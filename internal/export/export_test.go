@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/rawjson"
+
 	"github.com/dshctl/dshctl/internal/export"
 	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -49,7 +51,7 @@ func addSession(t *testing.T, svc seam.Service, id, parent string, created int64
 	var batch []seam.Event
 	for i := range n {
 		batch = append(batch, seam.Event{Type: "session/title", Seq: int64(i), Time: created + int64(i),
-			Data: append(seam.AppendString([]byte(`{"title":`), fmt.Sprintf("title %d of %s", i, id)), `}`...)})
+			Data: append(rawjson.AppendString([]byte(`{"title":`), fmt.Sprintf("title %d of %s", i, id)), `}`...)})
 	}
 	if err := w.Append(ctx, batch); err != nil {
 		t.Fatal(err)

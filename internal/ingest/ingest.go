@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dshctl/dshctl/internal/rawjson"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/verify"
 )
@@ -277,7 +278,7 @@ func read(ctx context.Context, sp *spool, o Options, v int, next int64) error {
 		if sp.lines == 0 && !o.AssignSeq {
 			// The batch's own first seq: the log's next one is known
 			// under the lock only.
-			if s, ok := seam.LookupInt(line, "seq"); ok {
+			if s, ok := rawjson.LookupInt(line, "seq"); ok {
 				p.next = s
 			}
 		}

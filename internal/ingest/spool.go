@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/dshctl/dshctl/internal/rawjson"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -157,7 +158,7 @@ type parser struct {
 // vocabulary) and the record rules verify applies (seam.CheckRecord, on
 // the whole line: no repeated member, UTF-8 only).
 func (p *parser) parse(line []byte) (seam.Event, error) {
-	if seam.ValidJSON(line) {
+	if rawjson.Valid(line) {
 		if err := seam.CheckStrictJSON(line); err != nil {
 			return seam.Event{}, err
 		}
@@ -165,7 +166,7 @@ func (p *parser) parse(line []byte) (seam.Event, error) {
 	if p.v < 0 {
 		// The log's version is not known yet: what does not depend on it
 		// is checked, the rest under the lock.
-		if !seam.ValidJSON(line) {
+		if !rawjson.Valid(line) {
 			_, err := seam.DecodeRecord(line, seam.MaxVersion)
 			return seam.Event{}, causeOf(err)
 		}
@@ -179,7 +180,7 @@ func (p *parser) parse(line []byte) (seam.Event, error) {
 	}
 	rec, err := seam.DecodeRecordAlias(line, p.v)
 	if err != nil {
-		if !p.assignSeq && seam.ValidJSON(line) && !hasMember(line, "seq") && !hasMember(line, "seq0") {
+		if !p.assignSeq && rawjson.Valid(line) && !hasMember(line, "seq") && !hasMember(line, "seq0") {
 			return seam.Event{}, ErrNoSeq
 		}
 		return seam.Event{}, causeOf(err)
@@ -212,6 +213,6 @@ func causeOf(err error) error {
 }
 
 func hasMember(obj []byte, key string) bool {
-	_, ok := seam.Member(obj, key)
+	_, ok := rawjson.Member(obj, key)
 	return ok
 }

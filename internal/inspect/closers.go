@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/dshctl/dshctl/internal/rawjson"
+
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -200,32 +202,32 @@ func (t *OpenTurnTracker) toolResultData(p PendingCall, seq int64) json.RawMessa
 	d = append(d, `,"step":`...)
 	d = strconv.AppendInt(d, p.Step, 10)
 	d = append(d, `,"message":{"id":`...)
-	d = seam.AppendString(d, "interrupted-tool-result-"+p.CallID+"-"+strconv.FormatInt(seq, 10))
+	d = rawjson.AppendString(d, "interrupted-tool-result-"+p.CallID+"-"+strconv.FormatInt(seq, 10))
 	if t.version >= 4 {
 		d = append(d, `,"role":"tool","toolCallId":`...)
-		d = seam.AppendString(d, p.CallID)
+		d = rawjson.AppendString(d, p.CallID)
 		d = append(d, `,"isError":true`...)
 	} else {
 		d = append(d, `,"role":"user"`...)
 	}
 	d = append(d, `,"source":{"kind":"tool","callId":`...)
-	d = seam.AppendString(d, p.CallID)
+	d = rawjson.AppendString(d, p.CallID)
 	d = append(d, `},"content":[`...)
 	if t.version < 4 {
 		d = append(d, `{"type":"tool-result","toolCallId":`...)
-		d = seam.AppendString(d, p.CallID)
+		d = rawjson.AppendString(d, p.CallID)
 		d = append(d, `,"isError":true,"content":[`...)
 	}
 	d = append(d, `{"type":"text","text":`...)
-	d = seam.AppendString(d, text)
+	d = rawjson.AppendString(d, text)
 	d = append(d, '}')
 	if t.version < 4 {
 		d = append(d, "]}"...)
 	}
 	d = append(d, `]},"error":{"name":`...)
-	d = seam.AppendString(d, name)
+	d = rawjson.AppendString(d, name)
 	d = append(d, `,"code":`...)
-	d = seam.AppendString(d, code)
+	d = rawjson.AppendString(d, code)
 	return append(d, "}}"...)
 }
 

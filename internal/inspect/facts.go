@@ -3,11 +3,13 @@ package inspect
 import (
 	"encoding/json"
 
+	"github.com/dshctl/dshctl/internal/rawjson"
+
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
 // TurnFacts is what the open-turn fold and verify's turn rules read of an
-// event's payload: a skim of the JSON (seam.LookupAll), not a decode,
+// event's payload: a skim of the JSON (rawjson.LookupAll), not a decode,
 // since they look at every payload of a log, tool results of hundreds of
 // KiB among them.
 type TurnFacts struct {
@@ -45,7 +47,7 @@ func ReadFacts(e *seam.Event, f *TurnFacts) {
 		return
 	}
 	v := f.vals[:len(dataKeys)]
-	seam.LookupAll(e.Data, dataKeys, v)
+	rawjson.LookupAll(e.Data, dataKeys, v)
 	f.Turn, f.HasTurn = f.int(v[0])
 	f.BadTurn, f.Bad = f.Bad, false
 	f.Step, f.HasStep = f.int(v[1])
@@ -56,12 +58,12 @@ func ReadFacts(e *seam.Event, f *TurnFacts) {
 	switch e.Type {
 	case typeAssistantMessage:
 		v = f.vals[:len(messageKeys)]
-		seam.LookupAll(msg, messageKeys, v)
+		rawjson.LookupAll(msg, messageKeys, v)
 		content := v[0]
 		if content == nil || string(content) == "null" {
 			return
 		}
-		if !seam.Elements(content, func(block []byte) bool {
+		if !rawjson.Elements(content, func(block []byte) bool {
 			if string(block) == "null" {
 				return true // decodes as an empty block
 			}
@@ -70,7 +72,7 @@ func ReadFacts(e *seam.Event, f *TurnFacts) {
 				return false
 			}
 			bv := f.vals[:len(blockKeys)]
-			seam.LookupAll(block, blockKeys, bv)
+			rawjson.LookupAll(block, blockKeys, bv)
 			typ, id, name := f.string(bv[0]), f.string(bv[1]), f.string(bv[2])
 			if typ == "tool-call" {
 				f.Calls = append(f.Calls, CallRef{ID: id, Name: name})
@@ -85,10 +87,10 @@ func ReadFacts(e *seam.Event, f *TurnFacts) {
 		f.string(v[5])
 	case typeToolResult:
 		v = f.vals[:len(messageKeys)]
-		seam.LookupAll(msg, messageKeys, v)
+		rawjson.LookupAll(msg, messageKeys, v)
 		source, toolCallID := f.object(v[1]), v[2]
 		id := f.string(toolCallID)
-		seam.LookupAll(source, sourceKeys, f.vals[:len(sourceKeys)])
+		rawjson.LookupAll(source, sourceKeys, f.vals[:len(sourceKeys)])
 		f.string(f.vals[1]) // kind and plugin are strings too
 		f.string(f.vals[2])
 		if f.CallID = f.string(f.vals[0]); f.CallID == "" {
@@ -103,7 +105,7 @@ func (f *TurnFacts) int(v []byte) (int64, bool) {
 	if v == nil || string(v) == "null" {
 		return 0, false
 	}
-	n, ok := seam.IntValue(v)
+	n, ok := rawjson.IntValue(v)
 	if !ok {
 		f.Bad = true
 	}
@@ -114,7 +116,7 @@ func (f *TurnFacts) string(v []byte) string {
 	if v == nil || string(v) == "null" {
 		return ""
 	}
-	s, ok := seam.StringValue(v)
+	s, ok := rawjson.StringValue(v)
 	if !ok {
 		f.Bad = true
 	}

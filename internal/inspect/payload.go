@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/dshctl/dshctl/internal/rawjson"
+
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -159,8 +161,8 @@ func isHumanPrompt(e *seam.Event) bool {
 		return false
 	}
 	// The payload was validated when it was read: skim it, do not parse it.
-	src, _ := seam.Lookup(e.Data, "source")
-	kind, ok := seam.Lookup(src, "kind")
+	src, _ := rawjson.Lookup(e.Data, "source")
+	kind, ok := rawjson.Lookup(src, "kind")
 	return ok && jsonStringIs(kind, "user")
 }
 

@@ -4,8 +4,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/dshctl/dshctl/internal/jsonstr"
-	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // shrinkTexts returns the JSON object data with the long "text" and
@@ -45,7 +44,7 @@ func (s *shrinker) value(i int) int {
 	switch in[i] {
 	case '{':
 		for i = skipWS(in, i+1); i < len(in) && in[i] != '}'; {
-			kEnd := seam.ValueEnd(in, i)
+			kEnd := rawjson.ValueEnd(in, i)
 			if kEnd < 0 || in[i] != '"' {
 				return -1
 			}
@@ -76,7 +75,7 @@ func (s *shrinker) value(i int) int {
 			}
 		}
 	default:
-		return seam.ValueEnd(in, i)
+		return rawjson.ValueEnd(in, i)
 	}
 	if i >= len(in) {
 		return -1
@@ -86,8 +85,8 @@ func (s *shrinker) value(i int) int {
 
 // str cuts the string at in[i:] if it is long and returns its end.
 func (s *shrinker) str(i int) int {
-	end := seam.ValueEnd(s.in, i)
-	if end < 0 || end-i <= s.cutAt || !seam.ValidJSON(s.in[i:end]) {
+	end := rawjson.ValueEnd(s.in, i)
+	if end < 0 || end-i <= s.cutAt || !rawjson.Valid(s.in[i:end]) {
 		return end // short, or not a string the original decodes
 	}
 	head, blank := unquotePrefix(s.in[i+1:end-1], s.keep)
@@ -95,7 +94,7 @@ func (s *shrinker) str(i int) int {
 		return end // only white space so far: whether it is blank needs it all
 	}
 	s.out = append(s.out, s.in[s.from:i]...)
-	s.out = seam.AppendString(s.out, string(head))
+	s.out = rawjson.AppendString(s.out, string(head))
 	s.from, s.cut = end, true
 	return end
 }
@@ -107,7 +106,7 @@ func (s *shrinker) str(i int) int {
 func unquotePrefix(body []byte, n int) (out []byte, blank bool) {
 	blank = true
 	for i := 0; i < len(body) && n > 0; n-- {
-		r, next, ok := jsonstr.DecodeRune(body, i)
+		r, next, ok := rawjson.DecodeRune(body, i)
 		if !ok {
 			break // not a valid string after all
 		}

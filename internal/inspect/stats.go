@@ -3,6 +3,8 @@ package inspect
 import (
 	"context"
 
+	"github.com/dshctl/dshctl/internal/rawjson"
+
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -51,8 +53,8 @@ func (c *statsCollector) Observe(e *seam.Event) {
 		s.Turns++
 	case typeTurnEnd:
 		// What encoding/json decodes of reason.kind: a string, or "".
-		reason, _ := seam.Lookup(e.Data, "reason")
-		kind, _ := seam.LookupString(reason, "kind")
+		reason, _ := rawjson.Lookup(e.Data, "reason")
+		kind, _ := rawjson.LookupString(reason, "kind")
 		s.TurnEnds[kind]++
 	case typeUserMessage:
 		if isHumanPrompt(e) {

@@ -24,14 +24,40 @@ func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []
 	if err != nil {
 		return err
 	}
-	type item struct {
-		id    string // the folder's id; "" when it names none
-		dup   bool   // the id names folders in several project folders
-		ok    bool   // a session (an entry List returns)
-		final bool   // heads' entry is what ListOpen visits: visit it as it is
+	items, heads, err := s.headEntries(ctx, dirents)
+	if err != nil {
+		return err
 	}
-	items := make([]item, len(dirents))
-	heads := make([]seam.Entry, len(dirents)) // by dirent, then compacted
+	at := compactHeads(items, &heads)
+	for k, p := range s.pendingOnly(items) {
+		at = append(at, len(items)+k)
+		heads = append(heads, seam.Entry{Snapshot: p.pendingSnapshot()})
+	}
+	perm := order(heads)
+	if err := seam.CheckOrder(perm, len(heads)); err != nil {
+		return err
+	}
+	refs := visitRefs(items, heads, at, perm)
+	return forEachEntry(ctx, len(refs), func(pos int) {
+		s.visitRef(ctx, dirents, len(items), &refs[pos], func(e seam.Entry, h seam.Handle, err error) { visit(pos, e, h, err) })
+	})
+}
+
+// headItem is what the first pass of ListOpenOrdered knows of a folder
+// of the root.
+type headItem struct {
+	id    string // the folder's id; "" when it names none
+	dup   bool   // the id names folders in several project folders
+	ok    bool   // a session (an entry List returns)
+	final bool   // its head is what ListOpen visits: visit it as it is
+}
+
+// headEntries is the first pass of ListOpenOrdered: the entry of each of
+// dirents from its log's header (in full, as ListOpen resolves them, for
+// an id named in several project folders), by dirent.
+func (s *Store) headEntries(ctx context.Context, dirents []dirEntry) ([]headItem, []seam.Entry, error) {
+	items := make([]headItem, len(dirents))
+	heads := make([]seam.Entry, len(dirents))
 	for i, id := range folderIDs(dirents) {
 		items[i].id, items[i].dup = id.id, id.dup
 	}
@@ -44,7 +70,7 @@ func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []
 		}
 		heads[i], it.ok = s.headEntry(ctx, dirents[i])
 	}); err != nil {
-		return err
+		return nil, nil, err
 	}
 	// The folders of ids named more than once, as ListOpen reports them.
 	seen := map[string][]int{}
@@ -64,67 +90,85 @@ func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []
 			heads[i].Err = duplicateIDError("list", id, heads[i].Snapshot.Location.Path, len(idx))
 		}
 	}
-	var at []int // the index in items of each head, len(items)+k for pending k
+	return items, heads, nil
+}
+
+// compactHeads keeps in *heads the entries of the items that are sessions,
+// in order, and returns the index in items of each.
+func compactHeads(items []headItem, heads *[]seam.Entry) []int {
+	var at []int
 	n := 0
 	for i := range items {
 		if items[i].ok {
 			at = append(at, i)
-			heads[n] = heads[i]
+			(*heads)[n] = (*heads)[i]
 			n++
 		}
 	}
-	clear(heads[n:])
-	heads = heads[:n]
-	pending := s.pendingHandles()
-pend:
-	for k, p := range pending {
-		for i := range items {
-			if items[i].ok && items[i].id == p.id {
-				continue pend
-			}
+	clear((*heads)[n:])
+	*heads = (*heads)[:n]
+	return at
+}
+
+// pendingOnly returns the sessions this Store is creating that the listing
+// of items does not hold.
+func (s *Store) pendingOnly(items []headItem) []*handle {
+	listed := make(map[string]bool, len(items))
+	for i := range items {
+		if items[i].ok {
+			listed[items[i].id] = true
 		}
-		at = append(at, len(items)+k)
-		heads = append(heads, seam.Entry{Snapshot: p.pendingSnapshot()})
 	}
-	perm := order(heads)
-	if err := seam.CheckOrder(perm, len(heads)); err != nil {
-		return err
+	var out []*handle
+	for _, p := range s.pendingHandles() {
+		if !listed[p.id] {
+			out = append(out, p)
+		}
 	}
-	// What the visits need of each head, in the order of the visits, so
-	// that the headers are not held (one per session) until the end.
-	type ref struct {
-		i        int         // as in at
-		id, path string      // for a session gone since the first pass
-		entry    *seam.Entry // a pending session's or one visited as it is
-	}
-	refs := make([]ref, len(perm))
+	return out
+}
+
+// headRef is what a visit of ListOpenOrdered needs of its head, so that
+// the headers are not held (one per session) until the end.
+type headRef struct {
+	i        int         // the index in items, or len(items)+k for pending k
+	id, path string      // for a session gone since the first pass
+	entry    *seam.Entry // a pending session's or one visited as it is
+}
+
+// visitRefs returns the refs of heads in the order perm gives; at is the
+// index in items of each head.
+func visitRefs(items []headItem, heads []seam.Entry, at, perm []int) []headRef {
+	refs := make([]headRef, len(perm))
 	for pos, j := range perm {
 		hd := &heads[j]
-		r := ref{i: at[j], id: hd.Snapshot.Header.ID, path: hd.Snapshot.Location.Path}
+		r := headRef{i: at[j], id: hd.Snapshot.Header.ID, path: hd.Snapshot.Location.Path}
 		if r.i >= len(items) || items[r.i].final {
 			e := *hd
 			r.entry = &e
 		}
 		refs[pos] = r
 	}
-	return forEachEntry(ctx, len(refs), func(pos int) {
-		v := func(e seam.Entry, h seam.Handle, err error) { visit(pos, e, h, err) }
-		r := &refs[pos]
-		switch {
-		case r.i >= len(items):
-			h, err := s.Open(ctx, r.id, seam.Read)
-			v(*r.entry, h, err)
-			if h != nil {
-				h.Close()
-			}
-		case r.entry != nil:
-			v(*r.entry, nil, nil)
-		case !s.visitEntry(ctx, dirents[r.i], v):
-			// Gone since the first pass.
-			v(seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: r.id}, Location: seam.Location{Backend: "jsonl", Path: r.path}}},
-				nil, seam.Errorf(seam.ErrNotFound, "list", r.id, seam.Pos{Path: r.path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, "session removed while listing"))
+	return refs
+}
+
+// visitRef reads the session of r as ListOpen does and passes it to v;
+// n is the number of items of the first pass.
+func (s *Store) visitRef(ctx context.Context, dirents []dirEntry, n int, r *headRef, v func(seam.Entry, seam.Handle, error)) {
+	switch {
+	case r.i >= n:
+		h, err := s.Open(ctx, r.id, seam.Read)
+		v(*r.entry, h, err)
+		if h != nil {
+			h.Close()
 		}
-	})
+	case r.entry != nil:
+		v(*r.entry, nil, nil)
+	case !s.visitEntry(ctx, dirents[r.i], v):
+		// Gone since the first pass.
+		v(seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: r.id}, Location: seam.Location{Backend: "jsonl", Path: r.path}}},
+			nil, seam.Errorf(seam.ErrNotFound, "list", r.id, seam.Pos{Path: r.path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, "session removed while listing"))
+	}
 }
 
 // headEntry is listEntry reading no more of a session's log than its

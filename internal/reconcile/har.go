@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // A browser capture is a HAR 1.2 file as Chrome DevTools saves it ("Save all
@@ -49,7 +51,7 @@ func LooksLikeCapture(head []byte) bool {
 	if len(line) == 0 || line[0] != '{' {
 		return len(bytes.TrimSpace(head)) > 0 && bytes.TrimSpace(head)[0] == '{'
 	}
-	if checkValue(line) != nil {
+	if rawjson.Check(line) != nil {
 		return true
 	}
 	isLog, hasK := false, false
@@ -458,7 +460,7 @@ func responseBody(e *harEntry) ([]byte, bool) {
 // object decodes b as a JSON object, or returns nil.
 func object(b []byte) []byte {
 	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' || checkValue(b) != nil {
+	if len(b) == 0 || b[0] != '{' || rawjson.Check(b) != nil {
 		return nil
 	}
 	return b

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // ClientView is the client state in the projection of the reference
@@ -184,7 +186,7 @@ func renderChunks(out []string, rows []Chunk) []string {
 // dataMember returns the member name of the object data, or nil.
 func dataMember(data []byte, name string) []byte {
 	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' || checkValue(data) != nil {
+	if len(data) == 0 || data[0] != '{' || rawjson.Check(data) != nil {
 		return nil
 	}
 	return member(data, name)

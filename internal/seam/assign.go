@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // AssignSeq returns the event line with its seq set to seq, and its time set
@@ -31,7 +33,7 @@ func AssignSeq(line []byte, seq, now int64) ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(AppendString(nil, k))
+		b.Write(rawjson.AppendString(nil, k))
 		b.WriteByte(':')
 		b.Write(fields[k])
 	}

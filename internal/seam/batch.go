@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // PrepareBatch validates a batch for Append to session id, whose log has
@@ -33,13 +35,13 @@ func PrepareBatch(id string, v int, next int64, events []Event) ([]Event, error)
 // refuse). The error is the bare reason, for callers that say where the
 // event came from (a line of an input file).
 func PrepareEvent(e Event, v int) (Event, error) {
-	valid, compact := scanJSON(e.Data)
-	if !valid || !isObject(e.Data) {
+	valid, compact := rawjson.Scan(e.Data)
+	if !valid || !rawjson.IsObject(e.Data) {
 		return e, fmt.Errorf("data of %s is not a JSON object", e.Type)
 	}
 	e.Data = compactValid(e.Data, compact)
 	if e.SurfaceOp != nil {
-		valid, compact := scanJSON(e.SurfaceOp)
+		valid, compact := rawjson.Scan(e.SurfaceOp)
 		if !valid {
 			return e, fmt.Errorf("surfaceOp is not valid JSON")
 		}

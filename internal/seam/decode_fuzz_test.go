@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // sameFieldsAsUnmarshal checks objectFields, the readers' hand-rolled
@@ -15,7 +17,7 @@ func sameFieldsAsUnmarshal(t *testing.T, line []byte) {
 	got, err := objectFields(line)
 	var want map[string]json.RawMessage
 	wantErr := json.Unmarshal(line, &want)
-	if !isObject(line) {
+	if !rawjson.IsObject(line) {
 		want, wantErr = nil, errors.ErrUnsupported // any error
 	}
 	if (err == nil) != (wantErr == nil) {

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // Event is one logical event: what `cat` prints and `export` writes. Packed
@@ -36,7 +37,7 @@ func (e *Event) AppendRecordJSON(dst []byte, v int) []byte { return e.appendJSON
 
 func (e *Event) appendJSON(dst []byte, ranges bool) []byte {
 	dst = append(dst, `{"type":`...)
-	dst = AppendString(dst, e.Type)
+	dst = rawjson.AppendString(dst, e.Type)
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendInt(dst, e.Seq, 10)
 	dst = append(dst, `,"time":`...)
@@ -75,65 +76,11 @@ func (e *Event) appendJSON(dst []byte, ranges bool) []byte {
 // MarshalJSON returns the canonical JSON of e.
 func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
 
-// AppendString appends s as a JSON string the way JSON.stringify writes it:
-// no HTML escaping, invalid UTF-8 replaced by U+FFFD.
-func AppendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c >= 0x20:
-				dst = append(dst, c)
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			case c == '\b':
-				dst = append(dst, '\\', 'b')
-			case c == '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, `\ufffd`...)
-		} else {
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(dst, '"')
-}
-
 // compactValid returns a copy of the valid JSON value raw in compact form;
 // compact tells that raw is compact already.
 func compactValid(raw []byte, compact bool) json.RawMessage {
 	if compact {
 		return bytes.Clone(raw)
 	}
-	return appendCompact(make([]byte, 0, len(raw)), raw)
-}
-
-// isCompact reports whether the valid JSON value raw has no white space
-// outside its strings, which is how dsh writes every record.
-func isCompact(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		switch raw[i] {
-		case '"':
-			i = stringEnd(raw, i) - 1
-		case ' ', '\t', '\r', '\n':
-			return false
-		}
-	}
-	return true
+	return rawjson.AppendCompact(make([]byte, 0, len(raw)), raw)
 }

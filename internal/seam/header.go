@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // MaxVersion is the newest log format dshctl reads and writes.
@@ -47,16 +49,16 @@ func (h *Header) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"type":"session","version":`...)
 	dst = strconv.AppendInt(dst, int64(h.Version), 10)
 	dst = append(dst, `,"id":`...)
-	dst = AppendString(dst, h.ID)
+	dst = rawjson.AppendString(dst, h.ID)
 	dst = append(dst, `,"createdAt":`...)
 	dst = strconv.AppendInt(dst, h.CreatedAt, 10)
 	if h.Cwd != "" {
 		dst = append(dst, `,"cwd":`...)
-		dst = AppendString(dst, h.Cwd)
+		dst = rawjson.AppendString(dst, h.Cwd)
 	}
 	if h.ParentSession != "" {
 		dst = append(dst, `,"parentSession":`...)
-		dst = AppendString(dst, h.ParentSession)
+		dst = rawjson.AppendString(dst, h.ParentSession)
 	}
 	if h.SeedLength != nil {
 		dst = append(dst, `,"seedLength":`...)
@@ -68,13 +70,13 @@ func (h *Header) AppendJSON(dst []byte) []byte {
 	}
 	if h.Origin != "" {
 		dst = append(dst, `,"origin":`...)
-		dst = AppendString(dst, h.Origin)
+		dst = rawjson.AppendString(dst, h.Origin)
 	}
 	dst = append(dst, `,"delegationDepth":`...)
 	dst = strconv.AppendInt(dst, h.DelegationDepth, 10)
 	if h.AgentPreset != "" {
 		dst = append(dst, `,"agentPreset":`...)
-		dst = AppendString(dst, h.AgentPreset)
+		dst = rawjson.AppendString(dst, h.AgentPreset)
 	}
 	return append(dst, '}')
 }
@@ -136,7 +138,7 @@ func ParseHeader(line []byte) (Header, error) {
 	if h.CreatedAt, err = fields.int("createdAt", true); err != nil {
 		return h, corruptf("header: %v", err)
 	}
-	if h.CreatedAt < 0 || isNegZero(fields.value("createdAt")) {
+	if h.CreatedAt < 0 || rawjson.IsNegZero(fields.value("createdAt")) {
 		return h, corruptf("header: createdAt must be a non-negative integer")
 	}
 	if h.Cwd, err = fields.string("cwd", false); err != nil {

@@ -3,6 +3,8 @@ package seam
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // Limits of one packed row as dsh writes them (store.md 6).
@@ -35,10 +37,10 @@ func (p *PackedRow) AppendPayloadJSON(dst []byte) []byte {
 	dst = append(dst, ']')
 	if p.Kind == ToolCallChunks {
 		dst = append(dst, `,"id":`...)
-		dst = AppendString(dst, p.ID)
+		dst = rawjson.AppendString(dst, p.ID)
 		if p.HasName {
 			dst = append(dst, `,"name":`...)
-			dst = AppendString(dst, p.Name)
+			dst = rawjson.AppendString(dst, p.Name)
 		}
 		dst = append(dst, `,"args":[`...)
 	} else {
@@ -48,7 +50,7 @@ func (p *PackedRow) AppendPayloadJSON(dst []byte) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = AppendString(dst, part)
+		dst = rawjson.AppendString(dst, part)
 	}
 	return append(dst, "]}"...)
 }
@@ -175,7 +177,7 @@ func PackChunks(events []Event, maxMembers, maxPayload int) []Record {
 			out = append(out, Record{Event: *e})
 			continue
 		}
-		grow := len(AppendString(nil, m.part))
+		grow := len(rawjson.AppendString(nil, m.part))
 		var gap int64
 		if len(run) > 0 {
 			gap = e.Time - run[len(run)-1].Time
@@ -185,13 +187,13 @@ func PackChunks(events []Event, maxMembers, maxPayload int) []Record {
 			}
 		}
 		if len(run) > 0 && (!members[0].sameRun(&m) || e.Seq != run[len(run)-1].Seq+1 ||
-			gap > maxSafeInteger || gap < -maxSafeInteger ||
+			gap > rawjson.MaxSafeInteger || gap < -rawjson.MaxSafeInteger ||
 			len(run) == maxMembers || size+grow > maxPayload) {
 			flush(run, members)
 			run, members = nil, nil
 		}
 		if len(run) == 0 {
-			size = payloadBase(&m.row) + len(AppendString(nil, m.part))
+			size = payloadBase(&m.row) + len(rawjson.AppendString(nil, m.part))
 			if size > maxPayload {
 				out = append(out, Record{Event: *e})
 				continue

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // chunk returns an assistant/chunk event as dsh writes it.
@@ -12,13 +14,13 @@ func chunk(seq, time int64, kind, part string) Event {
 	var data string
 	switch kind {
 	case "text":
-		data = fmt.Sprintf(`{"turn":1,"step":2,"chunk":{"type":"text-delta","index":0,"text":%s}}`, AppendString(nil, part))
+		data = fmt.Sprintf(`{"turn":1,"step":2,"chunk":{"type":"text-delta","index":0,"text":%s}}`, rawjson.AppendString(nil, part))
 	case "reasoning":
-		data = fmt.Sprintf(`{"turn":1,"step":2,"chunk":{"type":"reasoning-delta","index":0,"text":%s}}`, AppendString(nil, part))
+		data = fmt.Sprintf(`{"turn":1,"step":2,"chunk":{"type":"reasoning-delta","index":0,"text":%s}}`, rawjson.AppendString(nil, part))
 	case "tool":
-		data = fmt.Sprintf(`{"turn":1,"step":2,"chunk":{"type":"tool-call-delta","index":1,"id":"call_1","argumentsDelta":%s}}`, AppendString(nil, part))
+		data = fmt.Sprintf(`{"turn":1,"step":2,"chunk":{"type":"tool-call-delta","index":1,"id":"call_1","argumentsDelta":%s}}`, rawjson.AppendString(nil, part))
 	case "tool-named":
-		data = fmt.Sprintf(`{"turn":1,"step":2,"chunk":{"type":"tool-call-delta","index":1,"id":"call_1","name":"bash","argumentsDelta":%s}}`, AppendString(nil, part))
+		data = fmt.Sprintf(`{"turn":1,"step":2,"chunk":{"type":"tool-call-delta","index":1,"id":"call_1","name":"bash","argumentsDelta":%s}}`, rawjson.AppendString(nil, part))
 	default:
 		data = kind // raw data
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // Record is one decoded physical record of a log body: an event, or (v0/v1)
@@ -118,16 +120,16 @@ func (p *PackedRow) appendMemberData(b []byte, part string) []byte {
 	b = strconv.AppendInt(b, p.Index, 10)
 	if p.Kind == ToolCallChunks {
 		b = append(b, `,"id":`...)
-		b = AppendString(b, p.ID)
+		b = rawjson.AppendString(b, p.ID)
 		if p.HasName {
 			b = append(b, `,"name":`...)
-			b = AppendString(b, p.Name)
+			b = rawjson.AppendString(b, p.Name)
 		}
 		b = append(b, `,"argumentsDelta":`...)
 	} else {
 		b = append(b, `,"text":`...)
 	}
-	b = AppendString(b, part)
+	b = rawjson.AppendString(b, part)
 	return append(b, "}}"...)
 }
 
@@ -192,7 +194,7 @@ func decodeRecord(line []byte, v int, alias bool) (Record, error) {
 		return r, corruptf("event seq %d: %v", e.Seq, err)
 	}
 	data, ok := fields.get("data")
-	if !ok || !isObject(data) {
+	if !ok || !rawjson.IsObject(data) {
 		return r, corruptf("event seq %d: data must be an object", e.Seq)
 	}
 	// A compact record has compact values; others are compacted here.
@@ -223,7 +225,7 @@ func decodeRecord(line []byte, v int, alias bool) (Record, error) {
 // keepValid returns the valid JSON value raw in compact form: raw itself
 // when alias allows and it is compact, else a compacted copy.
 func keepValid(raw []byte, compact, alias bool) json.RawMessage {
-	compact = compact || isCompact(raw)
+	compact = compact || rawjson.IsCompact(raw)
 	if alias && compact {
 		return raw[:len(raw):len(raw)]
 	}
@@ -242,13 +244,13 @@ func ValidateEvent(e *Event, v int) error {
 		// A reader would take the record for a packed row.
 		return brokef(ErrPackedRow, "event seq %d: type %q is a packed row kind", e.Seq, e.Type)
 	}
-	if e.Seq < 0 || e.Seq > maxSafeInteger {
+	if e.Seq < 0 || e.Seq > rawjson.MaxSafeInteger {
 		return corruptf("event: seq %d out of range", e.Seq)
 	}
-	if e.Time > maxSafeInteger || e.Time < -maxSafeInteger {
+	if e.Time > rawjson.MaxSafeInteger || e.Time < -rawjson.MaxSafeInteger {
 		return corruptf("event seq %d: time %d is not a safe integer", e.Seq, e.Time)
 	}
-	if len(e.Data) > 0 && !isObject(e.Data) {
+	if len(e.Data) > 0 && !rawjson.IsObject(e.Data) {
 		return corruptf("event seq %d: data must be an object", e.Seq)
 	}
 	if v >= 2 && e.Type == "assistant/chunk" {
@@ -327,7 +329,7 @@ func validateSurfaceOp(raw json.RawMessage, v int, seq int64) error {
 func decodeSourceSeqs(raw json.RawMessage, v int) ([]int64, error) {
 	// Every row of a log may hold a list: the items go on the stack.
 	var buf [32][]byte
-	items, ok := appendItems(buf[:0], raw)
+	items, ok := rawjson.AppendItems(buf[:0], raw)
 	if !ok {
 		return nil, fmt.Errorf("not an array")
 	}
@@ -335,12 +337,12 @@ func decodeSourceSeqs(raw json.RawMessage, v int) ([]int64, error) {
 	for _, it := range items {
 		if v >= 2 && it[0] == '[' {
 			var two [2][]byte
-			pair, _ := appendItems(two[:0], it)
+			pair, _ := rawjson.AppendItems(two[:0], it)
 			if len(pair) != 2 {
 				return nil, fmt.Errorf("range %s is not a [start,end] pair", it)
 			}
-			a, err1 := parseSafeInt(pair[0])
-			b, err2 := parseSafeInt(pair[1])
+			a, err1 := rawjson.SafeInt(pair[0])
+			b, err2 := rawjson.SafeInt(pair[1])
 			if err1 != nil || err2 != nil || a < 0 || b < a {
 				return nil, fmt.Errorf("range %s is invalid", it)
 			}
@@ -352,7 +354,7 @@ func decodeSourceSeqs(raw json.RawMessage, v int) ([]int64, error) {
 			}
 			continue
 		}
-		n, err := parseSafeInt(it)
+		n, err := rawjson.SafeInt(it)
 		if err != nil {
 			return nil, err
 		}
@@ -429,10 +431,10 @@ func DecodePacked(kind string, seq0, time0 int64, payload []byte) (*PackedRow, e
 	if !isPackedKind(kind) {
 		return nil, brokef(ErrPackedRow, "%q is not a packed row kind", kind)
 	}
-	if seq0 < 0 || seq0 > maxSafeInteger {
+	if seq0 < 0 || seq0 > rawjson.MaxSafeInteger {
 		return nil, brokef(ErrPackedRow, "%s row: seq0 %d out of range", kind, seq0)
 	}
-	if time0 > maxSafeInteger || time0 < -maxSafeInteger {
+	if time0 > rawjson.MaxSafeInteger || time0 < -rawjson.MaxSafeInteger {
 		return nil, brokef(ErrPackedRow, "%s row seq0 %d: time0 %d is not a safe integer", kind, seq0, time0)
 	}
 	return decodePackedData(kind, seq0, time0, payload)
@@ -475,7 +477,7 @@ func decodePackedData(kind string, seq0, time0 int64, raw []byte) (*PackedRow, e
 			p.HasName = true
 		}
 	}
-	parts, _ := arrayItems(data.value(partsKey))
+	parts, _ := rawjson.Items(data.value(partsKey))
 	if len(parts) == 0 {
 		return nil, bad("%s must be a non-empty array of strings", partsKey)
 	}
@@ -486,7 +488,7 @@ func decodePackedData(kind string, seq0, time0 int64, raw []byte) (*PackedRow, e
 		}
 		p.Parts[i] = stringValue(raw)
 	}
-	dts, ok := arrayItems(data.value("dt"))
+	dts, ok := rawjson.Items(data.value("dt"))
 	if !ok {
 		return nil, bad("dt must be an array of integers")
 	}
@@ -496,15 +498,15 @@ func decodePackedData(kind string, seq0, time0 int64, raw []byte) (*PackedRow, e
 	p.DT = make([]int64, len(dts))
 	t := p.Time0
 	for i, raw := range dts {
-		if p.DT[i], err = parseSafeInt(raw); err != nil {
+		if p.DT[i], err = rawjson.SafeInt(raw); err != nil {
 			return nil, bad("dt: %v", err)
 		}
 		t += p.DT[i]
-		if t > maxSafeInteger || t < -maxSafeInteger {
+		if t > rawjson.MaxSafeInteger || t < -rawjson.MaxSafeInteger {
 			return nil, bad("member time out of range")
 		}
 	}
-	if p.Seq0+int64(len(p.Parts)) > maxSafeInteger {
+	if p.Seq0+int64(len(p.Parts)) > rawjson.MaxSafeInteger {
 		return nil, bad("seq out of range")
 	}
 	return p, nil

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/rawjson"
+
 	"pgregory.net/rapid"
 
 	"github.com/dshctl/dshctl/internal/fixture"
@@ -283,8 +285,8 @@ func TestAppendString(t *testing.T) {
 		"café 日本 🚀":          `"café 日本 🚀"`,
 		"bad\xffutf8":        `"bad\ufffdutf8"`,
 	} {
-		if got := string(AppendString(nil, in)); got != want {
-			t.Errorf("AppendString(%q) = %s, want %s", in, got, want)
+		if got := string(rawjson.AppendString(nil, in)); got != want {
+			t.Errorf("rawjson.AppendString(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

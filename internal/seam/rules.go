@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // Record rules: what dsh's writer never leaves in a record although its
@@ -83,7 +85,7 @@ func checkPayload(e *Event) error {
 		if !ok || string(v) == "null" {
 			return rulef("%s: data has no %s", e.Type, key)
 		}
-		if _, err := parseSafeInt(v); err != nil {
+		if _, err := rawjson.SafeInt(v); err != nil {
 			return rulef("%s: data.%s must be an integer, not %s", e.Type, key, clip(v))
 		}
 		return nil
@@ -101,7 +103,7 @@ func checkPayload(e *Event) error {
 	switch e.Type {
 	case "turn/end":
 		reason, ok := data.get("reason")
-		if !ok || !isObject(reason) {
+		if !ok || !rawjson.IsObject(reason) {
 			return rulef("turn/end: data.reason must be an object {kind}")
 		}
 		var rf fieldList
@@ -181,7 +183,7 @@ func (c *strictChecker) check(raw []byte) error {
 			key = len(c.stack) > 0 && c.stack[len(c.stack)-1].object
 			i++
 		case '"':
-			end := stringEnd(raw, i)
+			end := rawjson.StringEnd(raw, i)
 			body := raw[i+1 : end-1]
 			if !utf8.Valid(body) {
 				off := i + 1

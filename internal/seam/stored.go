@@ -1,5 +1,7 @@
 package seam
 
+import "github.com/dshctl/dshctl/internal/rawjson"
+
 // DecodeStoredEvent builds and validates the event of a record stored field
 // by field, as a database row holds it, rather than as one JSON line: data
 // and surfaceOp are JSON texts (surfaceOp nil when absent) and sourceSeqs
@@ -25,13 +27,13 @@ func decodeStoredEvent(typ string, seq, time int64, data, surfaceOp []byte, igno
 	if seq < 0 {
 		return e, corruptf("event: negative seq %d", seq)
 	}
-	valid, compact := scanJSON(data)
-	if !valid || !isObject(data) {
+	valid, compact := rawjson.Scan(data)
+	if !valid || !rawjson.IsObject(data) {
 		return e, corruptf("event seq %d: data must be a JSON object", seq)
 	}
 	e.Data = keepValid(data, compact, alias)
 	if surfaceOp != nil {
-		valid, compact := scanJSON(surfaceOp)
+		valid, compact := rawjson.Scan(surfaceOp)
 		if !valid {
 			return e, brokef(ErrSurfaceOp, "event seq %d: surfaceOp is not valid JSON", seq)
 		}
@@ -47,7 +49,7 @@ func decodeStoredEvent(typ string, seq, time int64, data, surfaceOp []byte, igno
 // version-v log: from v2 on a [start,end] pair stands for the run
 // start..end. Errors are ErrCorrupt without a position.
 func DecodeSourceSeqs(raw []byte, v int) ([]int64, error) {
-	if valid, _ := scanJSON(raw); !valid {
+	if valid, _ := rawjson.Scan(raw); !valid {
 		return nil, brokef(ErrSourceEventSeqs, "sourceEventSeqs is not valid JSON")
 	}
 	seqs, err := decodeSourceSeqs(raw, v)

@@ -6,7 +6,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // maxDepth bounds the containers a walk follows: encoding/json's nesting
@@ -51,7 +51,7 @@ func (t *texts) walk(raw []byte, fn func(s []byte) bool) bool {
 			}
 			i++
 		case '"':
-			end := stringEnd(raw, i)
+			end := rawjson.ValueEnd(raw, i) // the string's
 			if end < 0 {
 				return true
 			}
@@ -76,27 +76,6 @@ func (t *texts) top() *frame {
 		return nil
 	}
 	return &t.stack[len(t.stack)-1]
-}
-
-// stringEnd returns the index after the valid JSON string that starts at
-// raw[i], or -1 when it does not end: the first quote after an even run
-// of backslashes, found with bytes.IndexByte.
-func stringEnd(raw []byte, i int) int {
-	for i++; ; {
-		j := bytes.IndexByte(raw[i:], '"')
-		if j < 0 {
-			return -1
-		}
-		i += j
-		k := i
-		for raw[k-1] == '\\' {
-			k--
-		}
-		if (i-k)%2 == 0 {
-			return i + 1
-		}
-		i++
-	}
 }
 
 // decode returns the text of the JSON string body s (no quotes): s itself
@@ -205,7 +184,7 @@ func (t *texts) field(prefix string) string {
 			b = append(b, key...)
 		} else {
 			b = append(b, '[')
-			b = seam.AppendString(b, string(key))
+			b = rawjson.AppendString(b, string(key))
 			b = append(b, ']')
 		}
 	}

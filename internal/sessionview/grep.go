@@ -8,10 +8,12 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/dshctl/dshctl/internal/seam"
+	"github.com/dshctl/dshctl/internal/rawjson"
+
+	"github.com/mattn/go-runewidth"
+
 	"github.com/dshctl/dshctl/internal/search"
 	"github.com/dshctl/dshctl/internal/termui"
-	"github.com/mattn/go-runewidth"
 )
 
 // GrepPrinter prints grep's results (a search.Printer): the pieces each
@@ -110,7 +112,7 @@ func (p *GrepPrinter) File(dst []byte, s *search.SessionInfo) []byte {
 	if p.o.IsJSON() {
 		start := len(dst)
 		dst = append(dst, `{"id":`...)
-		dst = seam.AppendString(dst, s.ID)
+		dst = rawjson.AppendString(dst, s.ID)
 		return p.endJSON(append(dst, '}'), start)
 	}
 	dst = append(dst, termui.Escape(s.ID)...)
@@ -122,7 +124,7 @@ func (p *GrepPrinter) Count(dst []byte, s *search.SessionInfo, n int) []byte {
 	if p.o.IsJSON() {
 		start := len(dst)
 		dst = append(dst, `{"id":`...)
-		dst = seam.AppendString(dst, s.ID)
+		dst = rawjson.AppendString(dst, s.ID)
 		dst = append(dst, `,"matchCount":`...)
 		dst = strconv.AppendInt(dst, int64(n), 10)
 		return p.endJSON(append(dst, '}'), start)
@@ -153,7 +155,7 @@ func (p *GrepPrinter) endJSON(dst []byte, start int) []byte {
 func (p *GrepPrinter) appendJSON(dst []byte, s *search.SessionInfo, m *search.Match) []byte {
 	start := len(dst)
 	dst = append(dst, `{"id":`...)
-	dst = seam.AppendString(dst, s.ID)
+	dst = rawjson.AppendString(dst, s.ID)
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendInt(dst, m.Seq, 10)
 	dst = append(dst, `,"turn":`...)
@@ -163,14 +165,14 @@ func (p *GrepPrinter) appendJSON(dst []byte, s *search.SessionInfo, m *search.Ma
 		dst = append(dst, "null"...)
 	}
 	dst = append(dst, `,"type":`...)
-	dst = seam.AppendString(dst, m.Type)
+	dst = rawjson.AppendString(dst, m.Type)
 	dst = append(dst, `,"time":`...)
-	dst = seam.AppendString(dst, termui.Timestamp(m.Time))
+	dst = rawjson.AppendString(dst, termui.Timestamp(m.Time))
 	dst = append(dst, `,"timeMs":`...)
 	dst = strconv.AppendInt(dst, m.Time, 10)
 	dst = append(dst, `,"field":`...)
 	if m.Field != "" {
-		dst = seam.AppendString(dst, m.Field)
+		dst = rawjson.AppendString(dst, m.Field)
 	} else {
 		dst = append(dst, "null"...)
 	}
@@ -201,7 +203,7 @@ func (p *GrepPrinter) appendJSON(dst []byte, s *search.SessionInfo, m *search.Ma
 
 // appendJSONBytes appends text as a JSON string (invalid UTF-8 as U+FFFD).
 func appendJSONBytes(dst, text []byte) []byte {
-	return seam.AppendString(dst, string(text))
+	return rawjson.AppendString(dst, string(text))
 }
 
 // appendPlain appends b as one tab-separated field: tabs and line breaks

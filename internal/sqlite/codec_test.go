@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/rawjson"
+
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -119,7 +121,7 @@ func chunkEvents(seq int64, n int, text func(i int) string) []seam.Event {
 	for i := range out {
 		t += int64(i%7) - 2
 		out[i] = seam.Event{Type: "assistant/chunk", Seq: seq + int64(i), Time: t,
-			Data: []byte(fmt.Sprintf(`{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":%s}}`, seam.AppendString(nil, text(i))))}
+			Data: []byte(fmt.Sprintf(`{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":%s}}`, rawjson.AppendString(nil, text(i))))}
 	}
 	return out
 }
@@ -153,7 +155,7 @@ func TestSchema17RoundTrip(t *testing.T) {
 	add(chunkEvents(next(), 2*seam.MaxPackedMembers+2, func(i int) string { return fmt.Sprint("w", i, " ") })...) // 1024 + 1024 + 2 plain
 	add(chunkEvents(next(), 12, func(i int) string { return strings.Repeat("x", 100<<10) + fmt.Sprint(i) })...)   // 1 MiB payload limit
 	big := fmt.Sprintf(`{"turn":1,"step":1,"message":{"id":"r","role":"user","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":%s}]}}`,
-		seam.AppendString(nil, strings.Repeat("line of output\n", 2000)))
+		rawjson.AppendString(nil, strings.Repeat("line of output\n", 2000)))
 	add(seam.Event{Type: "tool/result", Seq: next(), Time: 1785331620000, Data: []byte(big), SurfaceOp: []byte(`"append"`), SourceEventSeqs: []int64{1}})
 	add(seam.Event{Type: "user/message", Seq: next(), Time: 1785331620001, Data: []byte(`{"content":[]}`),
 		SurfaceOp: []byte(`{"op":"replace","start":1,"end":5}`), SourceEventSeqs: []int64{next() - 1, 0, 3, 2, 5, 4}})

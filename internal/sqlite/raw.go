@@ -8,6 +8,8 @@ import (
 	"iter"
 	"strconv"
 
+	"github.com/dshctl/dshctl/internal/rawjson"
+
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -73,7 +75,7 @@ func rowEvents(r *RawRow, schema int) int {
 // appendRawJSON appends the sessions row as a JSON object of its columns.
 func (r *sessionRow) appendRawJSON(dst []byte) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = seam.AppendString(dst, r.id)
+	dst = rawjson.AppendString(dst, r.id)
 	dst = append(dst, `,"version":`...)
 	dst = strconv.AppendInt(dst, r.version, 10)
 	dst = append(dst, `,"created_at":`...)
@@ -112,7 +114,7 @@ func appendOptString(dst []byte, key string, val *string) []byte {
 		return dst
 	}
 	dst = append(dst, `,"`+key+`":`...)
-	return seam.AppendString(dst, *val)
+	return rawjson.AppendString(dst, *val)
 }
 
 // appendRawJSON appends the row as a JSON object of its columns.
@@ -120,7 +122,7 @@ func (r *RawRow) appendRawJSON(dst []byte) []byte {
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendInt(dst, r.Seq, 10)
 	dst = append(dst, `,"type":`...)
-	dst = seam.AppendString(dst, r.Type)
+	dst = rawjson.AppendString(dst, r.Type)
 	dst = append(dst, `,"time":`...)
 	dst = strconv.AppendInt(dst, r.Time, 10)
 	dst = appendColumn(dst, "data", r.Data, r.DataBlob)
@@ -151,5 +153,5 @@ func appendColumn(dst []byte, key string, val []byte, blob bool) []byte {
 		return append(dst, b.Bytes()...)
 	}
 	dst = append(dst, `,"`+key+`":`...)
-	return seam.AppendString(dst, string(val))
+	return rawjson.AppendString(dst, string(val))
 }

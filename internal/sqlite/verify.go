@@ -44,22 +44,53 @@ func (s *Store) databaseFindings(ctx context.Context) ([]seam.Finding, error) {
 	if s.dbc.done {
 		return s.dbc.findings, nil
 	}
-	var fs []seam.Finding
-	add := func(class seam.FindingClass, code, format string, args ...any) {
-		fs = append(fs, seam.Finding{Class: class, Code: code, Message: fmt.Sprintf(format, args...), Pos: pathPos(s.path)})
+	fs, err := s.checkDatabase(ctx)
+	if err != nil {
+		return nil, err
 	}
+	s.dbc.done, s.dbc.findings = true, fs
+	return fs, nil
+}
+
+// dbFindings collects the findings about a database file.
+type dbFindings struct {
+	path string
+	fs   []seam.Finding
+}
+
+func (d *dbFindings) add(class seam.FindingClass, code, format string, args ...any) {
+	d.fs = append(d.fs, seam.Finding{Class: class, Code: code, Message: fmt.Sprintf(format, args...), Pos: pathPos(d.path)})
+}
+
+// integrity adds the problems integrity_check listed, at most
+// maxDatabaseFindings of them; more says to count those past it.
+func (d *dbFindings) integrity(lines []string, more bool) {
+	for i, l := range lines {
+		if i == maxDatabaseFindings {
+			if more {
+				d.add(seam.ClassDamage, "integrity", "PRAGMA integrity_check reports more problems than the %d listed", maxDatabaseFindings)
+			}
+			break
+		}
+		d.add(seam.ClassDamage, "integrity", "PRAGMA integrity_check: %s", l)
+	}
+}
+
+// checkDatabase is databaseFindings without the cache.
+func (s *Store) checkDatabase(ctx context.Context) ([]seam.Finding, error) {
+	d := &dbFindings{path: s.path}
 	if s.damaged != nil {
 		what := driverText(s.damaged)
 		var oe *OpenError
 		if errors.As(s.damaged, &oe) {
 			what = strings.TrimPrefix(oe.Msg, oe.Path+" ")
 		}
-		add(seam.ClassDamage, "database-open", "the database %s; its sessions are not checked", what)
+		d.add(seam.ClassDamage, "database-open", "the database %s; its sessions are not checked", what)
 	}
 	if f, ok, err := s.walFinding(); err != nil {
 		return nil, s.sqlErr("verify", "", err)
 	} else if ok {
-		fs = append(fs, f)
+		d.fs = append(d.fs, f)
 	}
 	lines, err := s.integrityCheck(ctx, maxDatabaseFindings+1)
 	switch {
@@ -71,33 +102,11 @@ func (s *Store) databaseFindings(ctx context.Context) ([]seam.Finding, error) {
 		return nil, err
 	}
 	if s.damaged != nil {
-		// The open reported the first schema problem; the others follow.
-		if s.schema != 0 {
-			if conn, err := s.db.Conn(ctx); err == nil {
-				if problems, err := schemaProblems(ctx, conn, s.schema); err == nil && len(problems) > 1 {
-					for _, p := range problems[1:] {
-						add(seam.ClassDamage, "schema", "schema %d: %s", s.schema, p)
-					}
-				}
-				conn.Close()
-			}
-		}
-		for i, l := range lines {
-			if i == maxDatabaseFindings {
-				break
-			}
-			add(seam.ClassDamage, "integrity", "PRAGMA integrity_check: %s", l)
-		}
-		s.dbc.done, s.dbc.findings = true, fs
-		return fs, nil
+		s.moreSchemaProblems(ctx, d)
+		d.integrity(lines, false)
+		return d.fs, nil
 	}
-	for i, l := range lines {
-		if i == maxDatabaseFindings {
-			add(seam.ClassDamage, "integrity", "PRAGMA integrity_check reports more problems than the %d listed", maxDatabaseFindings)
-			break
-		}
-		add(seam.ClassDamage, "integrity", "PRAGMA integrity_check: %s", l)
-	}
+	d.integrity(lines, true)
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, s.sqlErr("verify", "", err)
@@ -105,54 +114,66 @@ func (s *Store) databaseFindings(ctx context.Context) ([]seam.Finding, error) {
 	defer conn.Close()
 	// The checks below read tables that integrity_check may have found
 	// damaged: a read that fails on damage adds nothing more.
-	fail := func(err error) error {
-		if isCorrupt(err) && len(fs) > 0 {
-			return nil
-		}
-		return s.sqlErr("verify", "", err)
+	if err := s.tableFindings(ctx, conn, d); err != nil && (!isCorrupt(err) || len(d.fs) == 0) {
+		return nil, s.sqlErr("verify", "", err)
 	}
-	err = func() error {
-		problems, err := schemaProblems(ctx, conn, s.schema)
-		if err != nil {
-			return err
-		}
-		for _, p := range problems {
-			add(seam.ClassDamage, "schema", "schema %d: %s", s.schema, p)
-		}
-		var states int64
-		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM persistence_state").Scan(&states); err != nil {
-			return err
-		}
-		if states != 1 {
-			add(seam.ClassIrregular, "persistence-state", "persistence_state holds %d rows; dsh writes exactly one (the store id)", states)
-		}
-		rows, err := conn.QueryContext(ctx, `SELECT e.session_id, count(*) FROM events e
-			WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = e.session_id) GROUP BY e.session_id ORDER BY e.session_id LIMIT ?`, maxDatabaseFindings+1)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for n := 0; rows.Next(); n++ {
-			var id string
-			var count int64
-			if err := rows.Scan(&id, &count); err != nil {
-				return err
-			}
-			if n == maxDatabaseFindings {
-				add(seam.ClassIrregular, "orphan-rows", "more sessions than the %d listed have events rows but no sessions row", maxDatabaseFindings)
-				break
-			}
-			add(seam.ClassIrregular, "orphan-rows", "%d events rows of session %q, which has no sessions row: no reader sees them", count, id)
-		}
-		return rows.Err()
-	}()
+	return d.fs, nil
+}
+
+// moreSchemaProblems adds the schema problems of a database that did not
+// open after the first, which the open reported.
+func (s *Store) moreSchemaProblems(ctx context.Context, d *dbFindings) {
+	if s.schema == 0 {
+		return
+	}
+	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		if err := fail(err); err != nil {
-			return nil, err
+		return
+	}
+	defer conn.Close()
+	if problems, err := schemaProblems(ctx, conn, s.schema); err == nil && len(problems) > 1 {
+		for _, p := range problems[1:] {
+			d.add(seam.ClassDamage, "schema", "schema %d: %s", s.schema, p)
 		}
 	}
-	s.dbc.done, s.dbc.findings = true, fs
-	return fs, nil
+}
+
+// tableFindings adds what the tables of an open database say: its schema
+// objects, its persistence_state rows and its orphan events rows.
+func (s *Store) tableFindings(ctx context.Context, conn *sql.Conn, d *dbFindings) error {
+	problems, err := schemaProblems(ctx, conn, s.schema)
+	if err != nil {
+		return err
+	}
+	for _, p := range problems {
+		d.add(seam.ClassDamage, "schema", "schema %d: %s", s.schema, p)
+	}
+	var states int64
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM persistence_state").Scan(&states); err != nil {
+		return err
+	}
+	if states != 1 {
+		d.add(seam.ClassIrregular, "persistence-state", "persistence_state holds %d rows; dsh writes exactly one (the store id)", states)
+	}
+	rows, err := conn.QueryContext(ctx, `SELECT e.session_id, count(*) FROM events e
+		WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = e.session_id) GROUP BY e.session_id ORDER BY e.session_id LIMIT ?`, maxDatabaseFindings+1)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for n := 0; rows.Next(); n++ {
+		var id string
+		var count int64
+		if err := rows.Scan(&id, &count); err != nil {
+			return err
+		}
+		if n == maxDatabaseFindings {
+			d.add(seam.ClassIrregular, "orphan-rows", "more sessions than the %d listed have events rows but no sessions row", maxDatabaseFindings)
+			break
+		}
+		d.add(seam.ClassIrregular, "orphan-rows", "%d events rows of session %q, which has no sessions row: no reader sees them", count, id)
+	}
+	return rows.Err()
 }
 
 // VerifyLayout checks the database as a whole (see databaseFindings) and

@@ -326,22 +326,40 @@ func ParseFrame(r io.ReaderAt, off, size int64) (Frame, error) {
 // parseFrame implements ParseFrame; off must be below s.size.
 func (s *source) parseFrame(off int64) (Frame, error) {
 	f := Frame{Offset: off, Size: s.size - off, ContentSize: -1}
-	torn := func() (Frame, error) {
-		return f, frameError(ErrTorn, off, nil, "file ends %d bytes into the frame", f.Size)
-	}
 	h, err := s.peek(off, maxHeaderSize)
 	if err != nil {
 		return f, err
 	}
+	if err := f.parseHeader(h); err != nil {
+		return f, err
+	}
+	end, err := s.blocks(&f)
+	if err != nil {
+		return f, err
+	}
+	f.Size = end - off
+	return f, nil
+}
+
+// torn is the error of f, which the end of the file cuts short: its Size
+// is what the file holds of it.
+func (f *Frame) torn() error {
+	return frameError(ErrTorn, f.Offset, nil, "file ends %d bytes into the frame", f.Size)
+}
+
+// parseHeader reads the magic number and frame header at the start of h
+// into f.
+func (f *Frame) parseHeader(h []byte) error {
+	off := f.Offset
 	if !bytes.HasPrefix(h, magicBytes[:min(len(h), 4)]) {
-		return f, &Error{Offset: off, Kind: ErrCorrupt, rule: ErrMagic, detail: fmt.Sprintf("invalid frame magic at byte %d", off)}
+		return &Error{Offset: off, Kind: ErrCorrupt, rule: ErrMagic, detail: fmt.Sprintf("invalid frame magic at byte %d", off)}
 	}
 	if len(h) < 5 {
-		return torn()
+		return f.torn()
 	}
 	fhd := h[4]
 	if fhd&0x08 != 0 {
-		return f, frameError(ErrCorrupt, off, nil, "reserved bit set in frame header descriptor 0x%02x", fhd)
+		return frameError(ErrCorrupt, off, nil, "reserved bit set in frame header descriptor 0x%02x", fhd)
 	}
 	f.SingleSegment = fhd&0x20 != 0
 	f.HasChecksum = fhd&0x04 != 0
@@ -356,7 +374,7 @@ func (s *source) parseFrame(off int64) (Frame, error) {
 	}
 	f.HeaderSize = 5 + wdLen + didLen + fcsLen
 	if len(h) < f.HeaderSize {
-		return torn()
+		return f.torn()
 	}
 	p := h[5:]
 	if wdLen == 1 {
@@ -375,7 +393,7 @@ func (s *source) parseFrame(off int64) (Frame, error) {
 		did = binary.LittleEndian.Uint32(p)
 	}
 	if did != 0 {
-		return f, frameError(ErrCorrupt, off, nil, "frame uses dictionary %d", did)
+		return frameError(ErrCorrupt, off, nil, "frame uses dictionary %d", did)
 	}
 	p = p[didLen:]
 	switch fcsLen {
@@ -388,25 +406,31 @@ func (s *source) parseFrame(off int64) (Frame, error) {
 	case 8:
 		cs := binary.LittleEndian.Uint64(p)
 		if cs > 1<<63-1 {
-			return f, frameError(ErrCorrupt, off, nil, "content size %d out of range", cs)
+			return frameError(ErrCorrupt, off, nil, "content size %d out of range", cs)
 		}
 		f.ContentSize = int64(cs)
 	}
 	if f.SingleSegment {
 		f.WindowSize = uint64(f.ContentSize)
 	}
+	return nil
+}
+
+// blocks walks the block headers of f, whose header parseHeader read, and
+// its checksum, counting f.Blocks, and returns the offset past the frame.
+func (s *source) blocks(f *Frame) (int64, error) {
+	off := f.Offset
 	// RFC 8878 3.1.1.2.4: Block_Maximum_Size is the smaller of Window_Size
 	// and 128 KiB.
 	blockMax := min(f.WindowSize, maxBlockSize)
-
 	pos := off + int64(f.HeaderSize)
 	for {
 		bh, err := s.peek(pos, blockHeaderLen)
 		if err != nil {
-			return f, err
+			return 0, err
 		}
 		if len(bh) < blockHeaderLen {
-			return torn()
+			return 0, f.torn()
 		}
 		v := uint32(bh[0]) | uint32(bh[1])<<8 | uint32(bh[2])<<16
 		last, typ, bsize := v&1 != 0, (v>>1)&3, uint64(v>>3)
@@ -416,18 +440,18 @@ func (s *source) parseFrame(off int64) (Frame, error) {
 			payload = 1
 		case 2: // compressed
 			if bsize < 2 {
-				return f, frameError(ErrCorrupt, off, nil, "compressed block of %d bytes at byte %d", bsize, pos)
+				return 0, frameError(ErrCorrupt, off, nil, "compressed block of %d bytes at byte %d", bsize, pos)
 			}
 		case 3:
-			return f, frameError(ErrCorrupt, off, nil, "reserved block type at byte %d", pos)
+			return 0, frameError(ErrCorrupt, off, nil, "reserved block type at byte %d", pos)
 		}
 		if bsize > blockMax {
-			return f, frameError(ErrCorrupt, off, nil, "block size %d exceeds maximum %d at byte %d", bsize, blockMax, pos)
+			return 0, frameError(ErrCorrupt, off, nil, "block size %d exceeds maximum %d at byte %d", bsize, blockMax, pos)
 		}
 		f.Blocks++
 		pos += blockHeaderLen + payload
 		if pos > s.size {
-			return torn()
+			return 0, f.torn()
 		}
 		if last {
 			break
@@ -436,11 +460,10 @@ func (s *source) parseFrame(off int64) (Frame, error) {
 	if f.HasChecksum {
 		pos += checksumLen
 		if pos > s.size {
-			return torn()
+			return 0, f.torn()
 		}
 	}
-	f.Size = pos - off
-	return f, nil
+	return pos, nil
 }
 
 // Frames returns an iterator over the frames of the file r of the given

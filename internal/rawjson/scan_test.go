@@ -1,19 +1,26 @@
-package seam
+package rawjson
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
 
-// sameAsEncodingJSON checks scanJSON and appendCompact against json.Valid
+// sameAsEncodingJSON checks Scan and AppendCompact against json.Valid
 // and json.Compact.
 func sameAsEncodingJSON(t *testing.T, raw []byte) {
 	t.Helper()
-	valid, compact := scanJSON(raw)
+	valid, compact := Scan(raw)
 	if want := json.Valid(raw); valid != want {
-		t.Fatalf("scanJSON(%q) valid = %v, json.Valid %v", raw, valid, want)
+		t.Fatalf("Scan(%q) valid = %v, json.Valid %v", raw, valid, want)
+	}
+	if err := Check(raw); (err == nil) != valid {
+		t.Fatalf("Check(%q) = %v, Scan valid = %v", raw, err, valid)
+	}
+	if err := Check(raw); err != nil && !errors.Is(err, ErrDepth) && !errors.As(err, new(*SyntaxError)) {
+		t.Fatalf("Check(%q) = %T %v, want a *SyntaxError or ErrDepth", raw, err, err)
 	}
 	if !valid {
 		return
@@ -22,11 +29,11 @@ func sameAsEncodingJSON(t *testing.T, raw []byte) {
 	if err := json.Compact(&want, raw); err != nil {
 		t.Fatalf("json.Compact(%q): %v", raw, err)
 	}
-	if got := appendCompact(nil, raw); !bytes.Equal(got, want.Bytes()) {
-		t.Fatalf("appendCompact(%q) = %q, json.Compact %q", raw, got, want.Bytes())
+	if got := AppendCompact(nil, raw); !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("AppendCompact(%q) = %q, json.Compact %q", raw, got, want.Bytes())
 	}
 	if compact != bytes.Equal(raw, want.Bytes()) {
-		t.Fatalf("scanJSON(%q) compact = %v, json.Compact gives %q", raw, compact, want.Bytes())
+		t.Fatalf("Scan(%q) compact = %v, json.Compact gives %q", raw, compact, want.Bytes())
 	}
 }
 

@@ -1,11 +1,7 @@
-// Package jsonstr decodes the body of a JSON string (the bytes between its
-// quotes) one rune at a time, as encoding/json does: escapes, surrogate
-// pairs, and U+FFFD for each invalid UTF-8 byte or lone surrogate. The
-// project's one-pass scanners use it where encoding/json would decode more
-// than they need.
-package jsonstr
+package rawjson
 
 import (
+	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -52,8 +48,23 @@ func DecodeRune(body []byte, i int) (r rune, next int, ok bool) {
 	return rune(body[i+1]), i + 2, true // '"', '\\', '/'
 }
 
-// Append appends the decoded body of a valid JSON string to dst.
-func Append(dst, body []byte) []byte {
+// The strings of JSON: DecodeRune and AppendUnquoted decode the body of
+// one (the bytes between its quotes) as encoding/json does: escapes,
+// surrogate pairs, and U+FFFD for each invalid UTF-8 byte or lone
+// surrogate. AppendString writes one.
+
+// Unquote decodes the valid JSON string raw (quotes included), as
+// json.Unmarshal does.
+func Unquote(raw []byte) string {
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body)
+	}
+	return string(AppendUnquoted(make([]byte, 0, len(body)), body))
+}
+
+// AppendUnquoted appends the decoded body of a valid JSON string to dst.
+func AppendUnquoted(dst, body []byte) []byte {
 	for i := 0; i < len(body); {
 		// Runs without escapes or invalid UTF-8 are copied as they are.
 		j := i
@@ -89,4 +100,44 @@ func hex4(b []byte) rune {
 		r = r<<4 | rune(c)
 	}
 	return r
+}
+
+// AppendString appends s as a JSON string the way JSON.stringify writes it:
+// no HTML escaping, invalid UTF-8 replaced by U+FFFD.
+func AppendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c >= 0x20:
+				dst = append(dst, c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c == '\b':
+				dst = append(dst, '\\', 'b')
+			case c == '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, `\ufffd`...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
 }

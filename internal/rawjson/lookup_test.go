@@ -1,4 +1,4 @@
-package seam
+package rawjson
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package seam
+package rawjson
 
 import (
 	"bytes"
@@ -28,12 +28,12 @@ func Lookup(raw []byte, key string) (json.RawMessage, bool) {
 // rules). It reports whether raw is an object.
 func LookupAll(raw []byte, keys []string, vals []json.RawMessage) bool {
 	clear(vals)
-	i := skipSpace(raw, 0)
+	i := SkipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '{' {
 		return false
 	}
 	for i++; ; {
-		i = skipSpace(raw, i)
+		i = SkipSpace(raw, i)
 		if i >= len(raw) || raw[i] != '"' {
 			return true
 		}
@@ -42,10 +42,10 @@ func LookupAll(raw []byte, keys []string, vals []json.RawMessage) bool {
 			return true
 		}
 		k := raw[i+1 : end-1]
-		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
+		if i = SkipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
 			return true
 		}
-		i = skipSpace(raw, i+1)
+		i = SkipSpace(raw, i+1)
 		vend := scanValue(raw, i)
 		if vend < 0 {
 			return true
@@ -58,7 +58,7 @@ func LookupAll(raw []byte, keys []string, vals []json.RawMessage) bool {
 				vals[j] = raw[i:vend:vend]
 			}
 		}
-		if i = skipSpace(raw, vend); i < len(raw) && raw[i] == ',' {
+		if i = SkipSpace(raw, vend); i < len(raw) && raw[i] == ',' {
 			i++
 		}
 	}
@@ -66,9 +66,7 @@ func LookupAll(raw []byte, keys []string, vals []json.RawMessage) bool {
 
 // unquote decodes the body of a JSON string key that holds escapes.
 func unquote(body []byte) string {
-	q := make([]byte, 0, len(body)+2)
-	q = append(append(append(q, '"'), body...), '"')
-	return stringValue(q)
+	return string(AppendUnquoted(make([]byte, 0, len(body)), body))
 }
 
 // IntValue returns the valid JSON value v as a safe integer (JSON.parse
@@ -77,7 +75,7 @@ func IntValue(v []byte) (int64, bool) {
 	if len(v) == 0 {
 		return 0, false
 	}
-	n, err := parseSafeInt(v)
+	n, err := SafeInt(v)
 	return n, err == nil
 }
 
@@ -86,7 +84,7 @@ func StringValue(v []byte) (string, bool) {
 	if len(v) == 0 || v[0] != '"' {
 		return "", false
 	}
-	return stringValue(v), true
+	return Unquote(v), true
 }
 
 // LookupInt returns member key of the valid JSON object raw when it is a
@@ -106,12 +104,12 @@ func LookupString(raw []byte, key string) (string, bool) {
 // Elements calls fn with each item of the valid JSON array raw, in order,
 // until fn returns false; it reports whether raw is an array.
 func Elements(raw []byte, fn func(item []byte) bool) bool {
-	i := skipSpace(raw, 0)
+	i := SkipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '[' {
 		return false
 	}
 	for i++; ; {
-		i = skipSpace(raw, i)
+		i = SkipSpace(raw, i)
 		if i >= len(raw) || raw[i] == ']' {
 			return true
 		}
@@ -122,7 +120,7 @@ func Elements(raw []byte, fn func(item []byte) bool) bool {
 		if !fn(raw[i:end:end]) {
 			return true
 		}
-		if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
+		if i = SkipSpace(raw, end); i < len(raw) && raw[i] == ',' {
 			i++
 		}
 	}
@@ -195,9 +193,13 @@ func scanValue(raw []byte, i int) int {
 // validated), or -1 when it does not end.
 func ValueEnd(raw []byte, i int) int { return scanValue(raw, i) }
 
-// ValidJSON reports whether raw is exactly one valid JSON value, accepting
-// exactly what json.Valid accepts, in the readers' one-pass scanner.
-func ValidJSON(raw []byte) bool {
-	valid, _ := scanJSON(raw)
-	return valid
+// Member returns the value of the member key of the JSON object raw as
+// JSON.parse reads it: keys compared exactly once unescaped, the last of
+// repeated keys winning. ok is false when raw is not a valid JSON object
+// or has no such member. Unlike Lookup, it validates raw.
+func Member(raw []byte, key string) (json.RawMessage, bool) {
+	if !IsObject(raw) || !Valid(raw) {
+		return nil, false
+	}
+	return Lookup(raw, key)
 }

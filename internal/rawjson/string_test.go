@@ -1,4 +1,4 @@
-package jsonstr
+package rawjson
 
 import (
 	"encoding/json"
@@ -21,8 +21,8 @@ func TestAppend(t *testing.T) {
 		{"bad \xff byte", "bad \uFFFD byte"},
 		{"cut \xe2\x9c", "cut \uFFFD\uFFFD"},
 	} {
-		if got := string(Append(nil, []byte(tc.body))); got != tc.want {
-			t.Errorf("Append(%q) = %q, want %q", tc.body, got, tc.want)
+		if got := string(AppendUnquoted(nil, []byte(tc.body))); got != tc.want {
+			t.Errorf("AppendUnquoted(%q) = %q, want %q", tc.body, got, tc.want)
 		}
 	}
 }
@@ -50,8 +50,8 @@ func FuzzAppend(f *testing.F) {
 		if json.Unmarshal(quoted, &want) != nil {
 			return
 		}
-		if got := string(Append(nil, body)); got != want {
-			t.Fatalf("Append(%q) = %q, encoding/json gives %q", body, got, want)
+		if got := string(AppendUnquoted(nil, body)); got != want {
+			t.Fatalf("AppendUnquoted(%q) = %q, encoding/json gives %q", body, got, want)
 		}
 	})
 }

@@ -1,26 +1,42 @@
-package seam
+package rawjson
 
 import (
 	"encoding/binary"
 	"math/bits"
 )
 
-// maxJSONDepth is encoding/json's nesting limit: json.Valid rejects a value
+// MaxDepth is encoding/json's nesting limit: json.Valid rejects a value
 // nested deeper than this.
-const maxJSONDepth = 10000
+const MaxDepth = 10000
 
-// scanJSON reports whether raw is exactly one valid JSON value (RFC 8259),
+// Scan reports whether raw is exactly one valid JSON value (RFC 8259),
 // accepting exactly what json.Valid accepts (white space around the value,
 // any bytes of 0x20 and above in strings, valid UTF-8 or not, nesting up to
 // encoding/json's limit), and whether it is compact: no white space outside
 // strings. It is the readers' hot path, so it validates and checks
 // compactness in one pass, strings eight bytes at a time.
-func scanJSON(raw []byte) (valid, compact bool) {
-	s := jsonScanner{raw: raw, compact: true}
+func Scan(raw []byte) (valid, compact bool) {
+	s := scanner{raw: raw, compact: true}
 	return s.value(), s.compact
 }
 
-type jsonScanner struct {
+// Valid reports whether raw is exactly one valid JSON value, as Scan does.
+func Valid(raw []byte) bool {
+	valid, _ := Scan(raw)
+	return valid
+}
+
+// ScanObject is Scan that also records where the members of the object
+// raw is are, so that splitting it costs no second walk: the first
+// len(spans) of them in spans, and n counts them all (repeated keys
+// included). When raw is valid but not an object, n is 0.
+func ScanObject(raw []byte) (spans [Spans]Span, n int, valid, compact bool) {
+	s := scanner{raw: raw, compact: true, split: true, v0: -1}
+	valid = s.value()
+	return s.spans, s.n, valid, s.compact
+}
+
+type scanner struct {
 	raw     []byte
 	i       int
 	compact bool
@@ -30,21 +46,49 @@ type jsonScanner struct {
 	more  []uint64
 	depth int
 	// split, when set, records where the members of the top-level object
-	// are as they are scanned, so that splitting a record costs no second
-	// walk: the first len(spans) of them, and n counts them all. v0 is
-	// where the value of the member being scanned starts (-1: none).
+	// are as they are scanned: the first len(spans) of them, and n counts
+	// them all. v0 is where the value of the member being scanned starts
+	// (-1: none).
 	split bool
-	spans [smallFields]memberSpan
+	spans [Spans]Span
 	n     int
 	v0    int
+	// one scans one value from i, no white space around it, with limit
+	// levels of nesting left (see Value); else the whole input is one
+	// value and limit is 0, meaning MaxDepth.
+	one   bool
+	limit int
+	// Where and why the scan failed, for err: at errAt, in encoding/json's
+	// words errCtx ("after object key"); deep when nested too deep.
+	errAt  int
+	errCtx string
+	deep   bool
 }
 
-// memberSpan locates a member: its key raw[k0:k1] (quotes included) and
-// its value raw[v0:v1].
-type memberSpan struct{ k0, k1, v0, v1 int }
+// fail records that the input is invalid at raw[i], which came where ctx
+// says, and returns false.
+func (s *scanner) fail(i int, ctx string) bool {
+	s.errAt, s.errCtx = i, ctx
+	return false
+}
+
+// err is the error of a failed scan.
+func (s *scanner) err() error {
+	if s.deep {
+		return ErrDepth
+	}
+	return syntaxErrorAt(s.raw, s.errAt, s.errCtx)
+}
+
+// Spans is how many members ScanObject locates.
+const Spans = 8
+
+// Span locates a member of an object: its key raw[Key0:Key1] (a JSON
+// string, quotes included) and its value raw[Val0:Val1].
+type Span struct{ Key0, Key1, Val0, Val1 int }
 
 // ws skips white space.
-func (s *jsonScanner) ws() {
+func (s *scanner) ws() {
 	i := s.i
 	for i < len(s.raw) && (s.raw[i] == ' ' || s.raw[i] == '\t' || s.raw[i] == '\r' || s.raw[i] == '\n') {
 		i++
@@ -55,8 +99,9 @@ func (s *jsonScanner) ws() {
 	}
 }
 
-func (s *jsonScanner) push(object bool) bool {
-	if s.depth == maxJSONDepth {
+func (s *scanner) push(object bool) bool {
+	if s.depth >= MaxDepth || s.one && s.depth >= s.limit {
+		s.deep = true
 		return false
 	}
 	w, b := s.depth/64, uint(s.depth%64)
@@ -79,7 +124,7 @@ func (s *jsonScanner) push(object bool) bool {
 }
 
 // top reports whether the innermost open container is an object.
-func (s *jsonScanner) top() bool {
+func (s *scanner) top() bool {
 	d := s.depth - 1
 	w, b := d/64, uint(d%64)
 	if w < len(s.stack) {
@@ -89,14 +134,16 @@ func (s *jsonScanner) top() bool {
 }
 
 // value scans the whole input as one value with optional white space
-// around it.
-func (s *jsonScanner) value() bool {
+// around it, or with one set, the value at s.i.
+func (s *scanner) value() bool {
 	raw := s.raw
-	s.ws()
+	if !s.one {
+		s.ws()
+	}
 	for {
 		// A value starts at s.i.
 		if s.i >= len(raw) {
-			return false
+			return s.fail(s.i, "")
 		}
 		switch c := raw[s.i]; c {
 		case '{':
@@ -142,26 +189,31 @@ func (s *jsonScanner) value() bool {
 			if !s.lit("null") {
 				return false
 			}
-		default:
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 			if !s.num() {
 				return false
 			}
+		default:
+			return s.fail(s.i, "looking for beginning of value")
 		}
 		// After a value: close containers, or go on to the next member.
 		for {
 			if s.split && s.depth == 1 && s.v0 >= 0 {
 				if s.n < len(s.spans) {
-					s.spans[s.n].v0, s.spans[s.n].v1 = s.v0, s.i
+					s.spans[s.n].Val0, s.spans[s.n].Val1 = s.v0, s.i
 				}
 				s.n++
 				s.v0 = -1
 			}
+			if s.depth == 0 && s.one {
+				return true
+			}
 			s.ws()
 			if s.depth == 0 {
-				return s.i == len(raw)
+				return s.i == len(raw) || s.fail(s.i, "after top-level value")
 			}
 			if s.i >= len(raw) {
-				return false
+				return s.fail(s.i, "")
 			}
 			obj := s.top()
 			c := raw[s.i]
@@ -178,36 +230,46 @@ func (s *jsonScanner) value() bool {
 				s.depth--
 				continue
 			}
-			return false
+			if obj {
+				return s.fail(s.i, "after object key:value pair")
+			}
+			return s.fail(s.i, "after array element")
 		}
 	}
 }
 
 // key scans an object key and its colon, and the white space after it.
-func (s *jsonScanner) key() bool {
+func (s *scanner) key() bool {
 	k0 := s.i
-	if s.i >= len(s.raw) || s.raw[s.i] != '"' || !s.str() {
+	if s.i >= len(s.raw) || s.raw[s.i] != '"' {
+		return s.fail(s.i, "looking for beginning of object key string")
+	}
+	if !s.str() {
 		return false
 	}
 	k1 := s.i
 	s.ws()
 	if s.i >= len(s.raw) || s.raw[s.i] != ':' {
-		return false
+		return s.fail(s.i, "after object key")
 	}
 	s.i++
 	s.ws()
 	if s.split && s.depth == 1 {
 		if s.n < len(s.spans) {
-			s.spans[s.n].k0, s.spans[s.n].k1 = k0, k1
+			s.spans[s.n].Key0, s.spans[s.n].Key1 = k0, k1
 		}
 		s.v0 = s.i
 	}
 	return true
 }
 
-func (s *jsonScanner) lit(word string) bool {
+func (s *scanner) lit(word string) bool {
 	if len(s.raw)-s.i < len(word) || string(s.raw[s.i:s.i+len(word)]) != word {
-		return false
+		k := 0
+		for s.i+k < len(s.raw) && s.raw[s.i+k] == word[k] {
+			k++
+		}
+		return s.fail(s.i+k, "in literal "+word)
 	}
 	s.i += len(word)
 	return true
@@ -227,7 +289,7 @@ func special(w uint64) uint64 {
 }
 
 // str scans a string starting at the opening quote.
-func (s *jsonScanner) str() bool {
+func (s *scanner) str() bool {
 	raw := s.raw
 	i := s.i + 1
 	for {
@@ -240,7 +302,7 @@ func (s *jsonScanner) str() bool {
 			i += 8
 		}
 		if i >= len(raw) {
-			return false
+			return s.fail(len(raw), "")
 		}
 		switch c := raw[i]; {
 		case c == '"':
@@ -248,26 +310,23 @@ func (s *jsonScanner) str() bool {
 			return true
 		case c == '\\':
 			if i+1 >= len(raw) {
-				return false
+				return s.fail(i+1, "")
 			}
 			switch raw[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if i+6 > len(raw) {
-					return false
-				}
-				for _, h := range raw[i+2 : i+6] {
-					if !isHex(h) {
-						return false
+				for k := i + 2; k < i+6; k++ {
+					if k >= len(raw) || !isHex(raw[k]) {
+						return s.fail(k, "in \\u hexadecimal character escape")
 					}
 				}
 				i += 6
 			default:
-				return false
+				return s.fail(i+1, "in string escape code")
 			}
 		case c < 0x20:
-			return false
+			return s.fail(i, "in string literal")
 		default:
 			i++ // a byte the word test flagged by borrow, or the short tail
 		}
@@ -281,7 +340,7 @@ func isHex(c byte) bool {
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // num scans a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (s *jsonScanner) num() bool {
+func (s *scanner) num() bool {
 	raw, i := s.raw, s.i
 	if i < len(raw) && raw[i] == '-' {
 		i++
@@ -293,12 +352,12 @@ func (s *jsonScanner) num() bool {
 		for i++; i < len(raw) && isDigit(raw[i]); i++ {
 		}
 	default:
-		return false
+		return s.fail(i, "in numeric literal")
 	}
 	if i < len(raw) && raw[i] == '.' {
 		i++
 		if i >= len(raw) || !isDigit(raw[i]) {
-			return false
+			return s.fail(i, "after decimal point in numeric literal")
 		}
 		for i++; i < len(raw) && isDigit(raw[i]); i++ {
 		}
@@ -309,7 +368,7 @@ func (s *jsonScanner) num() bool {
 			i++
 		}
 		if i >= len(raw) || !isDigit(raw[i]) {
-			return false
+			return s.fail(i, "in exponent of numeric literal")
 		}
 		for i++; i < len(raw) && isDigit(raw[i]); i++ {
 		}
@@ -318,14 +377,14 @@ func (s *jsonScanner) num() bool {
 	return true
 }
 
-// appendCompact appends the valid JSON value raw to dst without the white
+// AppendCompact appends the valid JSON value raw to dst without the white
 // space outside its strings, as json.Compact does (which also leaves
 // strings as they are).
-func appendCompact(dst, raw []byte) []byte {
+func AppendCompact(dst, raw []byte) []byte {
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; c {
 		case '"':
-			end := stringEnd(raw, i)
+			end := StringEnd(raw, i)
 			dst = append(dst, raw[i:end]...)
 			i = end - 1
 		case ' ', '\t', '\r', '\n':
@@ -334,4 +393,18 @@ func appendCompact(dst, raw []byte) []byte {
 		}
 	}
 	return dst
+}
+
+// IsCompact reports whether the valid JSON value raw has no white space
+// outside its strings.
+func IsCompact(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			i = StringEnd(raw, i) - 1
+		case ' ', '\t', '\r', '\n':
+			return false
+		}
+	}
+	return true
 }
