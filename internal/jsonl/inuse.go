@@ -90,3 +90,39 @@ func (h *handle) noteWrite(writing bool) {
 		w.lock.WriteAt(note, 0)
 	}
 }
+
+// checkUnchanged fails, with nothing written, when the log is no longer
+// size bytes: a writer that takes no lock (dsh 0.1.0) appended to it after
+// the write open, and what dshctl was about to do (cut the log, or rename a
+// rewritten copy over it) would drop what it wrote.
+func (h *handle) checkUnchanged(op string, size int64) error {
+	l := h.log
+	st, err := l.f.Stat()
+	if err != nil {
+		return l.ioError(err, -1)
+	}
+	if st.Size() == size {
+		return nil
+	}
+	return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: op, ID: h.id, Pos: seam.Pos{Path: l.path, Offset: size, Frame: -1, Line: -1, Seq: -1},
+		Err: &seam.InUseError{Path: l.path, Wrote: st.Size() - size}}
+}
+
+// saveLate saves what another process appended to old, the log that a
+// rename just replaced, after checkUnchanged found it size bytes: those
+// bytes are in no log now. It returns the error that says so and where
+// they are (nil when there are none).
+func (h *handle) saveLate(ctx context.Context, op string, old *logFile, size int64) error {
+	st, err := old.f.Stat()
+	if err != nil || st.Size() <= size {
+		return nil
+	}
+	n := st.Size() - size
+	backup, err := h.s.backup(ctx, h.id, old, size, st.Size())
+	if err != nil {
+		return &seam.Error{Kind: seam.ErrOwnershipLost, Op: op, ID: h.id, Pos: old.pos(size, -1, -1, -1),
+			Err: fmt.Errorf("another process appended %d bytes to the log as dshctl replaced it, and saving them failed: %w", n, err)}
+	}
+	return &seam.Error{Kind: seam.ErrOwnershipLost, Op: op, ID: h.id, Pos: old.pos(size, -1, -1, -1),
+		Err: fmt.Errorf("another process appended %d bytes to the log as dshctl replaced it: they are not in the log, and are saved to %s", n, backup)}
+}

@@ -402,6 +402,13 @@ func (h *handle) replaceLog(ctx context.Context, size int64) error {
 		err = f.Sync()
 	}
 	if err == nil {
+		// A writer that takes no lock may have appended meanwhile: the
+		// rename would drop it.
+		if err = h.checkUnchanged("renumber", size); err != nil {
+			f.Close()
+			fsys.Remove(tmp)
+			return err
+		}
 		err = fsys.Rename(tmp, l.path)
 	}
 	if err != nil {
@@ -409,12 +416,14 @@ func (h *handle) replaceLog(ctx context.Context, size int64) error {
 		fsys.Remove(tmp)
 		return l.ioError(fmt.Errorf("rewriting the log renumbered (the log is unchanged): %w", err), -1)
 	}
-	l.f.Close()
+	old := *l
 	l.f = f
+	late := h.saveLate(ctx, "renumber", &old, size)
+	old.f.Close()
 	if err := syncDir(fsys, filepath.Dir(l.path)); err != nil {
 		return l.ioError(fmt.Errorf("the log was renumbered, but a crash may still undo it: %w", err), -1)
 	}
-	return nil
+	return late
 }
 
 // fileWriter is a file as an io.Writer whose short writes are errors.

@@ -94,9 +94,9 @@ func (h *handle) TrimTail(ctx context.Context, plan seam.TrimPlan) (seam.TrimRes
 		if n > 0 {
 			content = zstdframe.AppendFrame(content, lines)
 		}
-		err = h.replaceTail(ctx, content, n)
+		err = h.replaceTail(ctx, "repair", content, n)
 	} else {
-		_, err = h.removeTail(ctx)
+		_, err = h.removeTail(ctx, "repair")
 	}
 	res.Repairs = slices.Clone(w.repairs[done:])
 	if err != nil {

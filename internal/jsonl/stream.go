@@ -61,7 +61,7 @@ func (h *handle) appendStreamSalvage(ctx context.Context, bw *batchWriter) error
 		return err
 	}
 	salvage := zstdframe.AppendFrame(nil, h.w.salvage)
-	return h.replaceTailWith(ctx, int64(len(salvage)), func(w io.Writer) (int64, error) {
+	return h.replaceTailWith(ctx, "append", int64(len(salvage)), func(w io.Writer) (int64, error) {
 		if _, err := w.Write(salvage); err != nil {
 			return 0, err
 		}
@@ -77,7 +77,7 @@ func (h *handle) appendStream(ctx context.Context, bw *batchWriter) error {
 		return err
 	}
 	if w.cut < w.size {
-		if _, err := h.removeTail(ctx); err != nil {
+		if _, err := h.removeTail(ctx, "append"); err != nil {
 			return err
 		}
 	}
