@@ -67,27 +67,42 @@ func (h *handle) readNote() []byte {
 	return line
 }
 
-// noteWrite records in the lock file that a write of this handle is under
-// way (writing) or done, with the log's revision then. It is a hint for
-// checkInUse, not data: a failure to note is ignored (the next write open
-// may then take the change for another writer's, which --force overrides).
-func (h *handle) noteWrite(writing bool) {
+// noteWriting records in the lock file that a write of this handle is
+// under way, keeping the note it replaces for noteWrote. The note is a
+// hint for checkInUse, not data: a failure to note is ignored (the next
+// write open may then take the change for another writer's, which --force
+// overrides).
+func (h *handle) noteWriting() {
 	w := h.w
 	if w == nil || w.lock == nil {
 		return
 	}
-	var note []byte
-	if writing {
-		note = fmt.Appendf(append([]byte{}, noteWriting...), "%d\n", os.Getpid())
-	} else {
-		fi, err := h.s.fs.Stat(h.log.path)
-		if err != nil {
-			return
-		}
-		note = append(append(append([]byte{}, noteWrote...), revision(fi)...), '\n')
+	w.noteBefore = h.readNote()
+	h.putNote(fmt.Appendf(append([]byte{}, noteWriting...), "%d", os.Getpid()))
+}
+
+// noteWrote records in the lock file that the write is done, with the
+// log's revision then, when the log is the size the write left it
+// (w.size). When it is not, another writer changed the log too (or the
+// write was given up because it had), and that change must not pass for
+// dshctl's own: the note from before the write is put back.
+func (h *handle) noteWrote() {
+	w := h.w
+	if w == nil || w.lock == nil || h.log == nil {
+		return
 	}
-	if w.lock.Truncate(0) == nil {
-		w.lock.WriteAt(note, 0)
+	note := w.noteBefore
+	if fi, err := h.s.fs.Stat(h.log.path); err == nil && fi.Size() == w.size {
+		note = append(append([]byte{}, noteWrote...), revision(fi)...)
+	}
+	h.putNote(note)
+}
+
+// putNote replaces the note in the lock file with note.
+func (h *handle) putNote(note []byte) {
+	lock := h.w.lock
+	if lock.Truncate(0) == nil && len(note) > 0 {
+		lock.WriteAt(append(note, '\n'), 0)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -105,8 +106,8 @@ func (s *Store) Renumber(ctx context.Context, id string, o seam.RenumberOptions)
 	if rn.overlaps == 0 || o.DryRun {
 		return res, nil
 	}
-	h.noteWrite(true)
-	defer h.noteWrite(false)
+	h.noteWriting()
+	defer h.noteWrote()
 	if res.Backup, err = s.backup(ctx, id, l, 0, size); err != nil {
 		return res, seam.Wrap(err, seam.ErrIO, "renumber", id)
 	}
@@ -401,6 +402,10 @@ func (h *handle) replaceLog(ctx context.Context, size int64) error {
 	if err == nil {
 		err = f.Sync()
 	}
+	var st fs.FileInfo
+	if err == nil {
+		st, err = f.Stat()
+	}
 	if err == nil {
 		// A writer that takes no lock may have appended meanwhile: the
 		// rename would drop it.
@@ -418,6 +423,7 @@ func (h *handle) replaceLog(ctx context.Context, size int64) error {
 	}
 	old := *l
 	l.f = f
+	h.w.size = st.Size()
 	late := h.saveLate(ctx, "renumber", &old, size)
 	old.f.Close()
 	if err := syncDir(fsys, filepath.Dir(l.path)); err != nil {

@@ -79,8 +79,8 @@ func (h *handle) TrimTail(ctx context.Context, plan seam.TrimPlan) (seam.TrimRes
 		}
 	}
 	done, from := len(w.repairs), w.next
-	h.noteWrite(true)
-	defer h.noteWrite(false)
+	h.noteWriting()
+	defer h.noteWrote()
 	var err error
 	if len(w.salvage) > 0 || n > 0 {
 		// The cut and the records written back (the committed ones of the

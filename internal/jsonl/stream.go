@@ -42,6 +42,9 @@ func (h *handle) AppendStream(ctx context.Context, next func() ([]seam.Event, er
 		enc, lim = h.log.enc, h.log.lim.frame
 	}
 	bw := &batchWriter{ctx: ctx, id: h.id, v: h.hdr.Version, seq: h.w.next, zstd: enc == Zstd, limit: lim, chunk: first, next: next}
+	if !h.w.pending {
+		h.noteWriting()
+	}
 	switch {
 	case h.w.pending:
 		err = h.materializeWith(bw.writeTo)
@@ -50,6 +53,7 @@ func (h *handle) AppendStream(ctx context.Context, next func() ([]seam.Event, er
 	default:
 		err = h.appendStream(ctx, bw)
 	}
+	h.noteWrote()
 	return seam.Wrap(err, seam.ErrIO, "append", h.id)
 }
 

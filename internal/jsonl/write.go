@@ -26,8 +26,11 @@ type writer struct {
 	pending bool // a create not yet materialized
 	lock    file // the flocked session.lock; nil while pending
 	lockFI  fs.FileInfo
-	size    int64 // file size after the last durable write
-	next    int64 // next seq
+	// noteBefore is the note of the lock file before a write began (see
+	// noteWriting).
+	noteBefore []byte
+	size       int64 // file size after the last durable write
+	next       int64 // next seq
 	// cut is where committed data ends; bytes [cut, size) are a torn or
 	// uncommitted tail that the next append removes.
 	cut int64
@@ -414,10 +417,10 @@ func (h *handle) Append(ctx context.Context, events []seam.Event) error {
 	if h.w.pending {
 		err = h.materialize(lines, int64(len(batch)))
 	} else {
-		h.noteWrite(true)
+		h.noteWriting()
 		err = h.appendLines(ctx, lines, int64(len(batch)))
 	}
-	h.noteWrite(false)
+	h.noteWrote()
 	return seam.Wrap(err, seam.ErrIO, "append", h.id)
 }
 
