@@ -45,7 +45,7 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam
 	for i, id := range folderIDs(dirents) {
 		items[i].id, items[i].dup = id.id, id.dup
 	}
-	pending := s.pendingHandles()
+	pending := s.writers.PendingOwners()
 	if found != nil {
 		found(len(items) + len(pending))
 	}

@@ -120,7 +120,7 @@ func (s *Store) pendingOnly(items []headItem) []*handle {
 		}
 	}
 	var out []*handle
-	for _, p := range s.pendingHandles() {
+	for _, p := range s.writers.PendingOwners() {
 		if !listed[p.id] {
 			out = append(out, p)
 		}

@@ -517,7 +517,7 @@ func (s *Store) Stat(ctx context.Context, id string) (seam.Snapshot, error) {
 	if err := s.check(ctx, "stat"); err != nil {
 		return seam.Snapshot{}, err
 	}
-	if h := s.pending(id); h != nil {
+	if h, ok := s.writers.Pending(id); ok {
 		return h.pendingSnapshot(), nil
 	}
 	d, err := s.find("stat", id)
@@ -533,7 +533,7 @@ func (s *Store) Find(ctx context.Context, id string) error {
 	if err := s.check(ctx, "stat"); err != nil {
 		return err
 	}
-	if s.pending(id) != nil {
+	if _, ok := s.writers.Pending(id); ok {
 		return nil
 	}
 	_, err := s.find("stat", id)
@@ -586,7 +586,7 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 			out[i].Err = duplicateIDError("list", id, out[i].Snapshot.Location.Path, len(idx))
 		}
 	}
-	for _, h := range s.pendingHandles() {
+	for _, h := range s.writers.PendingOwners() {
 		if _, dup := seen[h.id]; !dup {
 			out = append(out, seam.Entry{Snapshot: h.pendingSnapshot()})
 		}
