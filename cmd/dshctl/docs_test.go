@@ -108,16 +108,33 @@ func TestMakeBuildStampsVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	var v struct {
+		Version      string
 		Commit       *string
 		CommitTime   *string
 		CommitTimeMs *int64
+		Modified     *bool
 	}
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatal(err)
 	}
 	want := strings.TrimSpace(string(head))
-	if v.Commit == nil || *v.Commit != want || v.CommitTime == nil || !strings.HasSuffix(*v.CommitTime, ".000Z") || v.CommitTimeMs == nil {
+	if v.Commit == nil || *v.Commit != want || v.CommitTime == nil || !strings.HasSuffix(*v.CommitTime, ".000Z") || v.CommitTimeMs == nil || v.Modified == nil {
 		t.Errorf("make build's dshctl version -o json:\n%s\nwant commit %s and its time", out, want)
+	}
+	// The version is git's description of the checkout, or without a tag
+	// the pseudo-version Go gives it: never "(devel)".
+	wantVersion := `^v0\.0\.0-\d{14}-` + want[:12] + `(\+dirty)?$`
+	if desc, err := exec.Command("git", "-C", root, "describe", "--tags", "--dirty").Output(); err == nil {
+		wantVersion = "^" + regexp.QuoteMeta(strings.TrimSpace(string(desc))) + "$"
+	}
+	if !regexp.MustCompile(wantVersion).MatchString(v.Version) {
+		t.Errorf("make build's version %q, want %s", v.Version, wantVersion)
+	}
+	if v.CommitTime != nil && strings.HasPrefix(v.Version, "v0.0.0-") {
+		stamp := strings.NewReplacer("-", "", "T", "", ":", "").Replace((*v.CommitTime)[:19])
+		if v.Version[len("v0.0.0-"):][:14] != stamp {
+			t.Errorf("pseudo-version %q, want the commit time %s in it", v.Version, stamp)
+		}
 	}
 	line, err := exec.Command(bin, "--version").Output()
 	if err != nil || !strings.Contains(string(line), "(commit "+want[:12]) {
