@@ -77,7 +77,7 @@ demo: build
 
 # Man pages (section 1) of every command into $(MANDIR); see README.
 man:
-	$(GO) run ./cmd/dshctl man $(MANDIR)
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/dshctl man $(MANDIR)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)

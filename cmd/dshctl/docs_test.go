@@ -140,4 +140,16 @@ func TestMakeBuildStampsVersion(t *testing.T) {
 	if err != nil || !strings.Contains(string(line), "(commit "+want[:12]) {
 		t.Errorf("dshctl --version = %q (%v), want commit %s", line, err, want[:12])
 	}
+	// make man's pages name the same version.
+	man := t.TempDir()
+	cmd = exec.Command("make", "-s", "man", "MANDIR="+man)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make man: %v\n%s", err, out)
+	}
+	page, err := os.ReadFile(filepath.Join(man, "dshctl-list.1"))
+	if err != nil || !strings.Contains(string(page), `"dshctl `+v.Version+`" "dshctl manual"`) {
+		t.Errorf("make man's dshctl-list.1 does not name version %s (%v):\n%.300s", v.Version, err, page)
+	}
 }
