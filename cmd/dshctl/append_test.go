@@ -8,11 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 )
 
-// copyTree copies a read-only fixture tree to a writable temp dir.
+// copyTree copies a read-only fixture tree to a writable temp dir. The
+// copies' times are an hour old, as a store no dsh is writing has: a log
+// that changed moments ago, and not by dshctl, is refused as in use.
 func copyTree(t *testing.T, src string) string {
 	t.Helper()
 	dst := t.TempDir()
@@ -28,7 +31,12 @@ func copyTree(t *testing.T, src string) string {
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+		out := filepath.Join(dst, rel)
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			return err
+		}
+		old := time.Now().Add(-time.Hour)
+		return os.Chtimes(out, old, old)
 	})
 	if err != nil {
 		t.Fatal(err)

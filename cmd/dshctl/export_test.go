@@ -99,7 +99,7 @@ func TestExportTerminal(t *testing.T) {
 		"file:       " + file + "\n" +
 		"events:     133\n" +
 		"subagents:  1\n" +
-		"size:       106.0 KiB (108555 bytes)\n"
+		"size:       106.0 KiB (108545 bytes)\n"
 	if out.String() != want {
 		t.Fatalf("summary\n%s\nwant\n%s", out.String(), want)
 	}

@@ -60,7 +60,7 @@ func (la *lookahead) add(i int, r *Record, tab string) {
 		fact = la.local(r.Ev.MessageID)
 		la.serverQueued[fact] = true
 	}
-	if at, ok := la.sendAt[fact]; ok && fact != "" && la.win != nil && la.win.ring && i-at >= la.win.size {
+	if at, ok := la.sendAt[fact]; ok && fact != "" && la.win != nil && la.win.streamed() && i-at >= la.win.size {
 		la.win.late = true // the send was applied before this was known
 	}
 }
@@ -109,6 +109,10 @@ type Backend struct {
 	win  *window
 	done int
 	rows []Chunk
+	// enc, per row of rows: the pending row whose data is not encoded yet.
+	// Rows are encoded when a window shows them: a trace whose fetch
+	// records carry their rows never asks for most of them.
+	enc  []*pending
 	seq  int64
 	snap *rowSet // the window as of the last write, shared until the next
 
@@ -206,6 +210,18 @@ func (b *Backend) at(i int) *rowSet {
 func (b *Backend) window() *rowSet {
 	if b.snap == nil {
 		from := max(0, len(b.rows)-fetchWindow)
+		for k := from; k < len(b.rows); k++ {
+			if p := b.enc[k]; p != nil {
+				c := &b.rows[k]
+				c.Data = p.data()
+				if c.Type == "tool_call" {
+					c.text = chunkText(c.Role, c.Data)
+				} else {
+					c.text = string(p.text)
+				}
+				b.enc[k] = nil
+			}
+		}
 		// Rows are only ever appended: the window can share them.
 		b.snap = newRowSet(b.rows[from:len(b.rows):len(b.rows)])
 	}
@@ -286,7 +302,7 @@ func (b *Backend) frame(ev *Event) {
 	}
 }
 
-func (b *Backend) write(c Chunk) {
+func (b *Backend) write(c Chunk, enc *pending) {
 	c.Seq = b.seq
 	c.ID = "r" + strconv.FormatInt(b.seq, 10)
 	c.CreatedAt = b.seq
@@ -296,8 +312,10 @@ func (b *Backend) write(c Chunk) {
 		// Only the last window of rows is ever fetched: the older
 		// ones go (windows handed out keep the array they share).
 		b.rows = append(make([]Chunk, 0, 4*fetchWindow), b.rows[len(b.rows)-fetchWindow:]...)
+		b.enc = append(make([]*pending, 0, 4*fetchWindow), b.enc[len(b.enc)-fetchWindow:]...)
 	}
 	b.rows = append(b.rows, c)
+	b.enc = append(b.enc, enc)
 	b.snap = nil
 }
 
@@ -314,7 +332,7 @@ func (b *Backend) startTurn(t string) {
 	}
 	b.turn, b.step, b.newText = t, 0, true
 	b.started[t] = true
-	b.write(Chunk{TurnID: t, Role: RoleUser, Type: "text", Data: appendJSONString(append(make([]byte, 0, len(text)+12), `{"text":`...), text), text: text})
+	b.write(Chunk{TurnID: t, Role: RoleUser, Type: "text", Data: appendJSONString(append(make([]byte, 0, len(text)+12), `{"text":`...), text), text: text}, nil)
 	b.rows[len(b.rows)-1].Data = append(b.rows[len(b.rows)-1].Data, '}')
 }
 
@@ -357,14 +375,7 @@ func (b *Backend) seal() {
 		return
 	}
 	for _, p := range b.pend {
-		c := p.Chunk
-		c.Data = p.data()
-		if c.Type == "tool_call" {
-			c.text = chunkText(c.Role, c.Data)
-		} else {
-			c.text = string(p.text)
-		}
-		b.write(c)
+		b.write(p.Chunk, p)
 	}
 	b.turn, b.pend = "", b.pend[:0]
 }

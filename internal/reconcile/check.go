@@ -247,7 +247,7 @@ func (t *Trace) replayer(tab string, pol Policy) func(runOpts) runOut {
 				return runOut{err: fmt.Errorf("%s: %w", t.Source, err), decode: true}
 			}
 		}
-		p := newPipe(src)
+		p := newPipe(src, streamWindow)
 		defer p.stop()
 		out := replayWindow(newStreamWindow(p, streamWindow), tab, pol, o)
 		if out.decode {
@@ -337,10 +337,10 @@ func runOnce(recs []Record, tab string, pol Policy, o runOpts) runOut {
 	return replayWindow(newSliceWindow(recs), tab, pol, o)
 }
 
-// replayWindow replays the records of w. A streamed window (w.ring) learns
+// replayWindow replays the records of w. A streamed window learns
 // the tab from its first records when tab is empty.
 func replayWindow(w *window, tab string, pol Policy, o runOpts) runOut {
-	if tab == "" && w.ring {
+	if tab == "" && w.streamed() {
 		for i := w.lo; i < w.hi; i++ {
 			if r := w.at(i); r.Kind == KindWS && r.Ev.TabID != "" && r.Ev.Type != "statuses" {
 				tab = r.Ev.TabID
@@ -352,10 +352,10 @@ func replayWindow(w *window, tab string, pol Policy, o runOpts) runOut {
 	w.start(tab, la)
 	be := newWindowBackend(w, la, tab)
 	tr := newTruth(la, tab)
-	tr.keepAll = !w.ring || o.keepAll
+	tr.keepAll = !w.streamed() || o.keepAll
 	m := newMachine(pol, tab, be, w.router(o.answered))
 	m.where, m.noBackend, m.supplied = o.where, o.noBackend, o.supplied
-	if w.ring && !o.keepAll {
+	if w.streamed() && !o.keepAll {
 		// Only the deferral check reads which request each fetch record
 		// answered, and a streamed trace is read again for it.
 		m.answered = nil
@@ -379,7 +379,7 @@ func replayWindow(w *window, tab string, pol Policy, o runOpts) runOut {
 			break
 		}
 		if o.timeline > 0 {
-			tl := TimelineRecord{Index: i, Line: rec.Line, Record: *rec}
+			tl := TimelineRecord{Index: i, Line: rec.Line, Record: rec.detached()}
 			if o.where != nil {
 				tl.Origin = o.where(i)
 			}
@@ -406,7 +406,7 @@ func replayWindow(w *window, tab string, pol Policy, o runOpts) runOut {
 				continue
 			}
 			if vs := ck.point(&a); len(vs) > 0 {
-				at := *rec
+				at := rec.detached()
 				for k := range vs {
 					vs[k].Index, vs[k].Line, vs[k].Event, vs[k].Record = i, rec.Line, rec.String(), &at
 					if o.where != nil {
@@ -946,7 +946,8 @@ func diffState(a, b State) string {
 }
 
 // States replays t under pol, without checking, and gives state the
-// client's view after each record (its index, the record). It returns the
+// client's view after each record (its index, the record, which is valid
+// only during the call). It returns the
 // view at the end of the trace, before any request still in flight is
 // answered, and the first error state returns or the trace's.
 func States(t *Trace, pol Policy, state func(i int, rec *Record, v ClientView) error) (ClientView, error) {

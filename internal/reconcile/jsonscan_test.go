@@ -3,6 +3,7 @@ package reconcile
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/rawjson"
@@ -137,4 +138,58 @@ func FuzzKnownRows(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// FuzzScanFrame: a line scanFrame reads is valid JSON, and it gathers the
+// members scan gathers.
+func FuzzScanFrame(f *testing.F) {
+	for _, s := range []string{
+		`{"k":"ws","ev":{"type":"text-delta","tabId":"t1","delta":"hi "}}`,
+		`{"k":"ws","ev":{"type":"status","status":"idle","status":"running"}}`,
+		`{"k":"ws","ev":{"type":"notice","message":"é\xff"}}`,
+		`{"k":"ws","ev":{"type":"error","error":"boom"}}`,
+		`{"k":"ws","ev":{"type":"x","delta":"a\"b"}}`,
+		`{"k":"ws","ev":{"type":"x"},"k":"send"}`,
+		`{"k":"ws","ev":{"type":"x"}}}`,
+		`{"k":"ws","ev":{"type":"x","n":1}}`,
+		`{"k":"ws","ev":{}}`,
+		`{"k":"ws","ev":{"type":"x",}}`,
+		`{"k":"ws","ev":{"ty\u0070e":"x"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fast wireFields
+		if !scanFrame(b, &fast) {
+			return
+		}
+		if !json.Valid(b) {
+			t.Fatalf("scanFrame reads %q, which is not valid JSON", b)
+		}
+		var slow wireFields
+		d := &decoder{in: interner{}, seenAt: map[uint64]int{}}
+		if err := d.scan(b, &slow); err != nil {
+			t.Fatalf("scanFrame reads %q, scan: %v", b, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q: scanFrame gathers %+v, scan %+v", b, fast, slow)
+		}
+		// The spans are where scan's are: the frame is moved by offset.
+		if cap(fast.ev) != cap(slow.ev) || cap(fast.evf.delta) != cap(slow.evf.delta) || cap(fast.evf.typ) != cap(slow.evf.typ) {
+			t.Fatalf("%q: scanFrame's spans are not scan's", b)
+		}
+	})
+}
+
+// TestScanFrameReads: the lines recorders write take the fast path.
+func TestScanFrameReads(t *testing.T) {
+	for _, s := range []string{
+		`{"k":"ws","ev":{"type":"text-delta","tabId":"tab-1","delta":"keeps "}}`,
+		`{"k":"ws","ev":{"type":"status","tabId":"tab-1","status":"idle"}}`,
+	} {
+		var w wireFields
+		if !scanFrame([]byte(s), &w) {
+			t.Errorf("%s: not read by scanFrame", s)
+		}
+	}
 }

@@ -8,28 +8,6 @@ import (
 	"io"
 )
 
-// source gives the records of a trace one at a time: a decoded trace's, or
-// those of a JSONL file as it is read (replay records while decoding).
-type source interface {
-	// next returns the next record; ok is false at the end or on an
-	// error (err).
-	next() (rec Record, ok bool, err error)
-}
-
-// sliceSource gives the records of a decoded trace.
-type sliceSource struct {
-	recs []Record
-	i    int
-}
-
-func (s *sliceSource) next() (Record, bool, error) {
-	if s.i >= len(s.recs) {
-		return Record{}, false, nil
-	}
-	s.i++
-	return s.recs[s.i-1], true, nil
-}
-
 // lineSource decodes a JSONL trace line by line. Its meta record, when it
 // has one, is read by openLines before the first record.
 type lineSource struct {
@@ -82,8 +60,7 @@ func (s *lineSource) read(first bool) (Record, bool, error) {
 			continue
 		}
 		if len(s.d.seen) > s.seenMax {
-			s.d.seen, s.d.seenAt = nil, map[uint64]int{}
-			s.d.in = interner{}
+			s.d.forget(fetchWindow)
 		}
 		rec, meta, err := s.d.line(b)
 		if err != nil {
@@ -118,12 +95,21 @@ var streamWindow = 1 << 14
 // to those decoded ahead of it (hi), and what the records ahead say: the
 // lookahead's facts, which fetch record answers each request, and for each
 // frame the turn the frames after it show the server running.
+//
+// A decoded trace's records are held all at once (recs). A streamed trace's
+// come from its decoder (p) in batches, which the window holds from the one
+// with record lo on and hands back to the decoder as lo leaves them: the
+// records and frames of a long trace are decoded into the same memory again
+// and again.
 type window struct {
-	src    source
-	ring   bool // records are held in buf modulo its length; else buf is every record
-	buf    []Record
-	ahead  []string // per slot: the turn ahead of the frame there
-	known  []bool   // per slot: ahead is decided
+	recs []Record    // a decoded trace: every record
+	info []aheadInfo // per record of recs
+
+	p    *pipe    // a streamed trace: its decoder
+	bs   []*batch // the batches held, bs[0] starting with record base
+	base int
+	end  int // the records of bs end there
+
 	lo, hi int
 	size   int // how far ahead of lo records are decoded
 	eof    bool
@@ -139,66 +125,88 @@ type window struct {
 	late bool
 }
 
-// newSliceWindow holds every record of recs at once: nothing comes late.
-func newSliceWindow(recs []Record) *window {
-	w := &window{buf: recs, hi: len(recs), eof: true, size: len(recs) + 1,
-		ahead: make([]string, len(recs)), known: make([]bool, len(recs))}
-	return w
+// aheadInfo is the turn the frames after a frame show the server running,
+// and whether the records so far decide it.
+type aheadInfo struct {
+	turn  string
+	known bool
 }
 
-// newStreamWindow reads src with size records ahead.
-func newStreamWindow(src source, size int) *window {
-	n := min(size+1, 256)
-	w := &window{src: src, ring: true, size: size, buf: make([]Record, n), ahead: make([]string, n), known: make([]bool, n)}
+// newSliceWindow holds every record of recs at once: nothing comes late.
+func newSliceWindow(recs []Record) *window {
+	return &window{recs: recs, info: make([]aheadInfo, len(recs)), hi: len(recs), eof: true, size: len(recs) + 1}
+}
+
+// newStreamWindow reads the records p decodes with size records ahead.
+func newStreamWindow(p *pipe, size int) *window {
+	w := &window{p: p, size: size}
 	w.fill(0)
 	return w
 }
 
-// grow makes room for more records ahead, up to size+1 in all: a short
-// trace never holds a window of the longest.
-func (w *window) grow() {
-	n := min(2*len(w.buf), w.size+1)
-	buf, ahead, known := make([]Record, n), make([]string, n), make([]bool, n)
-	for i := w.lo; i < w.hi; i++ {
-		s, t := i%len(w.buf), i%n
-		buf[t], ahead[t], known[t] = w.buf[s], w.ahead[s], w.known[s]
+// streamed reports whether the records come from a decoder as they are
+// read, rather than all at once.
+func (w *window) streamed() bool { return w.p != nil }
+
+// at returns record i, which must be held (lo ≤ i < hi). A streamed
+// record's memory is reused once it has left the window: what outlives
+// that takes a copy (Record.detached).
+func (w *window) at(i int) *Record {
+	if w.p == nil {
+		return &w.recs[i]
 	}
-	w.buf, w.ahead, w.known = buf, ahead, known
+	k := i - w.base
+	return &w.bs[k/batchLen].recs[k%batchLen]
 }
 
-func (w *window) slot(i int) int {
-	if w.ring {
-		return i % len(w.buf)
+// infoAt returns what is known ahead of record i, which must be held.
+func (w *window) infoAt(i int) *aheadInfo {
+	if w.p == nil {
+		return &w.info[i]
 	}
-	return i
+	k := i - w.base
+	return &w.bs[k/batchLen].info[k%batchLen]
 }
-
-// at returns record i, which must be held (lo ≤ i < hi).
-func (w *window) at(i int) *Record { return &w.buf[w.slot(i)] }
 
 // holds reports whether record i is in the window.
 func (w *window) holds(i int) bool { return i >= w.lo && i < w.hi }
 
-// fill decodes records until upTo is held or the trace ends.
+// fill decodes records until upTo is held or the trace ends, holding no
+// more than size+1 records.
 func (w *window) fill(upTo int) {
 	for !w.eof && w.hi <= upTo {
-		if w.ring && w.hi-w.lo >= len(w.buf) {
-			if len(w.buf) > w.size {
-				return
-			}
-			w.grow()
-		}
-		rec, ok, err := w.src.next()
-		if !ok {
-			w.eof, w.err = true, err
+		if w.hi-w.lo > w.size {
 			return
 		}
-		s := w.slot(w.hi)
-		w.buf[s], w.ahead[s], w.known[s] = rec, "", false
+		if w.hi == w.end && !w.receive() {
+			return
+		}
+		*w.infoAt(w.hi) = aheadInfo{}
 		w.hi++
 		if w.la != nil {
-			w.enter(w.hi-1, &w.buf[s])
+			w.enter(w.hi-1, w.at(w.hi-1))
 		}
+	}
+}
+
+// receive takes the next batch from the decoder; false at the end of the
+// trace (eof, err).
+func (w *window) receive() bool {
+	for {
+		b, ok := w.p.receive()
+		if !ok {
+			w.eof, w.err = true, w.p.err
+			return false
+		}
+		if len(b.recs) > 0 {
+			if len(w.bs) == 0 {
+				w.base = w.end
+			}
+			w.bs = append(w.bs, b)
+			w.end += len(b.recs)
+			return true
+		}
+		w.p.release(b)
 	}
 }
 
@@ -214,13 +222,20 @@ func (w *window) start(tab string, la *lookahead) {
 
 // get returns record i, moving the window on to it: the records before it
 // leave (onLeft), and those up to i+size are decoded. ok is false past the
-// end of the trace.
+// end of the trace. The record is valid until the next call.
 func (w *window) get(i int) (*Record, bool) {
 	for w.lo < i && w.lo < w.hi {
 		if w.onLeft != nil {
 			w.onLeft(w.lo, w.at(w.lo))
 		}
 		w.lo++
+	}
+	for len(w.bs) > 0 && w.base+len(w.bs[0].recs) <= w.lo {
+		b := w.bs[0]
+		w.bs[0] = nil
+		w.bs = w.bs[1:]
+		w.base += len(b.recs)
+		w.p.release(b)
 	}
 	w.fill(i + w.size - 1)
 	if i >= w.hi {
@@ -273,13 +288,11 @@ func (w *window) enter(i int, r *Record) {
 		}
 		for _, k := range w.open {
 			if k >= w.lo {
-				s := w.slot(k)
-				w.ahead[s], w.known[s] = v, true
+				*w.infoAt(k) = aheadInfo{v, true}
 			}
 		}
 		w.open = w.open[:0]
-		s := w.slot(i)
-		w.ahead[s], w.known[s] = v, true
+		*w.infoAt(i) = aheadInfo{v, true}
 	}
 }
 
@@ -288,11 +301,11 @@ func (w *window) aheadOf(i int) string {
 	if !w.holds(i) {
 		return ""
 	}
-	s := w.slot(i)
-	if !w.known[s] && !w.eof {
+	in := w.infoAt(i)
+	if !in.known && !w.eof {
 		w.late = true // decided further ahead than the window reaches
 	}
-	return w.ahead[s]
+	return in.turn
 }
 
 // batchLen is how many records the decoding goroutine hands over at once.
@@ -300,37 +313,53 @@ const batchLen = 256
 
 // pipe decodes a trace on a goroutine of its own, a few batches of records
 // ahead of the replay, so that decoding and replaying run on two cores.
+// Batches come back (release) once the replay is done with them, and are
+// decoded into again.
 type pipe struct {
-	full chan batch
-	free chan []Record
+	full chan *batch
+	free chan *batch
 	done chan struct{} // closed by stop: the decoder gives up
 	exit chan struct{} // closed when the decoder has returned
-	cur  batch
-	k    int
 	end  bool
+	err  error // the decoder's, at the end
 }
 
+// batch is up to batchLen records and the frames they point to.
 type batch struct {
 	recs []Record
+	evs  []Event // the frames of recs
+	info []aheadInfo
 	err  error
 	last bool
 }
 
-func newPipe(src source) *pipe {
-	p := &pipe{full: make(chan batch, 4), free: make(chan []Record, 6), done: make(chan struct{}), exit: make(chan struct{})}
-	for range 6 {
-		p.free <- make([]Record, 0, batchLen)
-	}
+func newBatch() *batch {
+	return &batch{recs: make([]Record, 0, batchLen), evs: make([]Event, 0, batchLen), info: make([]aheadInfo, batchLen)}
+}
+
+// pipeAhead is how many decoded batches wait for the replay at most.
+const pipeAhead = 4
+
+// newPipe starts decoding src; window holds up to that many records.
+func newPipe(src *lineSource, window int) *pipe {
+	// The batches a window holds, those waiting, and the one being decoded.
+	n := (window+1)/batchLen + 2 + pipeAhead + 1
+	p := &pipe{full: make(chan *batch, pipeAhead), free: make(chan *batch, n), done: make(chan struct{}), exit: make(chan struct{})}
 	go func() {
 		defer close(p.exit)
 		for {
-			var b batch
+			var b *batch
 			select {
-			case b.recs = <-p.free:
+			case b = <-p.free:
 			case <-p.done:
 				return
+			default:
+				b = newBatch()
 			}
-			b.recs = b.recs[:0]
+			b.recs, b.evs = b.recs[:0], b.evs[:0]
+			// Frames are decoded into the batch's own (the first
+			// record, read with the meta record, has one of its own).
+			src.d.evs = b.evs
 			for len(b.recs) < batchLen {
 				rec, ok, err := src.next()
 				if !ok {
@@ -339,6 +368,7 @@ func newPipe(src source) *pipe {
 				}
 				b.recs = append(b.recs, rec)
 			}
+			src.d.evs = nil
 			select {
 			case p.full <- b:
 			case <-p.done:
@@ -352,20 +382,24 @@ func newPipe(src source) *pipe {
 	return p
 }
 
-func (p *pipe) next() (Record, bool, error) {
-	for p.k >= len(p.cur.recs) {
-		if p.end {
-			return Record{}, false, p.cur.err
-		}
-		if p.cur.recs != nil {
-			clear(p.cur.recs) // let the records' frames go
-			p.free <- p.cur.recs
-		}
-		p.cur, p.k = <-p.full, 0
-		p.end = p.cur.last
+// receive returns the next batch; false after the last one (err).
+func (p *pipe) receive() (*batch, bool) {
+	if p.end {
+		return nil, false
 	}
-	p.k++
-	return p.cur.recs[p.k-1], true, nil
+	b := <-p.full
+	if b.last {
+		p.end, p.err = true, b.err
+	}
+	return b, true
+}
+
+// release hands b back to the decoder, to be decoded into again.
+func (p *pipe) release(b *batch) {
+	select {
+	case p.free <- b:
+	default:
+	}
 }
 
 // stop ends the decoder and waits for it, so that its reader can be closed.

@@ -145,6 +145,18 @@ type Record struct {
 	FetchErr bool // fetch answered with an error
 }
 
+// detached returns a copy of rec with a frame of its own: a streamed
+// replay decodes later records into the memory of those that left its
+// window.
+func (rec *Record) detached() Record {
+	c := *rec
+	if c.Ev != nil {
+		ev := *c.Ev
+		c.Ev = &ev
+	}
+	return c
+}
+
 // rowSet returns the record's rows, indexed.
 func (rec *Record) rowSet() *rowSet {
 	if rec.rows != nil {
@@ -226,6 +238,16 @@ var (
 	withoutEffect = []string{"usage", "permission-prompt", "task-list-update", "config-reload",
 		"compaction-started", "compaction-complete", "compaction-error"}
 )
+
+// knownType maps a known frame type, quoted as a frame writes it without
+// escapes, to its name.
+var knownType = func() map[string]string {
+	m := map[string]string{}
+	for _, t := range append(append([]string(nil), withEffect...), withoutEffect...) {
+		m[`"`+t+`"`] = t
+	}
+	return m
+}()
 
 // FrameTypes returns every frame type the replay knows.
 func FrameTypes() []string {
@@ -403,20 +425,34 @@ type decoder struct {
 	key    []byte         // a member name with escapes, decoded
 }
 
+// forget lets the rows seen go but the last keep, which the next answer
+// most likely shows again, and the strings shared so far.
+func (d *decoder) forget(keep int) {
+	keep = min(keep, len(d.seen))
+	d.seen = append(make([]Chunk, 0, 2*keep), d.seen[len(d.seen)-keep:]...)
+	d.seenAt = make(map[uint64]int, len(d.seen))
+	for i := range d.seen {
+		d.seenAt[maphash.Bytes(rowSeed, d.seen[i].Raw)] = i
+	}
+	d.in = interner{}
+}
+
 // rowSpan is a row of a chunk answer: b[s:e] of its line. A row seen
-// before (known) was checked and decoded when it first came; hash is its
-// key in decoder.seenAt.
+// before (known) was checked and decoded when it first came: it is
+// decoder.seen[at].
 type rowSpan struct {
 	s, e  int
-	hash  uint64
+	at    int
 	known bool
 }
 
 // line decodes one trace line: a record, or the meta record.
 func (d *decoder) line(b []byte) (Record, *Meta, error) {
 	var w wireFields
-	if err := d.scan(b, &w); err != nil {
-		return Record{}, nil, err
+	if !scanFrame(b, &w) {
+		if err := d.scan(b, &w); err != nil {
+			return Record{}, nil, err
+		}
 	}
 	if w.k == nil || w.k[0] == 'n' {
 		return Record{}, nil, errors.New(`record without "k" (its kind)`)
@@ -487,6 +523,89 @@ func (d *decoder) scan(b []byte, w *wireFields) error {
 	return nil
 }
 
+// plainByte is 1 for the bytes a string may hold as they are: not a quote,
+// a backslash, a control character or part of a multi-byte sequence.
+var plainByte = func() (t [256]byte) {
+	for c := 0x20; c < 0x80; c++ {
+		if c != '"' && c != '\\' {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// stringByte is 1 for the bytes a string may hold without a second look at
+// them in a valid line: plainByte's, and those of multi-byte sequences
+// (encoding/json accepts invalid UTF-8, decoding it as U+FFFD).
+var stringByte = func() (t [256]byte) {
+	t = plainByte
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = 1
+	}
+	return t
+}()
+
+// framePrefix starts a ws record line as recorders write it.
+const framePrefix = `{"k":"ws","ev":{`
+
+// scanFrame is scan for the lines most of a trace is made of: a ws record
+// written as recorders write it, {"k":"ws","ev":{…}} with no white space,
+// whose frame has only string members, with plain names. Such a line is
+// valid JSON, and its members are gathered as scan gathers them (the last
+// of a name wins). Any other line, valid or not, gives false: scan reads it.
+func scanFrame(b []byte, w *wireFields) bool {
+	n := len(framePrefix)
+	if len(b) < n+2 || string(b[:n]) != framePrefix || b[n] != '"' {
+		return false
+	}
+	w.k = b[5:9]
+	w.evf = eventFields{}
+	i := n
+	for {
+		// A name: plain bytes only.
+		ke := i + 1
+		for ke < len(b) && plainByte[b[ke]] != 0 {
+			ke++
+		}
+		if ke+1 >= len(b) || b[ke] != '"' || b[ke+1] != ':' {
+			return false
+		}
+		// A string: no escape, no control character.
+		vs := ke + 2
+		if vs >= len(b) || b[vs] != '"' {
+			return false
+		}
+		ve := vs + 1
+		for ve < len(b) && stringByte[b[ve]] != 0 {
+			ve++
+		}
+		if ve >= len(b) || b[ve] != '"' {
+			return false
+		}
+		ve++
+		if f := w.evf.slot(b[i+1 : ke]); f != nil {
+			*f = b[vs:ve]
+		}
+		if ve >= len(b) {
+			return false
+		}
+		switch b[ve] {
+		case ',':
+			if i = ve + 1; i >= len(b) || b[i] != '"' {
+				return false
+			}
+			continue
+		case '}':
+			if ve+2 != len(b) || b[ve+1] != '}' {
+				return false
+			}
+			w.ev = b[n-1 : ve+1]
+			return true
+		}
+		return false
+	}
+}
+
 // object is validObject handing value each member's name with its escapes
 // decoded.
 func (d *decoder) object(b []byte, i, depth int, value func(key []byte, vs int) (int, error)) (int, error) {
@@ -510,15 +629,25 @@ func (d *decoder) scanRows(b []byte, i int) (int, error) {
 	if i < len(b) && b[i] == ']' {
 		return i + 1, nil
 	}
+	next := -1 // the row seen after the one before, most often this one
 	for {
 		sp := rowSpan{s: i}
-		if len(d.seen) > 0 && i < len(b) && b[i] == '{' {
+		if next >= 0 && next < len(d.seen) && bytes.HasPrefix(b[i:], d.seen[next].Raw) {
+			// A valid JSON value ends where its bytes do: these are that
+			// row, whatever follows. An answer is most often a run of
+			// the rows seen so far, in their order: they are found
+			// without looking for their end or hashing them.
+			sp.e, sp.at, sp.known = i+len(d.seen[next].Raw), next, true
+		} else if len(d.seen) > 0 && i < len(b) && b[i] == '{' {
 			// Bytes equal to a row checked before are that row, and
 			// skipValue finds their end whatever follows.
 			sp.e = rawjson.End(b, i)
-			sp.hash = maphash.Bytes(rowSeed, b[i:sp.e])
-			k, ok := d.seenAt[sp.hash]
-			sp.known = ok && bytes.Equal(d.seen[k].Raw, b[i:sp.e])
+			k, ok := d.seenAt[maphash.Bytes(rowSeed, b[i:sp.e])]
+			sp.at, sp.known = k, ok && bytes.Equal(d.seen[k].Raw, b[i:sp.e])
+		}
+		next = -1
+		if sp.known {
+			next = sp.at + 1
 		}
 		if !sp.known {
 			var err error
@@ -579,7 +708,9 @@ func (d *decoder) newEvent() *Event {
 		d.evs = make([]Event, 0, 96) // under 32 KB: a small allocation
 	}
 	d.evs = d.evs[:len(d.evs)+1]
-	return &d.evs[len(d.evs)-1]
+	ev := &d.evs[len(d.evs)-1]
+	*ev = Event{} // a streamed batch's frames are decoded into again
+	return ev
 }
 
 // rowsOf decodes the rows d.spans split from line b. An answer is the last
@@ -589,19 +720,20 @@ func (d *decoder) newEvent() *Event {
 func (d *decoder) rowsOf(b []byte) ([]Chunk, error) {
 	at := d.at[:0]
 	for _, sp := range d.spans {
-		i, ok := d.seenAt[sp.hash]
+		i := sp.at
 		if !sp.known {
 			el := b[sp.s:sp.e]
-			sp.hash = maphash.Bytes(rowSeed, el)
+			hash := maphash.Bytes(rowSeed, el)
 			// A row repeated within this answer is known by now.
-			if i, ok = d.seenAt[sp.hash]; !ok || !bytes.Equal(d.seen[i].Raw, el) {
+			var ok bool
+			if i, ok = d.seenAt[hash]; !ok || !bytes.Equal(d.seen[i].Raw, el) {
 				row, err := decodeChunk("rows", d.mem.copy(el), d.in)
 				if err != nil {
 					return nil, err
 				}
 				i = len(d.seen)
 				d.seen = append(d.seen, row)
-				d.seenAt[sp.hash] = i
+				d.seenAt[hash] = i
 			}
 		}
 		at = append(at, i)
@@ -828,9 +960,12 @@ func decodeEvent(v []byte, in interner) (*Event, error) {
 
 // decode fills the zero ev from the members of frame raw.
 func (f *eventFields) decode(ev *Event, raw []byte, in interner) error {
-	typ, err := in.optString("type", f.typ)
-	if err != nil {
-		return err
+	typ, ok := knownType[string(f.typ)]
+	var err error
+	if !ok {
+		if typ, err = in.optString("type", f.typ); err != nil {
+			return err
+		}
 	}
 	if typ == "" {
 		return errors.New("frame without type")

@@ -75,7 +75,8 @@ type Truth struct {
 	contentOf map[string]*[]content // turn -> its pieces; those of a sealed turn go unless keepAll
 	last      *[]content            // the list content was last added to
 	lastTurn  string
-	unsealed  []string // turns with content, not sealed
+	unsealed  []string   // turns with content, not sealed
+	spare     *[]content // a sealed turn's list, let go: the next turn's
 	// keepAll keeps every piece of content: the final view, which the
 	// deferral check compares, shows sealed turns' too. A streamed replay
 	// lets a sealed turn's go (the loss and newer-turn checks read only
@@ -209,7 +210,9 @@ func (t *Truth) addContent(i int, text string) {
 	if t.last == nil || t.lastTurn != turn {
 		list := t.contentOf[turn]
 		if list == nil {
-			list = new([]content)
+			if list, t.spare = t.spare, nil; list == nil {
+				list = new([]content)
+			}
 			t.contentOf[turn] = list
 			t.unsealed = append(t.unsealed, turn)
 		}
@@ -256,7 +259,11 @@ func (t *Truth) seal(turn string, i int) {
 		}
 	}
 	if !t.keepAll {
-		delete(t.contentOf, turn)
+		if list := t.contentOf[turn]; list != nil {
+			clear(*list)
+			*list, t.spare = (*list)[:0], list
+			delete(t.contentOf, turn)
+		}
 		if t.lastTurn == turn {
 			t.last, t.lastTurn = nil, ""
 		}

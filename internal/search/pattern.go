@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -36,6 +37,11 @@ type Pattern struct {
 	rare int
 	// slash: lit holds a '/', which a JSON writer may escape as \/.
 	slash bool
+	// dfa, when not nil, tells the lines that match faster than re: those
+	// that hold lit when dfaLit (lit is selective), else every line. It
+	// is nil for an expression that is lit itself.
+	dfa    *dfaProg
+	dfaLit bool
 }
 
 // ErrLineBreak is the error of a pattern that could only match a line
@@ -84,6 +90,10 @@ func Compile(expr string, o PatternOptions) (*Pattern, error) {
 	p := &Pattern{re: re}
 	if lit, fold := required(tree); len(lit) > 0 {
 		p.setLiteral(lit, fold)
+	}
+	if p.lit == nil || tree.Op != syntax.OpLiteral {
+		p.dfa = newDFAProg(re.String())
+		p.dfaLit = p.dfa != nil && p.lit != nil && p.selective()
 	}
 	return p, nil
 }
@@ -144,7 +154,8 @@ func removeNL(ranges []rune) []rune {
 // required returns a string every match of t holds, as long as it can
 // find (nil when it finds none), and whether it holds it in any case.
 // Only ASCII letters are taken as folding: a run with other folding
-// letters (the Kelvin sign folds to k) is cut there.
+// letters, or with k or s (which fold to the Kelvin sign and the long s),
+// is cut there.
 func required(t *syntax.Regexp) (lit []byte, fold bool) {
 	switch t.Op {
 	case syntax.OpLiteral:
@@ -196,7 +207,8 @@ func literalRun(subs []*syntax.Regexp) ([]byte, bool) {
 	for _, s := range subs {
 		f := s.Flags&syntax.FoldCase != 0
 		for _, r := range s.Rune {
-			if f && r >= utf8.RuneSelf && foldsToOther(r) {
+			// U+FFFD also matches each byte that is not UTF-8.
+			if r == utf8.RuneError || f && (r >= utf8.RuneSelf && foldsToOther(r) || r < utf8.RuneSelf && foldsOutOfASCII(r)) {
 				flush()
 				continue
 			}
@@ -210,6 +222,18 @@ func literalRun(subs []*syntax.Regexp) ([]byte, bool) {
 }
 
 func isASCIILetter(r rune) bool { return 'a' <= r|0x20 && r|0x20 <= 'z' }
+
+// foldsOutOfASCII reports whether the ASCII r folds to a rune outside
+// ASCII, which an ASCII search in any case misses: k to the Kelvin sign,
+// s to the long s.
+func foldsOutOfASCII(r rune) bool {
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
 
 // foldsToOther reports whether r has another case.
 func foldsToOther(r rune) bool {
@@ -236,6 +260,18 @@ func (p *Pattern) setLiteral(lit []byte, fold bool) {
 	p.lit, p.fold = best, fold
 	p.rare = rarest(best, fold)
 	p.slash = bytes.IndexByte(best, '/') >= 0
+}
+
+// selective reports whether looking for the required string first skips
+// most of a text: it is long, or its rarest byte is rare. A string such
+// as "-" or "ab" is in most lines; the dfa reads them faster alone.
+func (p *Pattern) selective() bool {
+	c := p.lit[p.rare]
+	f := byteFreq(c)
+	if p.fold && isASCIILetter(rune(c)) {
+		f = byteFreq(c|0x20) + byteFreq(c&^0x20)
+	}
+	return len(p.lit) >= 3 || f <= 40
 }
 
 // rarest returns the index of the byte of lit least frequent in session
@@ -404,11 +440,70 @@ var escapeU, escapeSlash = []byte(`\u`), []byte(`\/`)
 // ranges of the line), in order, until fn returns false. A line ends at
 // '\n'; a '\r' before it is part of the line.
 func (p *Pattern) Lines(text []byte, fn func(line []byte, n int, spans [][]int) bool) bool {
+	m := p.matcher()
+	defer m.close()
+	return m.lines(text, true, fn)
+}
+
+// matcher matches a pattern on one goroutine: it holds a dfa of the
+// pattern's pool from its first use until closed.
+type matcher struct {
+	p *Pattern
+	d *dfa
+}
+
+func (p *Pattern) matcher() matcher { return matcher{p: p} }
+
+// close gives the dfa back to the pattern's pool.
+func (m *matcher) close() {
+	if m.d != nil {
+		m.p.dfa.put(m.d)
+		m.d = nil
+	}
+}
+
+func (m *matcher) dfa() *dfa {
+	if m.d == nil {
+		m.d = m.p.dfa.get()
+	}
+	return m.d
+}
+
+// lines is Lines; without spans, fn is given nil spans, and a line is
+// only known to match.
+func (m *matcher) lines(text []byte, spans bool, fn func(line []byte, n int, spans [][]int) bool) bool {
+	p := m.p
 	lineNo, counted := 0, 0 // the line number of text[counted:]
 	number := func(start int) int {
 		lineNo += bytes.Count(text[counted:start], nl)
 		counted = start
 		return lineNo
+	}
+	// match returns the matches in a line that may hold one (nil: none),
+	// or, without spans, noSpans when it holds one.
+	match := func(line []byte, known bool) [][]int {
+		switch {
+		case spans:
+			return p.re.FindAllIndex(line, -1)
+		case known || p.re.Match(line):
+			return noSpans
+		}
+		return nil
+	}
+	if p.dfa != nil && !p.dfaLit {
+		d := m.dfa()
+		for pos := 0; pos < len(text); {
+			start, end := d.line(text, pos)
+			if start < 0 {
+				return true
+			}
+			line := text[start:end]
+			if sp := match(line, true); sp != nil && !fn(line, number(start), spanList(sp)) {
+				return false
+			}
+			pos = end + 1
+		}
+		return true
 	}
 	if p.lit == nil {
 		for pos := 0; pos < len(text); {
@@ -422,7 +517,7 @@ func (p *Pattern) Lines(text []byte, fn func(line []byte, n int, spans [][]int) 
 			}
 			start, end := lineBounds(text, at)
 			line := text[start:end]
-			if !fn(line, number(start), p.re.FindAllIndex(line, -1)) {
+			if sp := match(line, true); !fn(line, number(start), spanList(sp)) {
 				return false
 			}
 			pos = end + 1
@@ -436,14 +531,30 @@ func (p *Pattern) Lines(text []byte, fn func(line []byte, n int, spans [][]int) 
 		}
 		start, end := lineBounds(text, pos+i)
 		line := text[start:end]
-		if spans := p.re.FindAllIndex(line, -1); spans != nil {
-			if !fn(line, number(start), spans) {
-				return false
-			}
-		}
 		pos = end + 1
+		known := false
+		if p.dfaLit {
+			if s, _ := m.dfa().line(line, 0); s < 0 {
+				continue
+			}
+			known = true
+		}
+		if sp := match(line, known); sp != nil && !fn(line, number(start), spanList(sp)) {
+			return false
+		}
 	}
 	return true
+}
+
+// noSpans stands for the matches of a line that holds one, when they are
+// not wanted; fn is given nil.
+var noSpans = [][]int{}
+
+func spanList(sp [][]int) [][]int {
+	if len(sp) == 0 {
+		return nil
+	}
+	return sp
 }
 
 var nl = []byte{'\n'}

@@ -38,7 +38,12 @@ func TestCompileRequired(t *testing.T) {
 		{expr: `café`, o: PatternOptions{Fixed: true}, lit: "café"},
 		// Letters that fold outside ASCII cut the run: K also matches the
 		// Kelvin sign, which bytes.EqualFold-like ASCII folding misses.
-		{expr: `kék`, o: PatternOptions{IgnoreCase: true}, lit: "k", fold: true},
+		// So do k and s, which fold to the Kelvin sign and the long s.
+		{expr: `kék`, o: PatternOptions{IgnoreCase: true}},
+		{expr: `(?i)tasks`, lit: "ta", fold: true},
+		{expr: `Tasks`, lit: "Tasks"},
+		// U+FFFD also matches a byte that is not UTF-8.
+		{expr: "a�bc", lit: "bc"},
 		{expr: ``},
 	} {
 		p, err := Compile(tc.expr, tc.o)

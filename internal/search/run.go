@@ -81,6 +81,10 @@ func Run(ctx context.Context, each func(context.Context, Visit) error, o RunOpti
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ord := newOrdered(p)
+	so := o.Options
+	if o.Mode != Lines {
+		so.NoSpans = true // only the lines are counted
+	}
 	var searched, matched, failed, lines atomic.Int64
 	var found atomic.Bool // Quiet: the match that ends the search
 	err := each(ctx, func(job int, e seam.Entry, h seam.Handle, err error) {
@@ -106,7 +110,7 @@ func Run(ctx context.Context, each func(context.Context, Visit) error, o RunOpti
 		}
 		var buf []byte
 		k := 0 // matches given
-		n, err := Session(ctx, h, &o.Options, func(m *Match) error {
+		n, err := Session(ctx, h, &so, func(m *Match) error {
 			k++
 			switch o.Mode {
 			case Quiet:

@@ -38,6 +38,9 @@ type Options struct {
 	// Max stops a session's search after this many matching lines (0: no
 	// limit).
 	Max int
+	// NoSpans leaves Match.Spans nil: only which lines match is wanted
+	// (grep -c, -l, -q), which is found faster.
+	NoSpans bool
 }
 
 // Match is one line that matches: a line of a string of an event's data,
@@ -71,7 +74,8 @@ var errStop = errors.New("search stopped")
 // record at a time; events whose stored text cannot hold a match are not
 // walked. fn may return ErrStop to end the search without an error.
 func Session(ctx context.Context, h seam.Handle, o *Options, fn func(*Match) error) (int, error) {
-	s := sessionSearch{o: o, fn: fn, types: newTypeSet(o.Types)}
+	s := sessionSearch{o: o, fn: fn, types: newTypeSet(o.Types), m: o.Pattern.matcher()}
+	defer s.m.close()
 	for ev, err := range h.Scan(ctx, seam.ScanOptions{Transient: true}) {
 		if err != nil {
 			return s.n, err
@@ -93,10 +97,11 @@ type sessionSearch struct {
 	o     *Options
 	fn    func(*Match) error
 	types *typeSet
+	m     matcher
 	n     int
 	turn  int64
 	in    bool // in a turn
-	m     Match
+	match Match
 	texts texts
 	line  []byte // InJSON: the event's canonical line
 	err   error
@@ -121,26 +126,26 @@ func (s *sessionSearch) event(e *seam.Event) error {
 	if (o.HasSince && e.Time < o.Since) || (o.HasUntil && e.Time > o.Until) || !s.types.match(e.Type) {
 		return nil
 	}
-	s.m = Match{Seq: e.Seq, Turn: turn, HasTurn: inTurn, Type: e.Type, Time: e.Time}
+	s.match = Match{Seq: e.Seq, Turn: turn, HasTurn: inTurn, Type: e.Type, Time: e.Time}
 	p := o.Pattern
 	if o.In == InJSON {
 		s.line = e.AppendJSON(s.line[:0])
-		p.Lines(s.line, s.emit)
+		s.m.lines(s.line, !o.NoSpans, s.emit)
 		return s.err
 	}
 	if !p.MayHold(e.Data) {
 		return nil
 	}
 	s.texts.walk(e.Data, func(text []byte) bool {
-		s.m.Field = ""
-		return p.Lines(text, s.emit)
+		s.match.Field = ""
+		return s.m.lines(text, !o.NoSpans, s.emit)
 	})
 	return s.err
 }
 
 // emit gives fn a matching line of the current text.
 func (s *sessionSearch) emit(line []byte, n int, spans [][]int) bool {
-	m := &s.m
+	m := &s.match
 	if s.o.In == InText {
 		if m.Field == "" {
 			m.Field = s.texts.field(".data")

@@ -34,13 +34,16 @@ const (
 	// maxSmallContent bounds the content decoded in memory, and so the
 	// output buffer a Decoder keeps.
 	maxSmallContent = 1 << 20
-	// minSmallOut is the least output buffer a Decoder allocates, so that
-	// frames of growing size do not reallocate it each time.
+	// minSmallOut is the least output buffer a Decoder allocates for a
+	// frame that declares its size, so that frames of growing size do not
+	// reallocate it each time.
 	minSmallOut = 64 << 10
 	// smallRatio is the content-to-frame size ratio the output buffer is
-	// sized for when the header omits the content size. Content beyond
-	// the buffer is decoded by the stream path again.
+	// sized for when the header omits the content size.
 	smallRatio = 16
+	// decodeSlack is the room klauspost's fast copies want past the
+	// content (its compressedBlockOverAlloc, 32, with a margin).
+	decodeSlack = 64
 	// DefaultMaxContent is the most content a Decoder decodes from one
 	// frame unless SetLimit says otherwise. A few KiB of RLE blocks can
 	// declare a GiB: past the limit a frame is ErrTooLarge, whatever its
@@ -212,12 +215,20 @@ func checkFrame(s *source, f Frame) (Frame, error) {
 //   - klauspost's DecodeAll makes the stream decoder's checks (block
 //     sizes, match offsets, content size, checksum), but with all the
 //     output as history, where the stream keeps one window. The output
-//     buffer holds at most WindowSize bytes, so an offset within the
-//     output is within the window too.
+//     buffer holds at most WindowSize bytes, or the declared content
+//     size (itself at most WindowSize) and a slack that content which
+//     decodes only fails, so an offset within the output is within the
+//     window too.
 //   - DecodeAll fails where the content overruns the buffer, with
 //     ErrDecoderSizeExceeded or, inside a block, with what reads as
 //     corruption ("output bigger than max block size"): no verdict.
 func (d *Decoder) decodeSmall(r io.ReaderAt, f Frame) ([]byte, bool) {
+	return d.decodeSmallTo(&d.out, r, f)
+}
+
+// decodeSmallTo is decodeSmall decoding into the storage of *buf (which
+// keeps it as it grew) instead of d.out.
+func (d *Decoder) decodeSmallTo(buf *[]byte, r io.ReaderAt, f Frame) ([]byte, bool) {
 	d.gen++ // as for NewReader: any use ends the open reader
 	if f.Size <= 0 || f.Size > maxSmallFrame || f.Offset < 0 {
 		return nil, false
@@ -238,20 +249,33 @@ func (d *Decoder) decodeSmall(r io.ReaderAt, f Frame) ([]byte, bool) {
 	}
 	maxOut := min(int64(min(g.WindowSize, maxSmallContent)), d.limit)
 	n := g.ContentSize
-	if n < 0 {
-		n = min(maxOut, smallRatio*f.Size)
-	} else if n > maxOut {
+	if n > maxOut {
 		return nil, false
 	}
-	if int64(cap(d.out)) < n {
-		d.out = make([]byte, 0, min(maxOut, max(n, minSmallOut)))
+	// The output is capped at maxOut, and so at the window. klauspost
+	// decodes a block with its slower, bounds-exact copies unless the cap
+	// leaves room past it. A declared content size holds the output to n
+	// by itself (klauspost fails the frame as soon as it passes it), so
+	// then the cap is n and a slack. Else (dsh's frames declare no size)
+	// the buffer is a guess from the frame's size and a block more, and
+	// content past it is decoded by the stream path again.
+	capOut := maxOut
+	want := min(maxOut, max(smallRatio*f.Size, minSmallOut)+maxBlockSize+decodeSlack)
+	if g.ContentSize >= 0 {
+		capOut = n + decodeSlack
+		want = max(capOut, min(maxOut, minSmallOut))
 	}
-	out, err := d.za.DecodeAll(s.tail, d.out[:0:min(int64(cap(d.out)), maxOut)])
+	if int64(cap(*buf)) < min(capOut, want) {
+		*buf = make([]byte, 0, want)
+	}
+	out, err := d.za.DecodeAll(s.tail, (*buf)[:0:min(int64(cap(*buf)), capOut)])
 	if err != nil {
 		return nil, false
 	}
 	d.decoded += int64(len(out))
-	return out, true
+	// The content in the storage whole: a caller that gives it back for
+	// the next frame gives all of it.
+	return (*buf)[:len(out)], true
 }
 
 // clone returns a copy of content that the caller may keep: never nil,
@@ -274,16 +298,19 @@ func (d *Decoder) DecodeTo(buf *[]byte, r io.ReaderAt, f Frame, limit int64) ([]
 	if f.ContentSize > limit {
 		return nil, contentError(f.Offset, f.ContentSize, limit)
 	}
-	if content, ok := d.decodeSmall(r, f); ok {
-		// The stream path reads limit+1 bytes of the same content.
+	if buf == nil {
+		if content, ok := d.decodeSmall(r, f); ok {
+			// The stream path reads limit+1 bytes of the same content.
+			if int64(len(content)) > limit {
+				return nil, contentError(f.Offset, limit+1, limit)
+			}
+			return clone(content), nil
+		}
+	} else if content, ok := d.decodeSmallTo(buf, r, f); ok {
 		if int64(len(content)) > limit {
 			return nil, contentError(f.Offset, limit+1, limit)
 		}
-		if buf == nil {
-			return clone(content), nil
-		}
-		*buf = append((*buf)[:0], content...)
-		return *buf, nil
+		return content, nil
 	}
 	return d.decodeAllStream(buf, r, f, limit)
 }

@@ -309,3 +309,60 @@ func FuzzDecodePaths(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeToOwnBuffer checks that DecodeTo decodes a small frame
+// straight into the caller's buffer, not into the decoder's and then a
+// copy; that the content it returns keeps the buffer's whole storage, so
+// that a reader that gives it back for the next frame does not shrink it;
+// and that it leaves klauspost room past the content for its fast copies.
+func TestDecodeToOwnBuffer(t *testing.T) {
+	d := newTestDecoder(t)
+	var buf []byte
+	for _, c := range []struct {
+		n        int
+		declared bool
+	}{{300 << 10, true}, {100, false}, {2000, true}, {200 << 10, false}} {
+		content := pseudoRandom(c.n, uint64(c.n))
+		var frame []byte
+		if c.declared {
+			frame = AppendFrame(nil, content)
+		} else {
+			var b bytes.Buffer
+			w, err := NewWriter(&b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(content)
+			if err := w.EndFrame(&b); err != nil {
+				t.Fatal(err)
+			}
+			frame = b.Bytes()
+		}
+		f, err := ParseFrame(bytes.NewReader(frame), 0, int64(len(frame)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (f.ContentSize >= 0) != c.declared {
+			t.Fatalf("content size %d, declared %t", f.ContentSize, c.declared)
+		}
+		before := cap(buf)
+		got, err := d.DecodeTo(&buf, bytes.NewReader(frame), f, 1<<20)
+		if err != nil || !bytes.Equal(got, content) {
+			t.Fatalf("%d bytes: DecodeTo = %d bytes, %v", c.n, len(got), err)
+		}
+		if cap(d.out) != 0 {
+			t.Errorf("%d bytes: decoded into the decoder's buffer (%d bytes), not the caller's", c.n, cap(d.out))
+		}
+		if &got[:1][0] != &buf[:1][0] || cap(got) != cap(buf) || cap(buf) < before {
+			t.Errorf("%d bytes: content of %d bytes (%d of storage) is not the caller's buffer of %d", c.n, len(got), cap(got), cap(buf))
+		}
+		room := decodeSlack
+		if !c.declared {
+			room = maxBlockSize // the next block's worth
+		}
+		if cap(buf) < c.n+room {
+			t.Errorf("%d bytes: buffer of %d bytes, want room for %d past the content", c.n, cap(buf), room)
+		}
+		buf = got[:0] // given back, as the prefetcher does
+	}
+}
