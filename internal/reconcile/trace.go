@@ -702,15 +702,15 @@ func fieldName(key []byte) []byte {
 	return key
 }
 
-// newEvent returns a zero Event from the decoder's current block.
+// newEvent returns a zero Event from the decoder's current block, whose
+// free slots are zero (a streamed batch clears its frames before it is
+// decoded into again).
 func (d *decoder) newEvent() *Event {
 	if len(d.evs) == cap(d.evs) {
 		d.evs = make([]Event, 0, 96) // under 32 KB: a small allocation
 	}
 	d.evs = d.evs[:len(d.evs)+1]
-	ev := &d.evs[len(d.evs)-1]
-	*ev = Event{} // a streamed batch's frames are decoded into again
-	return ev
+	return &d.evs[len(d.evs)-1]
 }
 
 // rowsOf decodes the rows d.spans split from line b. An answer is the last
