@@ -22,6 +22,9 @@ func TestReport(t *testing.T) {
 		{WithHint(errors.New("gone"), "look elsewhere"), "dshctl: gone\nhint: look elsewhere\n", ExitError},
 		// A hostile store's path cannot drive the terminal or break the line.
 		{WithHint(errors.New("open /s/--a\x1b[31mb\rc--/x: bad"), "see /s/\x1b]0;t\x07"), `dshctl: "open /s/--a\x1b[31mb c--/x: bad"` + "\n" + `hint: "see /s/\x1b]0;t\a"` + "\n", ExitError},
+		// Invalid UTF-8 is escaped, not made U+FFFD, line breaks or not.
+		{errors.New("bad \xff\nbyte"), `dshctl: "bad \xff byte"` + "\n", ExitError},
+		{errors.New("bad \xff"), `dshctl: "bad \xff"` + "\n", ExitError},
 		{Usagef("bad %s", "flag"), "dshctl: bad flag\nhint: run 'dshctl cat --help' for usage\n", ExitUsage},
 		{Usage(WithHint(errors.New("bad"), "try this")), "dshctl: bad\nhint: try this\nhint: run 'dshctl cat --help' for usage\n", ExitUsage},
 		{fmt.Errorf("wrapped: %w", Findings("2 errors")), "", ExitFindings},

@@ -10,18 +10,14 @@ import (
 // it on its line and in its column, whatever it holds.
 func PlainField(s string) string { return Escape(s) }
 
+// spaces makes the line breaks and tabs of a message spaces.
+var spaces = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
+
 // OneLine makes a message one line of text for a terminal: its line
 // breaks and tabs become spaces, and whatever else could move the cursor
 // or change the terminal is escaped (Escape).
 func OneLine(s string) string {
-	if strings.ContainsAny(s, "\t\n\r") {
-		s = strings.Map(func(r rune) rune {
-			if r == '\t' || r == '\n' || r == '\r' {
-				return ' '
-			}
-			return r
-		}, s)
-	}
+	s = spaces.Replace(s) // byte by byte: invalid UTF-8 stays as it is, for printable
 	if printable(s) {
 		return s
 	}
