@@ -47,7 +47,7 @@ func (s *Store) Renumber(ctx context.Context, id string, o seam.RenumberOptions)
 		return res, err
 	}
 	h := &handle{s: s, id: id, access: seam.Write, w: &writer{}}
-	if err := s.writers.Claim("renumber", id, h, seam.ErrAlreadyOwned); err != nil {
+	if err := s.writers.Claim("renumber", id, h); err != nil {
 		return res, err
 	}
 	defer s.writers.Release(id, h)

@@ -68,7 +68,7 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	hd := &handle{s: s, id: h.ID, access: seam.Write, hdr: h, inherited: opts.InheritedEventCount,
 		dir: &sessionDir{id: h.ID, project: project, dir: filepath.Join(s.root, project, seg), live: -1},
 		w:   &writer{pending: true}}
-	if err := s.writers.Claim("create", h.ID, hd, seam.ErrAlreadyExists); err != nil {
+	if err := s.writers.Create(h.ID, hd); err != nil {
 		return nil, err
 	}
 	if _, err := s.find("create", h.ID); !errors.Is(err, seam.ErrNotFound) {
@@ -80,30 +80,6 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 			Err: fmt.Errorf("session %q already exists", h.ID)}
 	}
 	return hd, nil
-}
-
-// pending returns the handle of a create of id not yet materialized.
-func (s *Store) pending(id string) *handle {
-	h, ok := s.writers.Owner(id)
-	if !ok {
-		return nil
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed || !h.w.pending {
-		return nil
-	}
-	return h
-}
-
-func (s *Store) pendingHandles() []*handle {
-	var out []*handle
-	for _, h := range s.writers.Owners() {
-		if s.pending(h.id) == h {
-			out = append(out, h)
-		}
-	}
-	return out
 }
 
 // pendingSnapshot describes a create that is not materialized yet.
@@ -248,7 +224,7 @@ func isStaleTemp(name string) bool {
 // decides where an append goes (see tailStart).
 func (s *Store) openWrite(ctx context.Context, id string) (seam.Handle, error) {
 	h := &handle{s: s, id: id, access: seam.Write, w: &writer{}}
-	if err := s.writers.Claim("open", id, h, seam.ErrAlreadyOwned); err != nil {
+	if err := s.writers.Claim("open", id, h); err != nil {
 		return nil, err
 	}
 	if err := s.loadWriter(ctx, h); err != nil {
@@ -849,6 +825,7 @@ func (h *handle) materializeWith(body func(io.Writer) (int64, error)) error {
 	h.log = l
 	h.body = position{fileOff: bodyOff, textOff: int64(len(headerLine)), lineNo: 1, frame: 1}
 	h.w = &writer{lock: lock, lockFI: lockFI, size: size, cut: size, next: n}
+	s.writers.EndPending(h.id, h)
 	return nil
 }
 
