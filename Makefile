@@ -22,13 +22,16 @@ all: build
 
 # The build is stamped with git's description of the checkout (dshctl
 # --version): builds that record no VCS information themselves
-# (-buildvcs=false, GOFLAGS) still name their commit. Outside a git
+# (-buildvcs=false, GOFLAGS) still name their commit. Without a tag the
+# version is the pseudo-version Go gives a build of the checkout
+# (v0.0.0-<commit time>-<commit>, +dirty when modified). Outside a git
 # checkout the stamps are empty and Go's build information is shown.
 BUILDINFO   := github.com/dshctl/dshctl/internal/buildinfo
-VERSION     ?= $(shell git describe --tags --dirty 2>/dev/null)
 COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 COMMIT_TIME ?= $(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd 2>/dev/null)
 MODIFIED    ?= $(shell git status --porcelain 2>/dev/null | grep -q . && echo true)
+PSEUDO      := $(shell TZ=UTC git log -1 --date=format-local:%Y%m%d%H%M%S --format=v0.0.0-%cd-%H 2>/dev/null | cut -c1-34)
+VERSION     ?= $(or $(shell git describe --tags --dirty 2>/dev/null),$(if $(PSEUDO),$(PSEUDO)$(if $(MODIFIED),+dirty)))
 LDFLAGS     := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) \
                -X $(BUILDINFO).commitTime=$(COMMIT_TIME) -X $(BUILDINFO).modified=$(MODIFIED)
 
@@ -74,7 +77,7 @@ demo: build
 
 # Man pages (section 1) of every command into $(MANDIR); see README.
 man:
-	$(GO) run ./cmd/dshctl man $(MANDIR)
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/dshctl man $(MANDIR)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)

@@ -1,97 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 )
 
 const titleLine = `{"type":"session/title","data":{"title":"x"}}` + "\n"
-
-// TestAppendInputBeforeLock: append reads its input before it takes the
-// session's lock, and a signal stops it while it waits for input (#24 item
-// 5: with a stalled pipe it held the lock and ignored SIGINT and SIGTERM;
-// a FIFO with no writer blocked in open). Another append goes through
-// meanwhile; the stalled one, signalled, exits 1 within a second and
-// writes nothing.
-func TestAppendInputBeforeLock(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no SIGINT to send a process, nor FIFOs, on Windows")
-	}
-	if _, err := exec.LookPath("dshctl"); err != nil {
-		t.Skip("dshctl is not on PATH (the test binary installs it through testscript.Main)")
-	}
-	root := t.TempDir()
-	if _, err := hostile.Session(root, "a", true); err != nil {
-		t.Fatal(err)
-	}
-	fifo := filepath.Join(t.TempDir(), "events")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		name string
-		args []string
-		sig  os.Signal
-	}{
-		{"stalled pipe, SIGINT", []string{"append", "--assign-seq", "a"}, os.Interrupt},
-		{"stalled pipe, SIGTERM", []string{"append", "--assign-seq", "a", "-"}, syscall.SIGTERM},
-		{"FIFO without a writer", []string{"append", "--assign-seq", "a", fifo}, syscall.SIGTERM},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			before := logState(t, root, "a")
-			stalled := exec.Command("dshctl", append([]string{"--store", root}, c.args...)...)
-			// A pipe whose writer never writes nor closes.
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
-			stalled.Stdin = r
-			var stderr bytes.Buffer
-			stalled.Stderr = &stderr
-			if err := stalled.Start(); err != nil {
-				t.Fatal(err)
-			}
-			r.Close()
-			time.Sleep(300 * time.Millisecond)
-			// The lock is free: another append goes through.
-			other := exec.Command("dshctl", "--store", root, "append", "--assign-seq", "a")
-			other.Stdin = strings.NewReader(titleLine)
-			if out, err := other.CombinedOutput(); err != nil {
-				t.Errorf("an append beside a stalled one: %v: %s", err, out)
-			}
-			mid := logState(t, root, "a")
-			sent := time.Now()
-			stalled.Process.Signal(c.sig)
-			hung := time.AfterFunc(10*time.Second, func() { stalled.Process.Kill() })
-			stalled.Wait()
-			took := time.Since(sent)
-			if !hung.Stop() {
-				t.Fatalf("the stalled append ignored %v: killed after %v", c.sig, took)
-			}
-			if code := stalled.ProcessState.ExitCode(); code != 1 || stderr.String() != "dshctl: interrupted\n" {
-				t.Errorf("the stalled append exited %d: %q", code, stderr.String())
-			}
-			if took > time.Second {
-				t.Errorf("the stalled append took %v to stop", took)
-			}
-			if after := logState(t, root, "a"); after != mid || mid == before {
-				t.Errorf("log before %s, after the other append %s, after the signal %s", before, mid, after)
-			}
-		})
-	}
-}
 
 // TestAppendCreateRace: of appends with --create racing for one new id,
 // exactly one creates it; every other one appends to it, or fails at once

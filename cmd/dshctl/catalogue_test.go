@@ -334,8 +334,10 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	ts.Check(cmd.Start())
 	// The bound is on CPU time, which a loaded machine does not inflate;
-	// a command that blocks (on a FIFO, say) is killed after a while.
-	hang := time.AfterFunc(max(10**limit, 20*time.Second), func() { cmd.Process.Kill() })
+	// a command that blocks (on a FIFO, say) is killed after a while, long
+	// enough that a loaded machine's share of a core (1 CPU-s took 20 s of
+	// wall time at a load of 30 on 2 cores) does not pass for a hang.
+	hang := time.AfterFunc(max(30**limit, time.Minute), func() { cmd.Process.Kill() })
 	err = cmd.Wait()
 	hung := !hang.Stop()
 	ts.Stdout().Write(stdout.Bytes())

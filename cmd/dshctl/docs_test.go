@@ -108,19 +108,48 @@ func TestMakeBuildStampsVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	var v struct {
+		Version      string
 		Commit       *string
 		CommitTime   *string
 		CommitTimeMs *int64
+		Modified     *bool
 	}
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatal(err)
 	}
 	want := strings.TrimSpace(string(head))
-	if v.Commit == nil || *v.Commit != want || v.CommitTime == nil || !strings.HasSuffix(*v.CommitTime, ".000Z") || v.CommitTimeMs == nil {
+	if v.Commit == nil || *v.Commit != want || v.CommitTime == nil || !strings.HasSuffix(*v.CommitTime, ".000Z") || v.CommitTimeMs == nil || v.Modified == nil {
 		t.Errorf("make build's dshctl version -o json:\n%s\nwant commit %s and its time", out, want)
+	}
+	// The version is git's description of the checkout, or without a tag
+	// the pseudo-version Go gives it: never "(devel)".
+	wantVersion := `^v0\.0\.0-\d{14}-` + want[:12] + `(\+dirty)?$`
+	if desc, err := exec.Command("git", "-C", root, "describe", "--tags", "--dirty").Output(); err == nil {
+		wantVersion = "^" + regexp.QuoteMeta(strings.TrimSpace(string(desc))) + "$"
+	}
+	if !regexp.MustCompile(wantVersion).MatchString(v.Version) {
+		t.Errorf("make build's version %q, want %s", v.Version, wantVersion)
+	}
+	if v.CommitTime != nil && strings.HasPrefix(v.Version, "v0.0.0-") {
+		stamp := strings.NewReplacer("-", "", "T", "", ":", "").Replace((*v.CommitTime)[:19])
+		if v.Version[len("v0.0.0-"):][:14] != stamp {
+			t.Errorf("pseudo-version %q, want the commit time %s in it", v.Version, stamp)
+		}
 	}
 	line, err := exec.Command(bin, "--version").Output()
 	if err != nil || !strings.Contains(string(line), "(commit "+want[:12]) {
 		t.Errorf("dshctl --version = %q (%v), want commit %s", line, err, want[:12])
+	}
+	// make man's pages name the same version.
+	man := t.TempDir()
+	cmd = exec.Command("make", "-s", "man", "MANDIR="+man)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make man: %v\n%s", err, out)
+	}
+	page, err := os.ReadFile(filepath.Join(man, "dshctl-list.1"))
+	if err != nil || !strings.Contains(string(page), `"dshctl `+v.Version+`" "dshctl manual"`) {
+		t.Errorf("make man's dshctl-list.1 does not name version %s (%v):\n%.300s", v.Version, err, page)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -186,12 +187,19 @@ func exportBundle(ctx context.Context, e *env, g *globals, format string, o *exp
 func exportMany(ctx context.Context, e *env, g *globals, format string, o *exportOptions, args []string) error {
 	dir := cmp.Or(o.out, ".")
 	// A session that cannot be found is reported with the others that fail.
+	// A --store that is not the store of a session path is a usage error,
+	// as with one session.
 	var unopened []export.Result
+	var misuse error
 	ss, err := store.OpenEachSession(ctx, g.request(e), args, store.Options{AllowUnknownTypes: true}, func(arg string, err error) {
+		var oth *store.OtherStoreError
+		if errors.As(err, &oth) {
+			misuse = cmp.Or(misuse, err)
+		}
 		unopened = append(unopened, export.Result{ID: arg, Err: err})
 	}) // --all: no arguments, every session of the store
 	defer ss.Close()
-	if err != nil {
+	if err = cmp.Or(err, misuse); err != nil {
 		return sessionview.ExplainExport(err)
 	}
 	var sources []export.Source // each named once (store.OpenSessions)

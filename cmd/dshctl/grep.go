@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -121,6 +123,7 @@ func runGrep(ctx context.Context, e *env, g *globals, format string, o search.Ru
 	p := sessionview.NewGrepPrinter(out, o.Mode)
 	var each func(context.Context, search.Visit) error
 	var unopened []error
+	var misuse error // a --store that is not the store of a session path
 	if len(args) == 0 {
 		svc, err := g.openStore(e, store.Options{AllowUnknownTypes: true})
 		if err != nil {
@@ -130,14 +133,21 @@ func runGrep(ctx context.Context, e *env, g *globals, format string, o search.Ru
 		each = func(ctx context.Context, v search.Visit) error { return search.EachSession(ctx, svc, v) }
 	} else {
 		ss, err := store.OpenEachSession(ctx, g.request(e), args, store.Options{AllowUnknownTypes: true}, func(arg string, err error) {
-			unopened = append(unopened, fmt.Errorf("%q: %w", arg, notFound(err)))
+			var oth *store.OtherStoreError
+			if errors.As(err, &oth) {
+				misuse = cmp.Or(misuse, err)
+			}
+			unopened = append(unopened, fmt.Errorf("%q: %w", arg, sessionview.Explain(err)))
 		})
 		defer ss.Close()
-		if err != nil {
+		if err = cmp.Or(err, misuse); err != nil {
 			return notFound(err)
 		}
 		for _, err := range unopened {
 			fmt.Fprintf(e.stderr, "dshctl: grep: %s\n", termui.OneLineError(err))
+			if h := termui.Hint(err); h != "" { // a typo away from a session, say
+				fmt.Fprintf(e.stderr, "hint: %s\n", h)
+			}
 		}
 		sources := make([]search.Source, len(ss.Sessions))
 		for i, s := range ss.Sessions {

@@ -89,7 +89,7 @@ func runList(ctx context.Context, e *env, g *globals, format string, o inspect.S
 	if o.Sort == "created" && sessionview.Streams(out) {
 		lw := sessionview.NewListWriter(out)
 		if sel, err = inspect.ListStream(ctx, svc, lo, o, lw); err == nil {
-			err = lw.Close(sel, o.Project)
+			err = lw.Close(sel, o)
 		}
 	} else {
 		bar := out.NewBar("reading sessions")
@@ -97,7 +97,7 @@ func runList(ctx context.Context, e *env, g *globals, format string, o inspect.S
 		sel, err = inspect.ListSelect(ctx, svc, lo, o)
 		bar.Finish()
 		if err == nil {
-			err = sessionview.PrintList(out, sel, o.Project)
+			err = sessionview.PrintList(out, sel, o)
 		}
 	}
 	if err != nil {

@@ -41,7 +41,11 @@ func addOutput(cmd *cobra.Command, e *env, formats ...string) *output {
 		}
 	}
 	enumFlag(cmd, &o.format, "output", "o", formats[0], en, "output format")
-	cmd.Flags().StringVar(&o.jq, "jq", "", "filter the JSON output with a jq `EXPRESSION` (implies -o json; strings print raw)")
+	usage := "filter the JSON output with a jq `EXPRESSION` (implies -o json; strings print raw)"
+	if formats[0] == termui.FormatJSONL { // cat: its output is JSON already
+		usage = "filter each JSON line with a jq `EXPRESSION` (-o json: the one document; strings print raw)"
+	}
+	cmd.Flags().StringVar(&o.jq, "jq", "", usage)
 	run := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if o.jq == "" {

@@ -30,8 +30,9 @@ type Info struct {
 	// 3339 UTC with milliseconds), with its epoch-ms twin.
 	CommitTime   *string `json:"commitTime"`
 	CommitTimeMs *int64  `json:"commitTimeMs"`
-	// Modified says the checkout had uncommitted changes.
-	Modified  bool   `json:"modified"`
+	// Modified says the checkout had uncommitted changes; null, as
+	// Commit, when the build recorded none.
+	Modified  *bool  `json:"modified"`
 	GoVersion string `json:"goVersion"`
 	Platform  string `json:"platform"`
 }
@@ -52,7 +53,7 @@ func Read() Info {
 			case "vcs.time":
 				at = s.Value
 			case "vcs.modified":
-				b.Modified = s.Value == "true"
+				b.Modified = new(s.Value == "true")
 			}
 		}
 	}
@@ -60,8 +61,11 @@ func Read() Info {
 		b.Version = version
 	}
 	if commit != "" {
-		b.Commit, b.Modified = &commit, modified == "true"
+		b.Commit, b.Modified = &commit, new(modified == "true")
 		at = commitTime
+	}
+	if b.Commit == nil {
+		b.Modified = nil // of no known commit
 	}
 	b.CommitTime, b.CommitTimeMs = timestamp(at)
 	return b
@@ -92,7 +96,7 @@ func (b Info) String() string {
 		if b.CommitTime != nil {
 			details = append(details, *b.CommitTime)
 		}
-		if b.Modified {
+		if b.Modified != nil && *b.Modified {
 			details = append(details, "modified")
 		}
 		fmt.Fprintf(&sb, " (%s)", strings.Join(details, ", "))

@@ -99,7 +99,7 @@ func (s *Store) Open(ctx context.Context, id string, access seam.Access) (seam.H
 	if access == seam.Write {
 		return s.openWrite(ctx, id)
 	}
-	if h := s.pending(id); h != nil {
+	if h, ok := s.writers.Pending(id); ok {
 		return &handle{s: s, id: id, access: seam.Read, hdr: h.hdr, inherited: h.inherited, dir: h.dir}, nil
 	}
 	d, err := s.find("open", id)
@@ -378,7 +378,7 @@ func (h *handle) reopenLocked(op string) (fs.FileInfo, bool) {
 // create, once the create is materialized, so the handle sees what the
 // writer appended.
 func (h *handle) attach(op string) error {
-	if h.s.pending(h.id) != nil {
+	if _, ok := h.s.writers.Pending(h.id); ok {
 		return nil
 	}
 	d, err := h.s.find(op, h.id)
@@ -617,6 +617,9 @@ func (h *handle) Close() error {
 	}
 	h.closed = true
 	l, w, stale := h.log, h.w, h.stale
+	if w != nil {
+		h.s.writers.EndPending(h.id, h) // a closing create is not a session
+	}
 	h.stale = nil
 	h.unrefWindowLocked()
 	h.tail = nil

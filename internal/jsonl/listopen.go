@@ -2,13 +2,7 @@ package jsonl
 
 import (
 	"context"
-	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -35,62 +29,35 @@ func (s *Store) ListOpen(ctx context.Context, found func(n int), visit func(seam
 	if err != nil {
 		return err
 	}
-	type item struct {
-		id    string      // the folder's id; "" when it names none
-		dup   bool        // the id names folders in several project folders
-		ok    bool        // a session (an entry List returns)
-		entry *seam.Entry // a duplicate's, read without a handle
-	}
-	items := make([]item, len(dirents))
-	for i, id := range folderIDs(dirents) {
-		items[i].id, items[i].dup = id.id, id.dup
-	}
-	pending := s.pendingHandles()
+	items := listItems(dirents)
+	pending := s.writers.PendingOwners()
 	if found != nil {
 		found(len(items) + len(pending))
 	}
+	dups := make([]*seam.Entry, len(items)) // the entries of dup items, read in full
 	if err := forEachEntry(ctx, len(items), func(i int) {
 		it, de := &items[i], dirents[i]
 		if it.dup {
 			en, ok := s.listEntry(ctx, de)
-			it.entry, it.ok = &en, ok
+			dups[i], it.ok = &en, ok
 			return
 		}
 		it.ok = s.visitEntry(ctx, de, visit)
 	}); err != nil {
 		return err
 	}
-	// The folders of ids named more than once, as List reports them.
-	seen := map[string][]int{}
+	resolveDuplicates(items, func(i int) *seam.Entry { return dups[i] })
 	for i := range items {
-		if it := &items[i]; it.dup && it.ok {
-			seen[it.id] = append(seen[it.id], i)
+		switch it := &items[i]; {
+		case !it.dup || !it.ok:
+		case it.final:
+			visit(*dups[i], nil, nil)
+		default:
+			// Not a duplicate after all: read it again, with a handle.
+			it.ok = s.visitEntry(ctx, dirents[i], visit)
 		}
 	}
-	for id, idx := range seen {
-		if len(idx) == 1 {
-			it := &items[idx[0]]
-			if it.entry.Err == nil {
-				// Not a duplicate after all: read it again, with a handle.
-				it.ok = s.visitEntry(ctx, dirents[idx[0]], visit)
-			} else {
-				visit(*it.entry, nil, nil)
-			}
-			continue
-		}
-		for _, i := range idx {
-			en := *items[i].entry
-			en.Err = duplicateIDError("list", id, en.Snapshot.Location.Path, len(idx))
-			visit(en, nil, nil)
-		}
-	}
-pend:
-	for _, p := range pending {
-		for i := range items {
-			if items[i].ok && items[i].id == p.id {
-				continue pend
-			}
-		}
+	for _, p := range pendingOnly(items, pending) {
 		h, err := s.Open(ctx, p.id, seam.Read)
 		visit(seam.Entry{Snapshot: p.pendingSnapshot()}, h, err)
 		if h != nil {
@@ -135,31 +102,6 @@ func (s *Store) visitEntry(ctx context.Context, de dirEntry, visit func(seam.Ent
 	return true
 }
 
-// folderID is the id a folder of the root names ("" when none), and
-// whether other project folders name it too.
-type folderID struct {
-	id  string
-	dup bool
-}
-
-// folderIDs are the ids the session folders of dirents name.
-func folderIDs(dirents []dirEntry) []folderID {
-	ids := make([]folderID, len(dirents))
-	count := map[string]int{}
-	for i, de := range dirents {
-		if de.err == nil && de.e.IsDir() {
-			if id, err := DecodeSegment(de.e.Name()); err == nil {
-				ids[i].id = id
-				count[id]++
-			}
-		}
-	}
-	for i := range ids {
-		ids[i].dup = ids[i].id != "" && count[ids[i].id] > 1
-	}
-	return ids
-}
-
 // snapshotOpen is snapshot for ListOpen: it also returns a read handle of
 // the log it opened, holding the window and the decoded last frame it read,
 // or the error a read Open would report (openErr).
@@ -189,84 +131,6 @@ func (s *Store) snapshotOpen(ctx context.Context, d *sessionDir) (snap seam.Snap
 	h.tail, h.tailRev = ht.tail.frame, ht.rev
 	h.snap, h.snapRev = snap, ht.rev
 	return snap, h, nil, nil
-}
-
-// dirEntry is an entry of a project folder, or a project folder that
-// cannot be listed (e nil, err set) or a session folder that will not be
-// read (err set).
-type dirEntry struct {
-	project string
-	e       fs.DirEntry
-	err     error
-}
-
-// projectEntries returns the entries of the project folders of the root:
-// what List and ListOpen read. A project folder that cannot be read, or
-// is a symbolic link, is an entry of its own with err, so that one bad
-// folder never hides the rest of the store.
-func (s *Store) projectEntries() ([]dirEntry, error) {
-	projects, err := s.fs.ReadDir(s.root)
-	if err != nil {
-		return nil, &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.NoPos, Err: err}
-	}
-	var out []dirEntry
-	for _, p := range projects {
-		if !isProjectFolder(p.Name()) {
-			continue
-		}
-		path := filepath.Join(s.root, p.Name())
-		if p.Type()&fs.ModeSymlink != 0 {
-			out = append(out, dirEntry{project: p.Name(), err: symlinkFolderError("list", "", path)})
-			continue
-		}
-		if !p.IsDir() {
-			continue
-		}
-		entries, err := s.fs.ReadDir(path)
-		if err != nil {
-			out = append(out, dirEntry{project: p.Name(), err: &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: err}})
-			continue
-		}
-		for _, e := range entries {
-			out = append(out, dirEntry{project: p.Name(), e: e})
-		}
-	}
-	return out, nil
-}
-
-// listWorkers is how many entries List and ListOpen read at a time.
-func listWorkers() int { return 2 * runtime.GOMAXPROCS(0) }
-
-// forEachEntry calls work(i) for each i in [0, n) on listWorkers
-// goroutines (each entry costs a few small reads and some decoding), until
-// ctx is done; it returns ctx's error. The workers take indexes from a
-// shared counter: a channel send per entry would cost a goroutine switch.
-func forEachEntry(ctx context.Context, n int, work func(i int)) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(n, listWorkers()) {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				work(i)
-			}
-		})
-	}
-	wg.Wait()
-	return ctx.Err()
-}
-
-// duplicateIDError reports an id named by session folders in n project
-// folders, at path; dirs, when given, are two of those folders.
-func duplicateIDError(op, id, path string, n int, dirs ...string) error {
-	msg := fmt.Sprintf("session id found in %d project folders", n)
-	if len(dirs) == 2 {
-		msg += fmt.Sprintf(": %s and %s", dirs[0], dirs[1])
-	}
-	return seam.Errorf(seam.ErrCorrupt, op, id, seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, "%s", msg)
 }
 
 // tailVocabulary checks the types of the last committed row.

@@ -3,8 +3,11 @@ package jsonl
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -132,6 +135,16 @@ func TestListOpenMatchesListAndOpen(t *testing.T) {
 				writeLog(t, root, "--p--", "dup", name, headerFor("dup"))
 				writeLog(t, root, "--q--", "dup", name, headerFor("dup"))
 				writeLog(t, root, "--p--", "bad", name, "{\"nope\":1}\n")
+				// Ids two project folders name, one of them a folder
+				// without a log: no duplicates, one read with a handle,
+				// the other unreadable.
+				writeLog(t, root, "--p--", "solo", name, headerFor("solo")+strings.Join(fuzzLines, ""))
+				writeLog(t, root, "--p--", "solobad", name, "{\"nope\":1}\n")
+				for _, id := range []string{"solo", "solobad"} {
+					if err := os.MkdirAll(filepath.Join(root, "--q--", id), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 			pend, err := s.Create(ctx, seam.Header{ID: "pending", Version: 0, CreatedAt: 2, Cwd: "/p"}, seam.CreateOptions{})
 			if err != nil {

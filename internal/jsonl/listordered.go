@@ -29,7 +29,7 @@ func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []
 		return err
 	}
 	at := compactHeads(items, &heads)
-	for k, p := range s.pendingOnly(items) {
+	for k, p := range pendingOnly(items, s.writers.PendingOwners()) {
 		at = append(at, len(items)+k)
 		heads = append(heads, seam.Entry{Snapshot: p.pendingSnapshot()})
 	}
@@ -43,59 +43,29 @@ func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []
 	})
 }
 
-// headItem is what the first pass of ListOpenOrdered knows of a folder
-// of the root.
-type headItem struct {
-	id    string // the folder's id; "" when it names none
-	dup   bool   // the id names folders in several project folders
-	ok    bool   // a session (an entry List returns)
-	final bool   // its head is what ListOpen visits: visit it as it is
-}
-
 // headEntries is the first pass of ListOpenOrdered: the entry of each of
 // dirents from its log's header (in full, as ListOpen resolves them, for
 // an id named in several project folders), by dirent.
-func (s *Store) headEntries(ctx context.Context, dirents []dirEntry) ([]headItem, []seam.Entry, error) {
-	items := make([]headItem, len(dirents))
+func (s *Store) headEntries(ctx context.Context, dirents []dirEntry) ([]listItem, []seam.Entry, error) {
+	items := listItems(dirents)
 	heads := make([]seam.Entry, len(dirents))
-	for i, id := range folderIDs(dirents) {
-		items[i].id, items[i].dup = id.id, id.dup
-	}
 	if err := forEachEntry(ctx, len(items), func(i int) {
 		it := &items[i]
 		if it.dup {
 			heads[i], it.ok = s.listEntry(ctx, dirents[i])
-			it.final = true
 			return
 		}
 		heads[i], it.ok = s.headEntry(ctx, dirents[i])
 	}); err != nil {
 		return nil, nil, err
 	}
-	// The folders of ids named more than once, as ListOpen reports them.
-	seen := map[string][]int{}
-	for i := range items {
-		if it := &items[i]; it.dup && it.ok {
-			seen[it.id] = append(seen[it.id], i)
-		}
-	}
-	for id, idx := range seen {
-		if len(idx) == 1 {
-			// Not a duplicate after all: read with a handle, unless it
-			// cannot be read.
-			items[idx[0]].final = heads[idx[0]].Err != nil
-			continue
-		}
-		for _, i := range idx {
-			heads[i].Err = duplicateIDError("list", id, heads[i].Snapshot.Location.Path, len(idx))
-		}
-	}
+	resolveDuplicates(items, func(i int) *seam.Entry { return &heads[i] })
 	return items, heads, nil
 }
 
 // compactHeads keeps in *heads the entries of the items that are sessions,
 // in order, and returns the index in items of each.
-func compactHeads(items []headItem, heads *[]seam.Entry) []int {
+func compactHeads(items []listItem, heads *[]seam.Entry) []int {
 	var at []int
 	n := 0
 	for i := range items {
@@ -110,24 +80,6 @@ func compactHeads(items []headItem, heads *[]seam.Entry) []int {
 	return at
 }
 
-// pendingOnly returns the sessions this Store is creating that the listing
-// of items does not hold.
-func (s *Store) pendingOnly(items []headItem) []*handle {
-	listed := make(map[string]bool, len(items))
-	for i := range items {
-		if items[i].ok {
-			listed[items[i].id] = true
-		}
-	}
-	var out []*handle
-	for _, p := range s.pendingHandles() {
-		if !listed[p.id] {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // headRef is what a visit of ListOpenOrdered needs of its head, so that
 // the headers are not held (one per session) until the end.
 type headRef struct {
@@ -138,7 +90,7 @@ type headRef struct {
 
 // visitRefs returns the refs of heads in the order perm gives; at is the
 // index in items of each head.
-func visitRefs(items []headItem, heads []seam.Entry, at, perm []int) []headRef {
+func visitRefs(items []listItem, heads []seam.Entry, at, perm []int) []headRef {
 	refs := make([]headRef, len(perm))
 	for pos, j := range perm {
 		hd := &heads[j]

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,7 +47,7 @@ func (s *Store) Renumber(ctx context.Context, id string, o seam.RenumberOptions)
 		return res, err
 	}
 	h := &handle{s: s, id: id, access: seam.Write, w: &writer{}}
-	if err := s.writers.Claim("renumber", id, h, seam.ErrAlreadyOwned); err != nil {
+	if err := s.writers.Claim("renumber", id, h); err != nil {
 		return res, err
 	}
 	defer s.writers.Release(id, h)
@@ -105,8 +106,8 @@ func (s *Store) Renumber(ctx context.Context, id string, o seam.RenumberOptions)
 	if rn.overlaps == 0 || o.DryRun {
 		return res, nil
 	}
-	h.noteWrite(true)
-	defer h.noteWrite(false)
+	h.noteWriting()
+	defer h.noteWrote()
 	if res.Backup, err = s.backup(ctx, id, l, 0, size); err != nil {
 		return res, seam.Wrap(err, seam.ErrIO, "renumber", id)
 	}
@@ -401,7 +402,18 @@ func (h *handle) replaceLog(ctx context.Context, size int64) error {
 	if err == nil {
 		err = f.Sync()
 	}
+	var st fs.FileInfo
 	if err == nil {
+		st, err = f.Stat()
+	}
+	if err == nil {
+		// A writer that takes no lock may have appended meanwhile: the
+		// rename would drop it.
+		if err = h.checkUnchanged("renumber", size); err != nil {
+			f.Close()
+			fsys.Remove(tmp)
+			return err
+		}
 		err = fsys.Rename(tmp, l.path)
 	}
 	if err != nil {
@@ -409,12 +421,15 @@ func (h *handle) replaceLog(ctx context.Context, size int64) error {
 		fsys.Remove(tmp)
 		return l.ioError(fmt.Errorf("rewriting the log renumbered (the log is unchanged): %w", err), -1)
 	}
-	l.f.Close()
+	old := *l
 	l.f = f
+	h.w.size = st.Size()
+	late := h.saveLate(ctx, "renumber", &old, size)
+	old.f.Close()
 	if err := syncDir(fsys, filepath.Dir(l.path)); err != nil {
 		return l.ioError(fmt.Errorf("the log was renumbered, but a crash may still undo it: %w", err), -1)
 	}
-	return nil
+	return late
 }
 
 // fileWriter is a file as an io.Writer whose short writes are errors.

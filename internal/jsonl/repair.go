@@ -79,8 +79,8 @@ func (h *handle) TrimTail(ctx context.Context, plan seam.TrimPlan) (seam.TrimRes
 		}
 	}
 	done, from := len(w.repairs), w.next
-	h.noteWrite(true)
-	defer h.noteWrite(false)
+	h.noteWriting()
+	defer h.noteWrote()
 	var err error
 	if len(w.salvage) > 0 || n > 0 {
 		// The cut and the records written back (the committed ones of the
@@ -94,9 +94,9 @@ func (h *handle) TrimTail(ctx context.Context, plan seam.TrimPlan) (seam.TrimRes
 		if n > 0 {
 			content = zstdframe.AppendFrame(content, lines)
 		}
-		err = h.replaceTail(ctx, content, n)
+		err = h.replaceTail(ctx, "repair", content, n)
 	} else {
-		_, err = h.removeTail(ctx)
+		_, err = h.removeTail(ctx, "repair")
 	}
 	res.Repairs = slices.Clone(w.repairs[done:])
 	if err != nil {

@@ -17,9 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -517,7 +515,7 @@ func (s *Store) Stat(ctx context.Context, id string) (seam.Snapshot, error) {
 	if err := s.check(ctx, "stat"); err != nil {
 		return seam.Snapshot{}, err
 	}
-	if h := s.pending(id); h != nil {
+	if h, ok := s.writers.Pending(id); ok {
 		return h.pendingSnapshot(), nil
 	}
 	d, err := s.find("stat", id)
@@ -533,151 +531,11 @@ func (s *Store) Find(ctx context.Context, id string) error {
 	if err := s.check(ctx, "stat"); err != nil {
 		return err
 	}
-	if s.pending(id) != nil {
+	if _, ok := s.writers.Pending(id); ok {
 		return nil
 	}
 	_, err := s.find("stat", id)
 	return err
-}
-
-// List returns every session of the root, in path order. A folder that is
-// a session but cannot be read (bad header, encoding mismatch, wrong
-// project folder, duplicate id, a log file placed directly in a project
-// folder, an empty log or a zstd log without a complete first frame) is an
-// entry with Err. (Creates write a complete header before the log appears,
-// so a header-less log is damage, not a create in progress.)
-func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
-	if err := s.check(ctx, "list"); err != nil {
-		return nil, err
-	}
-	dirents, err := s.projectEntries()
-	if err != nil {
-		return nil, err
-	}
-	type item struct {
-		entry seam.Entry
-		ok    bool
-	}
-	items := make([]item, len(dirents))
-	if err := forEachEntry(ctx, len(dirents), func(i int) {
-		items[i].entry, items[i].ok = s.listEntry(ctx, dirents[i])
-	}); err != nil {
-		return nil, err
-	}
-	var out []seam.Entry
-	seen := map[string][]int{} // id -> indexes in out
-	for i := range items {
-		it := &items[i]
-		if !it.ok {
-			continue
-		}
-		// Entries named by a file or folder name rather than a session id
-		// (a flat-layout file, an undecodable folder) are not ids to pair.
-		if id, e := it.entry.Snapshot.Header.ID, dirents[i].e; id != "" && e != nil && e.IsDir() && segmentOK(e.Name()) {
-			seen[id] = append(seen[id], len(out))
-		}
-		out = append(out, it.entry)
-	}
-	for id, idx := range seen {
-		if len(idx) < 2 {
-			continue
-		}
-		for _, i := range idx {
-			out[i].Err = duplicateIDError("list", id, out[i].Snapshot.Location.Path, len(idx))
-		}
-	}
-	for _, h := range s.pendingHandles() {
-		if _, dup := seen[h.id]; !dup {
-			out = append(out, seam.Entry{Snapshot: h.pendingSnapshot()})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Snapshot.Location.Path < out[j].Snapshot.Location.Path })
-	return out, nil
-}
-
-// listEntry reads one entry of a project folder; ok is false for entries
-// that are not sessions.
-func (s *Store) listEntry(ctx context.Context, de dirEntry) (seam.Entry, bool) {
-	if de.err != nil {
-		return s.badFolderEntry(de), true
-	}
-	project, e := de.project, de.e
-	path := filepath.Join(s.root, project, e.Name())
-	if e.Type()&fs.ModeSymlink != 0 {
-		if !segmentOK(e.Name()) && !isFlatLog(e.Name()) {
-			return seam.Entry{}, false
-		}
-		return s.badFolderEntry(dirEntry{project: project, e: e, err: symlinkFolderError("list", "", path)}), true
-	}
-	if !e.IsDir() {
-		if !isFlatLog(e.Name()) {
-			return seam.Entry{}, false
-		}
-		// The entry is named by the file, which is all there is to name
-		// it by: the id in its header is not trusted to a flat file.
-		return seam.Entry{
-			Snapshot: seam.Snapshot{Header: seam.Header{ID: e.Name()},
-				Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
-			Err: seam.Errorf(seam.ErrCorrupt, "list", "", seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
-				"log file placed directly in a project folder (old flat layout)"),
-		}, true
-	}
-	id, derr := DecodeSegment(e.Name())
-	d, err := s.inspect("list", id, project, e.Name())
-	if derr == nil && err == nil && d.live >= 0 {
-		snap, err := s.snapshot(ctx, "list", d)
-		return seam.Entry{Snapshot: snap, Err: err}, true
-	}
-	return s.unreadFolderEntry(project, e, id, d, derr, err)
-}
-
-// badFolderEntry is the entry of a folder the store cannot read, or will
-// not (a symbolic link): named by the folder, with de.err.
-func (s *Store) badFolderEntry(de dirEntry) seam.Entry {
-	path := filepath.Join(s.root, de.project)
-	name := de.project
-	if de.e != nil {
-		path, name = filepath.Join(path, de.e.Name()), de.e.Name()
-		if id, err := DecodeSegment(name); err == nil {
-			name = id
-		}
-	}
-	return seam.Entry{
-		Snapshot: seam.Snapshot{Header: seam.Header{ID: name},
-			Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
-		Err: seam.Wrap(de.err, seam.ErrIO, "list", ""),
-	}
-}
-
-// unreadFolderEntry is listEntry for a session folder whose log is not
-// read: its name is not an encoded id (derr), reading it failed (err) or
-// it holds no log (then it is not listed).
-func (s *Store) unreadFolderEntry(project string, e fs.DirEntry, id string, d *sessionDir, derr, err error) (seam.Entry, bool) {
-	path := filepath.Join(s.root, project, e.Name())
-	if err == nil && d.live < 0 {
-		return seam.Entry{}, false
-	}
-	if derr != nil {
-		return seam.Entry{
-			Snapshot: seam.Snapshot{Header: seam.Header{ID: e.Name()},
-				Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
-			Err: &seam.Error{Kind: seam.ErrCorrupt, Op: "list", Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: derr},
-		}, true
-	}
-	return seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: id}, Location: s.location(d)}, Err: err}, true
-}
-
-// isFlatLog tells whether name, an entry of a project folder that is not
-// a directory, is a log file of the old flat layout: any *.jsonl or
-// *.jsonl.zstd (store.md 1 makes it an error, not something to skip).
-func isFlatLog(name string) bool {
-	return strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.zstd")
-}
-
-// segmentOK tells whether name decodes to a session id.
-func segmentOK(name string) bool {
-	_, err := DecodeSegment(name)
-	return err == nil
 }
 
 // check fails when the store is closed or ctx is done.

@@ -42,6 +42,9 @@ func (h *handle) AppendStream(ctx context.Context, next func() ([]seam.Event, er
 		enc, lim = h.log.enc, h.log.lim.frame
 	}
 	bw := &batchWriter{ctx: ctx, id: h.id, v: h.hdr.Version, seq: h.w.next, zstd: enc == Zstd, limit: lim, chunk: first, next: next}
+	if !h.w.pending {
+		h.noteWriting()
+	}
 	switch {
 	case h.w.pending:
 		err = h.materializeWith(bw.writeTo)
@@ -50,6 +53,7 @@ func (h *handle) AppendStream(ctx context.Context, next func() ([]seam.Event, er
 	default:
 		err = h.appendStream(ctx, bw)
 	}
+	h.noteWrote()
 	return seam.Wrap(err, seam.ErrIO, "append", h.id)
 }
 
@@ -61,7 +65,7 @@ func (h *handle) appendStreamSalvage(ctx context.Context, bw *batchWriter) error
 		return err
 	}
 	salvage := zstdframe.AppendFrame(nil, h.w.salvage)
-	return h.replaceTailWith(ctx, int64(len(salvage)), func(w io.Writer) (int64, error) {
+	return h.replaceTailWith(ctx, "append", int64(len(salvage)), func(w io.Writer) (int64, error) {
 		if _, err := w.Write(salvage); err != nil {
 			return 0, err
 		}
@@ -77,7 +81,7 @@ func (h *handle) appendStream(ctx context.Context, bw *batchWriter) error {
 		return err
 	}
 	if w.cut < w.size {
-		if _, err := h.removeTail(ctx); err != nil {
+		if _, err := h.removeTail(ctx, "append"); err != nil {
 			return err
 		}
 	}

@@ -26,8 +26,11 @@ type writer struct {
 	pending bool // a create not yet materialized
 	lock    file // the flocked session.lock; nil while pending
 	lockFI  fs.FileInfo
-	size    int64 // file size after the last durable write
-	next    int64 // next seq
+	// noteBefore is the note of the lock file before a write began (see
+	// noteWriting).
+	noteBefore []byte
+	size       int64 // file size after the last durable write
+	next       int64 // next seq
 	// cut is where committed data ends; bytes [cut, size) are a torn or
 	// uncommitted tail that the next append removes.
 	cut int64
@@ -65,7 +68,7 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	hd := &handle{s: s, id: h.ID, access: seam.Write, hdr: h, inherited: opts.InheritedEventCount,
 		dir: &sessionDir{id: h.ID, project: project, dir: filepath.Join(s.root, project, seg), live: -1},
 		w:   &writer{pending: true}}
-	if err := s.writers.Claim("create", h.ID, hd, seam.ErrAlreadyExists); err != nil {
+	if err := s.writers.Create(h.ID, hd); err != nil {
 		return nil, err
 	}
 	if _, err := s.find("create", h.ID); !errors.Is(err, seam.ErrNotFound) {
@@ -77,30 +80,6 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 			Err: fmt.Errorf("session %q already exists", h.ID)}
 	}
 	return hd, nil
-}
-
-// pending returns the handle of a create of id not yet materialized.
-func (s *Store) pending(id string) *handle {
-	h, ok := s.writers.Owner(id)
-	if !ok {
-		return nil
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed || !h.w.pending {
-		return nil
-	}
-	return h
-}
-
-func (s *Store) pendingHandles() []*handle {
-	var out []*handle
-	for _, h := range s.writers.Owners() {
-		if s.pending(h.id) == h {
-			out = append(out, h)
-		}
-	}
-	return out
 }
 
 // pendingSnapshot describes a create that is not materialized yet.
@@ -245,7 +224,7 @@ func isStaleTemp(name string) bool {
 // decides where an append goes (see tailStart).
 func (s *Store) openWrite(ctx context.Context, id string) (seam.Handle, error) {
 	h := &handle{s: s, id: id, access: seam.Write, w: &writer{}}
-	if err := s.writers.Claim("open", id, h, seam.ErrAlreadyOwned); err != nil {
+	if err := s.writers.Claim("open", id, h); err != nil {
 		return nil, err
 	}
 	if err := s.loadWriter(ctx, h); err != nil {
@@ -414,10 +393,10 @@ func (h *handle) Append(ctx context.Context, events []seam.Event) error {
 	if h.w.pending {
 		err = h.materialize(lines, int64(len(batch)))
 	} else {
-		h.noteWrite(true)
+		h.noteWriting()
 		err = h.appendLines(ctx, lines, int64(len(batch)))
 	}
-	h.noteWrite(false)
+	h.noteWrote()
 	return seam.Wrap(err, seam.ErrIO, "append", h.id)
 }
 
@@ -446,10 +425,10 @@ func (h *handle) appendLines(ctx context.Context, lines []byte, n int64) error {
 		// uncommitted one: write them back as a frame of their own, then
 		// the batch's frame, without ever truncating them away.
 		content := zstdframe.AppendFrame(nil, w.salvage)
-		return h.replaceTail(ctx, zstdframe.AppendFrame(content, lines), n)
+		return h.replaceTail(ctx, "append", zstdframe.AppendFrame(content, lines), n)
 	}
 	if w.cut < w.size {
-		if _, err := h.removeTail(ctx); err != nil {
+		if _, err := h.removeTail(ctx, "append"); err != nil {
 			return err
 		}
 	}
@@ -524,13 +503,20 @@ func (h *handle) checkOwnership(op string) error {
 // store, fsyncs it, then truncates the log to cut and fsyncs. It returns
 // the repairs it made. It never removes committed records: a zstd tail
 // that starts inside a frame goes through replaceTail.
-func (h *handle) removeTail(ctx context.Context) ([]seam.Repair, error) {
+func (h *handle) removeTail(ctx context.Context, op string) ([]seam.Repair, error) {
 	l, w := h.log, h.w
 	path, err := h.s.backup(ctx, h.id, l, w.cut, w.size)
 	if err != nil {
 		return nil, err
 	}
 	if err := h.describeBackup(path); err != nil {
+		return nil, err
+	}
+	// Saving took a while: a writer that takes no lock may have appended
+	// meanwhile, which the cut would drop.
+	if err := h.checkUnchanged(op, w.size); err != nil {
+		h.s.fs.Remove(noteName(path))
+		h.s.fs.Remove(path)
 		return nil, err
 	}
 	if err := truncateSync(l.f, w.cut); err != nil {
@@ -574,8 +560,8 @@ func (h *handle) tailRepairs(backup string) []seam.Repair {
 // directory fsynced. Until the rename the log is untouched; after it the
 // log holds everything. The session lock is on session.lock, so the rename
 // keeps it. Only a zstd tail that starts inside a frame pays this copy.
-func (h *handle) replaceTail(ctx context.Context, content []byte, n int64) error {
-	return h.replaceTailWith(ctx, int64(len(content)), func(w io.Writer) (int64, error) {
+func (h *handle) replaceTail(ctx context.Context, op string, content []byte, n int64) error {
+	return h.replaceTailWith(ctx, op, int64(len(content)), func(w io.Writer) (int64, error) {
 		_, err := w.Write(content)
 		return n, err
 	})
@@ -583,7 +569,7 @@ func (h *handle) replaceTail(ctx context.Context, content []byte, n int64) error
 
 // replaceTailWith is replaceTail with the new content written by body
 // (which returns the events it wrote), size bytes or more of it.
-func (h *handle) replaceTailWith(ctx context.Context, size int64, body func(io.Writer) (int64, error)) error {
+func (h *handle) replaceTailWith(ctx context.Context, op string, size int64, body func(io.Writer) (int64, error)) error {
 	l, w, fsys := h.log, h.w, h.s.fs
 	// The copy needs room for the whole log up to the tail: check first,
 	// rather than fail with a full disk halfway.
@@ -629,6 +615,13 @@ func (h *handle) replaceTailWith(ctx context.Context, size int64, body func(io.W
 		err = f.Sync()
 	}
 	if err == nil {
+		// The copy took a while: a writer that takes no lock may have
+		// appended meanwhile, which the rename would drop.
+		if err = h.checkUnchanged(op, w.size); err != nil {
+			f.Close()
+			fsys.Remove(tmp)
+			return err
+		}
 		err = fsys.Rename(tmp, l.path)
 	}
 	if err != nil {
@@ -639,6 +632,7 @@ func (h *handle) replaceTailWith(ctx context.Context, size int64, body func(io.W
 	// The renamed file is the log now: its descriptor, opened O_APPEND,
 	// replaces the old one. Scans of this handle still reading the old
 	// one keep it until the handle closes.
+	late := h.saveLate(ctx, op, l, w.size)
 	nl := *l
 	nl.f = f
 	h.retireLocked(l)
@@ -650,7 +644,7 @@ func (h *handle) replaceTailWith(ctx context.Context, size int64, body func(io.W
 	if err := syncDir(fsys, filepath.Dir(l.path)); err != nil {
 		return l.ioError(fmt.Errorf("the log was rewritten with the batch, but a crash may still undo it: %w", err), -1)
 	}
-	return nil
+	return late
 }
 
 // writeAll writes p to f; a short write is an error.
@@ -831,6 +825,7 @@ func (h *handle) materializeWith(body func(io.Writer) (int64, error)) error {
 	h.log = l
 	h.body = position{fileOff: bodyOff, textOff: int64(len(headerLine)), lineNo: 1, frame: 1}
 	h.w = &writer{lock: lock, lockFI: lockFI, size: size, cut: size, next: n}
+	s.writers.EndPending(h.id, h)
 	return nil
 }
 

@@ -12,9 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dshctl/dshctl/internal/rawjson"
 )
 
 // recordedSession builds a trace shaped like a captured session of turns
@@ -43,11 +46,7 @@ func recordedTurns(turns int, emit func(Record)) {
 	}
 	ws := func(ev *Event) {
 		ev.TabID = tab
-		raw, err := json.Marshal(ev)
-		if err != nil {
-			panic(err)
-		}
-		ev.Raw = raw
+		ev.Raw = marshalFrame(ev)
 		add(Record{Kind: KindWS, Ev: ev})
 	}
 	words := []string{"the ", "reconcile ", "keeps ", "every ", "live ", "row ", "that ", "has ", "a ", "reason ", "to ", "stay; ", "`go test` ", "passes.\n"}
@@ -102,6 +101,176 @@ func recordedTurns(turns int, emit func(Record)) {
 			ws(&Event{Type: "message-consumed", MessageIDs: []string{"c" + strconv.Itoa(n)}, Reason: "continuation"})
 			cont = true
 		}
+		// No later record names this turn's messages or the turn before:
+		// the model that writes the answers forgets them, so that making
+		// a long session holds no more than replaying it.
+		for _, id := range []string{"m", "q", "c"} {
+			delete(be.texts, id+strconv.Itoa(n))
+			delete(la.serverQueued, id+strconv.Itoa(n))
+		}
+		delete(be.started, "turn-"+strconv.Itoa(n-1))
+	}
+}
+
+// marshalFrame is json.Marshal(ev) for the frames recordedTurns makes,
+// written by hand (TestRecordedSessionEncodesAsJSON): a long session is
+// made as fast as it is replayed.
+func marshalFrame(ev *Event) []byte {
+	if ev.MessageIDs != nil || ev.Error != nil || ev.Statuses != nil || !htmlFree(ev) {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			panic(err)
+		}
+		return b
+	}
+	b := make([]byte, 0, 64+len(ev.Delta)+len(ev.Message))
+	sep := byte('{')
+	str := func(name, v string) {
+		if v != "" {
+			b = append(append(append(b, sep, '"'), name...), '"', ':')
+			b = appendJSONString(b, v)
+			sep = ','
+		}
+	}
+	str("type", ev.Type)
+	str("tabId", ev.TabID)
+	str("id", ev.ID)
+	str("turnId", ev.TurnID)
+	str("status", ev.Status)
+	str("delta", ev.Delta)
+	str("data", ev.Data)
+	str("stream", ev.Stream)
+	str("message", ev.Message)
+	str("messageId", ev.MessageID)
+	str("reason", ev.Reason)
+	str("modelId", ev.ModelID)
+	if tc := ev.ToolCall; tc != nil {
+		b = append(b, sep)
+		b = append(b, `"toolCall":{"id":`...)
+		b = appendJSONString(b, tc.ID)
+		b = append(b, `,"name":`...)
+		b = appendJSONString(b, tc.Name)
+		if len(tc.Arguments) > 0 {
+			b = append(append(b, `,"arguments":`...), tc.Arguments...)
+		}
+		b = append(b, '}')
+		sep = ','
+	}
+	if tr := ev.ToolResult; tr != nil {
+		b = append(b, sep)
+		b = append(b, `"toolResult":{"toolCallId":`...)
+		b = appendJSONString(b, tr.ToolCallID)
+		if len(tr.Result) > 0 {
+			b = append(append(b, `,"result":`...), tr.Result...)
+		}
+		if tr.IsError {
+			b = append(b, `,"isError":true`...)
+		}
+		b = append(b, '}')
+		sep = ','
+	}
+	if sep == '{' {
+		b = append(b, '{')
+	}
+	return append(b, '}')
+}
+
+// htmlFree reports whether nothing in ev is one of the characters
+// json.Marshal escapes and appendJSONString leaves, or a raw value
+// json.Marshal would compact.
+func htmlFree(ev *Event) bool {
+	for _, s := range []string{ev.Type, ev.TabID, ev.ID, ev.TurnID, ev.Status, ev.Delta, ev.Data, ev.Stream, ev.Message, ev.MessageID, ev.Reason, ev.ModelID} {
+		if strings.ContainsAny(s, "<>&") {
+			return false
+		}
+	}
+	if tc := ev.ToolCall; tc != nil && (strings.ContainsAny(tc.ID+tc.Name+string(tc.Arguments), "<>&") || !rawjson.IsCompact(tc.Arguments)) {
+		return false
+	}
+	if tr := ev.ToolResult; tr != nil && (strings.ContainsAny(tr.ToolCallID+string(tr.Result), "<>&") || !rawjson.IsCompact(tr.Result)) {
+		return false
+	}
+	return true
+}
+
+// writeRecorded writes the recorded session of turns turns named name as a
+// JSONL trace, as it is made: the bytes encoding/json would write for each
+// record (TestRecordedSessionEncodesAsJSON), a fetch record's rows encoded
+// once each rather than in every answer that shows them.
+func writeRecorded(w io.Writer, name string, turns int) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(map[string]any{"k": KindMeta, "version": 1, "tab": "tab-1", "name": name})
+	rows := map[string][]byte{} // row id -> its encoding, for the rows of the last answers
+	var line []byte
+	recordedTurns(turns, func(r Record) {
+		if err != nil {
+			return
+		}
+		switch r.Kind {
+		case KindWS:
+			line = append(append(append(line[:0], `{"k":"ws","ev":`...), r.Ev.Raw...), "}\n"...)
+		case KindFetch:
+			line = append(strconv.AppendInt(append(line[:0], `{"k":"fetch","req":`...), int64(r.Req), 10), `,"rows":[`...)
+			seen := make(map[string][]byte, len(r.Rows))
+			for k, c := range r.Rows {
+				row, ok := rows[c.ID]
+				if !ok {
+					var e error
+					if row, e = json.Marshal(c); e != nil {
+						err = e
+						return
+					}
+				}
+				seen[c.ID] = row
+				if k > 0 {
+					line = append(line, ',')
+				}
+				line = append(line, row...)
+			}
+			rows = seen
+			line = append(line, "]}\n"...)
+		default:
+			err = enc.Encode(r.wire())
+			return
+		}
+		_, err = bw.Write(line)
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	return err
+}
+
+// TestRecordedSessionEncodesAsJSON: writeRecorded writes what encoding/json
+// writes for each record, and its frames are json.Marshal's.
+func TestRecordedSessionEncodesAsJSON(t *testing.T) {
+	var fast, slow bytes.Buffer
+	if err := writeRecorded(&fast, "s", 30); err != nil {
+		t.Fatal(err)
+	}
+	enc := json.NewEncoder(&slow)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]any{"k": KindMeta, "version": 1, "tab": "tab-1", "name": "s"}); err != nil {
+		t.Fatal(err)
+	}
+	frames := 0
+	recordedTurns(30, func(r Record) {
+		if r.Kind == KindWS && r.Ev.Type != "tab-created" && r.Ev.Type != "usage" {
+			frames++
+			ev := *r.Ev
+			ev.Raw = nil
+			if want, err := json.Marshal(&ev); err != nil || !bytes.Equal(r.Ev.Raw, want) {
+				t.Fatalf("frame %s, json.Marshal %s (%v)", r.Ev.Raw, want, err)
+			}
+		}
+		if err := enc.Encode(r.wire()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if frames < 1000 || !bytes.Equal(fast.Bytes(), slow.Bytes()) {
+		t.Fatalf("%d frames; writeRecorded wrote %d bytes unlike encoding/json's %d", frames, fast.Len(), slow.Len())
 	}
 }
 
@@ -137,18 +306,7 @@ func TestWriteRecordedSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bw := bufio.NewWriterSize(f, 256<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	err = enc.Encode(map[string]any{"k": KindMeta, "version": 1, "tab": "tab-1", "name": fmt.Sprintf("recorded session, %d turns", *recordedTurnN)})
-	recordedTurns(*recordedTurnN, func(r Record) {
-		if err == nil {
-			err = enc.Encode(r.wire())
-		}
-	})
-	if err == nil {
-		err = bw.Flush()
-	}
+	err = writeRecorded(f, fmt.Sprintf("recorded session, %d turns", *recordedTurnN), *recordedTurnN)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

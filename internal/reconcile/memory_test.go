@@ -1,8 +1,6 @@
 package reconcile
 
 import (
-	"bufio"
-	"encoding/json"
 	"io"
 	"os"
 	"runtime/debug"
@@ -39,18 +37,7 @@ func TestStreamedReplayBoundedMemory(t *testing.T) {
 	pr, pw := io.Pipe()
 	written := make(chan error, 1)
 	go func() {
-		bw := bufio.NewWriterSize(pw, 256<<10)
-		enc := json.NewEncoder(bw)
-		enc.SetEscapeHTML(false)
-		err := enc.Encode(map[string]any{"k": KindMeta, "version": 1, "tab": "tab-1", "name": "long session"})
-		recordedTurns(turns, func(r Record) {
-			if err == nil {
-				err = enc.Encode(r.wire())
-			}
-		})
-		if err == nil {
-			err = bw.Flush()
-		}
+		err := writeRecorded(pw, "long session", turns)
 		pw.CloseWithError(err)
 		written <- err
 	}()

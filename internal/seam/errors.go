@@ -71,9 +71,15 @@ type InUseError struct {
 	// CannotTell says the operating system does not tell which processes
 	// have a file open, so none could be named.
 	CannotTell bool
+	// Wrote, when positive, is how many bytes another process appended to
+	// the log while dshctl was rewriting it: the rewrite was given up.
+	Wrote int64
 }
 
 func (e *InUseError) Error() string {
+	if e.Wrote > 0 {
+		return fmt.Sprintf("another process appended %d bytes to the log while dshctl was rewriting it", e.Wrote)
+	}
 	if e.PID > 0 {
 		who := "process " + strconv.Itoa(e.PID)
 		if e.Command != "" {

@@ -47,8 +47,8 @@ func printItems[T any](o termui.Out, items []T, view func(T) any, human func(w *
 // PrintList prints the sessions list kept (sel): their JSON, or a table of
 // Columns (see AddRows) with the reason each unreadable one cannot be read
 // on stderr, and, when the table is empty, why (NoSessions) on stderr.
-// project is the project the list was cut to, "" for all.
-func PrintList(o termui.Out, sel inspect.Selected, project string) error {
+// s is what the list was asked to select.
+func PrintList(o termui.Out, sel inspect.Selected, s inspect.Selection) error {
 	view := func(s *inspect.Session) any { return NewJSON(s, Reason) }
 	err := printItems(o, sel.Rows, view, func(w *bufio.Writer) error {
 		t := o.NewTable(w, Columns...)
@@ -66,7 +66,7 @@ func PrintList(o termui.Out, sel inspect.Selected, project string) error {
 		return nil
 	})
 	if err == nil && len(sel.Rows) == 0 && o.Format == termui.FormatTable {
-		fmt.Fprintln(o.Stderr, NoSessions(project, sel.Hidden))
+		fmt.Fprintln(o.Stderr, NoSessions(s, sel.Hidden))
 	}
 	return err
 }
@@ -139,8 +139,8 @@ func (lw *ListWriter) Flush() error { return lw.w.Flush() }
 
 // Close ends the output (the JSON array) and flushes it; when no row was
 // printed, it says why as PrintList does, sel being what the listing
-// counted and project the project the list was cut to.
-func (lw *ListWriter) Close(sel inspect.Selected, project string) error {
+// counted and s what it was asked to select.
+func (lw *ListWriter) Close(sel inspect.Selected, s inspect.Selection) error {
 	if lw.o.Format == termui.FormatJSON {
 		end := "\n]\n"
 		if lw.n == 0 {
@@ -150,7 +150,7 @@ func (lw *ListWriter) Close(sel inspect.Selected, project string) error {
 	}
 	err := lw.w.Flush()
 	if err == nil && lw.n == 0 && lw.o.Format == termui.FormatTable {
-		fmt.Fprintln(lw.o.Stderr, NoSessions(project, sel.Hidden))
+		fmt.Fprintln(lw.o.Stderr, NoSessions(s, sel.Hidden))
 	}
 	return err
 }

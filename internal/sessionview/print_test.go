@@ -16,6 +16,7 @@ import (
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/timespec"
 	"github.com/dshctl/dshctl/internal/verify"
 )
 
@@ -38,7 +39,7 @@ func session(id string, state string, err error) *inspect.Session {
 func TestPrintList(t *testing.T) {
 	sel := inspect.Selected{Rows: []*inspect.Session{session("a", inspect.StateDone, nil), session("b", inspect.StateError, errors.New("torn"))}}
 	o, stdout, stderr := out(termui.FormatJSON, false)
-	if err := PrintList(o, sel, ""); err != nil {
+	if err := PrintList(o, sel, inspect.Selection{}); err != nil {
 		t.Fatal(err)
 	}
 	var items []map[string]any
@@ -46,24 +47,24 @@ func TestPrintList(t *testing.T) {
 		t.Fatalf("JSON %s: %v", stdout, err)
 	}
 	o, stdout, _ = out(termui.FormatJSONL, false)
-	PrintList(o, sel, "")
+	PrintList(o, sel, inspect.Selection{})
 	if n := strings.Count(stdout.String(), "\n"); n != 2 || !strings.HasPrefix(stdout.String(), `{"id":"a",`) {
 		t.Errorf("JSONL:\n%s", stdout)
 	}
 	o, stdout, stderr = out(termui.FormatTable, false)
-	PrintList(o, sel, "")
+	PrintList(o, sel, inspect.Selection{})
 	if lines := strings.Split(stdout.String(), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[0], "a\t/w\t") || stderr.String() != "dshctl: b: torn\n" {
 		t.Errorf("plain:\n%s\nstderr %q", stdout, stderr)
 	}
 
 	o, stdout, stderr = out(termui.FormatTable, true)
-	PrintList(o, inspect.Selected{Hidden: 2}, "/p")
+	PrintList(o, inspect.Selected{Hidden: 2}, inspect.Selection{Project: "/p"})
 	if stdout.String() != "ID  PROJECT  CREATED  UPDATED  EVENTS  SIZE  STATE  PARENT  FORMAT\n" ||
 		stderr.String() != "no sessions in project /p (2 blank sessions are hidden: --all shows them)\n" {
 		t.Errorf("empty table %q, stderr %q", stdout, stderr)
 	}
 	o, stdout, stderr = out(termui.FormatJSON, false)
-	PrintList(o, inspect.Selected{}, "")
+	PrintList(o, inspect.Selected{}, inspect.Selection{})
 	if stdout.String() != "[]\n" || stderr.Len() != 0 {
 		t.Errorf("empty JSON %q, stderr %q", stdout, stderr)
 	}
@@ -81,7 +82,7 @@ func TestListWriter(t *testing.T) {
 		for n := range len(all) + 1 {
 			sel := inspect.Selected{Rows: all[:n], Hidden: 1}
 			o, want, wantErr := out(format, false)
-			if err := PrintList(o, sel, "/p"); err != nil {
+			if err := PrintList(o, sel, inspect.Selection{Project: "/p"}); err != nil {
 				t.Fatal(err)
 			}
 			o, got, gotErr := out(format, false)
@@ -94,7 +95,7 @@ func TestListWriter(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := lw.Close(inspect.Selected{Hidden: 1}, "/p"); err != nil {
+			if err := lw.Close(inspect.Selected{Hidden: 1}, inspect.Selection{Project: "/p"}); err != nil {
 				t.Fatal(err)
 			}
 			if got.String() != want.String() || gotErr.String() != wantErr.String() {
@@ -348,5 +349,28 @@ func TestWriteZIP(t *testing.T) {
 	o, _, _ = out(termui.FormatTable, false)
 	if err := WriteZIP(o, false, func(io.Writer) ([]export.Entry, error) { return nil, context.Canceled }); err == nil || err.Error() != "export interrupted" {
 		t.Errorf("interrupted: %v", err)
+	}
+}
+
+// TestNoSessions: an empty list says what it selected by (issue 23).
+func TestNoSessions(t *testing.T) {
+	for _, c := range []struct {
+		s      inspect.Selection
+		hidden int
+		want   string
+	}{
+		{inspect.Selection{}, 0, "no sessions"},
+		{inspect.Selection{}, 1, "no sessions (1 blank session is hidden: --all shows it)"},
+		{inspect.Selection{Project: "/p"}, 2, "no sessions in project /p (2 blank sessions are hidden: --all shows them)"},
+		{inspect.Selection{States: []string{"open"}}, 0, "no sessions in state open"},
+		{inspect.Selection{States: []string{"blank", "open", "error"}, Project: "/p"}, 0, "no sessions in state blank, open or error in project /p"},
+		{inspect.Selection{Active: timespec.Range{Since: 1785331918207, HasSince: true}}, 0, "no sessions active since 2026-07-29T13:31:58.207Z"},
+		{inspect.Selection{Active: timespec.Range{Until: 1785331918207, HasUntil: true}}, 0, "no sessions active until 2026-07-29T13:31:58.207Z"},
+		{inspect.Selection{States: []string{"done"}, Active: timespec.Range{Since: 0, HasSince: true, Until: 1785331918207, HasUntil: true}}, 3,
+			"no sessions in state done active between 1970-01-01T00:00:00.000Z and 2026-07-29T13:31:58.207Z (3 blank sessions are hidden: --all shows them)"},
+	} {
+		if got := NoSessions(c.s, c.hidden); got != c.want {
+			t.Errorf("NoSessions(%+v, %d) = %q, want %q", c.s, c.hidden, got, c.want)
+		}
 	}
 }

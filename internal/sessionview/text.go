@@ -107,12 +107,28 @@ func fields(it *inspect.Session) []string {
 		h.Origin, h.ParentSession, strconv.Itoa(loc.Generation), loc.Encoding}
 }
 
-// NoSessions says why a list of the sessions of project (all when "") is
-// empty, hidden being the blank sessions left out.
-func NoSessions(project string, hidden int) string {
+// NoSessions says why a list that kept the sessions s selects is empty,
+// naming what it selected by (states, project, span); hidden counts the
+// blank sessions left out.
+func NoSessions(s inspect.Selection, hidden int) string {
 	msg := "no sessions"
-	if project != "" {
-		msg += " in project " + project
+	if n := len(s.States); n > 0 {
+		msg += " in state " + strings.Join(s.States[:n-1], ", ")
+		if n > 1 {
+			msg += " or "
+		}
+		msg += s.States[n-1]
+	}
+	if s.Project != "" {
+		msg += " in project " + s.Project
+	}
+	switch a := s.Active; {
+	case a.HasSince && a.HasUntil:
+		msg += " active between " + termui.Timestamp(a.Since) + " and " + termui.Timestamp(a.Until)
+	case a.HasSince:
+		msg += " active since " + termui.Timestamp(a.Since)
+	case a.HasUntil:
+		msg += " active until " + termui.Timestamp(a.Until)
 	}
 	switch {
 	case hidden == 1:

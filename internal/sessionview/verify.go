@@ -32,19 +32,21 @@ type (
 		Stray    bool               `json:"stray"`
 		Location verifyLocationJSON `json:"location"`
 		Status   string             `json:"status"`
-		Events   int64              `json:"eventCount"`
-		LastSeq  *int64             `json:"lastSeq"`
-		Bytes    int64              `json:"sizeBytes"`
-		Frames   int64              `json:"frames"`
-		Lines    int64              `json:"lines"`
-		Findings []findingJSON      `json:"findings"`
-		Prefix   *prefixJSON        `json:"prefix"`
-		Repair   *repairJSON        `json:"repair"`
-		Error    *string            `json:"error"`
+		// The counts of the log are null when it could not be checked
+		// (status "failed", no repair tried): not known, not zero.
+		Events   *int64        `json:"eventCount"`
+		LastSeq  *int64        `json:"lastSeq"`
+		Bytes    *int64        `json:"sizeBytes"`
+		Frames   *int64        `json:"frames"`
+		Lines    *int64        `json:"lines"`
+		Findings []findingJSON `json:"findings"`
+		Prefix   *prefixJSON   `json:"prefix"`
+		Repair   *repairJSON   `json:"repair"`
+		Error    *string       `json:"error"`
 	}
 	verifyLocationJSON struct {
 		Backend          *string `json:"backend"`
-		Path             string  `json:"path"`
+		Path             *string `json:"path"`
 		Encoding         *string `json:"encoding"`
 		Generation       *int    `json:"generation"`
 		OlderGenerations []int   `json:"olderGenerations"`
@@ -254,10 +256,13 @@ func NewRepairsJSON(repairs []seam.Repair) []RepairJSON {
 // NewVerifyJSON is the JSON of r.
 func NewVerifyJSON(r *verify.SessionReport) VerifyJSON {
 	loc := r.Location
-	v := VerifyJSON{ID: r.ID, Stray: r.Stray, Status: string(r.Status), Events: r.State.Events,
-		LastSeq: seqPtr(r.State.LastSeq), Bytes: r.State.Bytes, Frames: r.State.Frames, Lines: r.State.Lines, Findings: []findingJSON{},
-		Location: verifyLocationJSON{Backend: termui.OrNull(loc.Backend), Path: loc.Path, Encoding: termui.OrNull(loc.Encoding),
+	v := VerifyJSON{ID: r.ID, Stray: r.Stray, Status: string(r.Status), LastSeq: seqPtr(r.State.LastSeq), Findings: []findingJSON{},
+		Location: verifyLocationJSON{Backend: termui.OrNull(loc.Backend), Path: termui.OrNull(loc.Path), Encoding: termui.OrNull(loc.Encoding),
 			OlderGenerations: append([]int{}, loc.OlderGenerations...)}}
+	if r.Status != verify.StatusFailed || r.NotRepaired || r.Repair != nil { // the log was checked
+		st := r.State
+		v.Events, v.Bytes, v.Frames, v.Lines = &st.Events, &st.Bytes, &st.Frames, &st.Lines
+	}
 	if loc.Backend != "" {
 		v.Location.Generation = &loc.Generation
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dshctl/dshctl/internal/inspect"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/dshctl/dshctl/internal/verify"
 )
 
 func word(err error) string { return err.Error() }
@@ -103,6 +104,33 @@ func TestListFitsTheTerminal(t *testing.T) {
 			if gone := slices.Contains(c.gone, col); strings.Contains(lines[0], col) == gone {
 				t.Errorf("COLUMNS=%d: column %s shown %v:\n%s", c.width, col, !gone, b.String())
 			}
+		}
+	}
+}
+
+// TestVerifyJSONCounts: the counts of a log verify could not check are
+// null (not known), and those of a checked log whose repair failed are
+// kept, zero included.
+func TestVerifyJSONCounts(t *testing.T) {
+	checked := verify.LogState{Frames: 3, Lines: 20, Bytes: 4096, Events: 19, LastSeq: 18}
+	for _, c := range []struct {
+		name string
+		r    verify.SessionReport
+		want string
+	}{
+		{"not found", verify.SessionReport{ID: "x", Status: verify.StatusFailed, Err: errors.New("not found"), State: verify.LogState{LastSeq: -1}},
+			`"eventCount":null,"lastSeq":null,"sizeBytes":null,"frames":null,"lines":null,`},
+		{"repair failed", verify.SessionReport{ID: "x", Status: verify.StatusFailed, Err: errors.New("busy"), NotRepaired: true, State: checked},
+			`"eventCount":19,"lastSeq":18,"sizeBytes":4096,"frames":3,"lines":20,`},
+		{"clean and empty", verify.SessionReport{ID: "x", Status: verify.StatusClean, State: verify.LogState{Lines: 1, Bytes: 100, LastSeq: -1}},
+			`"eventCount":0,"lastSeq":null,"sizeBytes":100,"frames":0,"lines":1,`},
+	} {
+		b, err := json.Marshal(NewVerifyJSON(&c.r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), c.want) {
+			t.Errorf("%s: %s\nwant %s", c.name, b, c.want)
 		}
 	}
 }

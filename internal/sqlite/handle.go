@@ -56,7 +56,7 @@ func (s *Store) Open(ctx context.Context, id string, access seam.Access) (seam.H
 	if access == seam.Write {
 		return s.openWrite(ctx, id)
 	}
-	if p := s.pending(id); p != nil {
+	if p, ok := s.writers.Pending(id); ok {
 		s.ref()
 		return &handle{s: s, id: id, access: seam.Read, hdr: p.hdr, inherited: p.inherited}, nil
 	}
@@ -120,7 +120,7 @@ func (h *handle) Snapshot(ctx context.Context) (seam.Snapshot, error) {
 		if h.w != nil {
 			return h.pendingSnapshot(), nil
 		}
-		if p := h.s.pending(h.id); p != nil {
+		if p, ok := h.s.writers.Pending(h.id); ok {
 			return p.pendingSnapshot(), nil
 		}
 	}
@@ -153,7 +153,8 @@ func (h *handle) unborn() bool {
 		defer h.mu.Unlock()
 		return h.w.pending
 	}
-	return h.s.pending(h.id) != nil
+	_, ok := h.s.writers.Pending(h.id)
+	return ok
 }
 
 // Read returns the committed events from seq offset on, at most length of
@@ -422,6 +423,9 @@ func (h *handle) Close() error {
 	}
 	h.closed = true
 	w := h.w
+	if w != nil {
+		h.s.writers.EndPending(h.id, h) // a closing create is not a session
+	}
 	h.mu.Unlock()
 	var err error
 	if h.access == seam.Write {

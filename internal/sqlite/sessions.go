@@ -174,7 +174,7 @@ func (s *Store) Stat(ctx context.Context, id string) (seam.Snapshot, error) {
 	if err := s.check(ctx, "stat"); err != nil {
 		return seam.Snapshot{}, err
 	}
-	if h := s.pending(id); h != nil {
+	if h, ok := s.writers.Pending(id); ok {
 		return h.pendingSnapshot(), nil
 	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -220,7 +220,7 @@ func (s *Store) List(ctx context.Context) ([]seam.Entry, error) {
 	for _, e := range out {
 		seen[e.Snapshot.Header.ID] = true
 	}
-	for _, h := range s.pendingHandles() {
+	for _, h := range s.writers.PendingOwners() {
 		if !seen[h.id] {
 			out = append(out, seam.Entry{Snapshot: h.pendingSnapshot()})
 		}
@@ -359,7 +359,7 @@ func (s *Store) ListOpenOrdered(ctx context.Context, order func([]seam.Entry) []
 	if err != nil {
 		return err
 	}
-	pending := s.pendingHandles()
+	pending := s.writers.PendingOwners()
 	for _, p := range pending {
 		heads = append(heads, seam.Entry{Snapshot: p.pendingSnapshot()})
 	}

@@ -51,7 +51,7 @@ func (s *Store) Create(ctx context.Context, h seam.Header, opts seam.CreateOptio
 	}
 	hd := &handle{s: s, id: h.ID, access: seam.Write, hdr: h, inherited: opts.InheritedEventCount,
 		w: &writer{pending: true, lastFirst: -1}}
-	if err := s.writers.Claim("create", h.ID, hd, seam.ErrAlreadyExists); err != nil {
+	if err := s.writers.Create(h.ID, hd); err != nil {
 		return nil, err
 	}
 	_, found, err := s.loadSession(ctx, nil, h.ID)
@@ -101,30 +101,6 @@ func alreadyExists(id string) error {
 		Err: fmt.Errorf("session %q already exists", id)}
 }
 
-// pending returns the handle of a create of id not stored yet.
-func (s *Store) pending(id string) *handle {
-	h, ok := s.writers.Owner(id)
-	if !ok {
-		return nil
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed || !h.w.pending {
-		return nil
-	}
-	return h
-}
-
-func (s *Store) pendingHandles() []*handle {
-	var out []*handle
-	for _, h := range s.writers.Owners() {
-		if s.pending(h.id) == h {
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
 // pendingSnapshot describes a create that is not stored yet.
 func (h *handle) pendingSnapshot() seam.Snapshot {
 	return seam.Snapshot{Header: h.hdr, Revision: "pending", Location: h.s.location(h.hdr.Version)}
@@ -145,7 +121,7 @@ func (s *Store) lock(op, id string, busy error) (*ownership, error) {
 // openWrite claims id, takes its lock and validates the whole session.
 func (s *Store) openWrite(ctx context.Context, id string) (seam.Handle, error) {
 	h := &handle{s: s, id: id, access: seam.Write, w: &writer{lastFirst: -1}}
-	if err := s.writers.Claim("open", id, h, seam.ErrAlreadyOwned); err != nil {
+	if err := s.writers.Claim("open", id, h); err != nil {
 		return nil, err
 	}
 	if err := s.loadWriter(ctx, h); err != nil {
@@ -375,6 +351,7 @@ func (h *handle) materializeWith(ctx context.Context, events bool, insert insert
 		return err
 	}
 	w.pending, w.owner = false, owner
+	h.s.writers.EndPending(h.id, h)
 	w.next, w.incarnation, w.revision = n, incarnation, revision
 	if lastFirst >= 0 {
 		w.lastFirst = lastFirst
