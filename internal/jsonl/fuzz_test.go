@@ -14,15 +14,8 @@ import (
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
-var fuzzLines = []string{
-	`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}` + "\n",
-	`{"type":"text-chunks","seq0":1,"time0":2,"data":{"turn":1,"step":1,"index":0,"dt":[1,-1],"texts":["a","b","c"]}}` + "\n",
-	`{"type":"user/message","seq":4,"time":3,"data":{},"surfaceOp":{"op":"replace","start":0,"end":2},"sourceEventSeqs":[3,1]}` + "\n",
-	`{"type":"turn/end","seq":5,"time":4,"data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n",
-}
-
-// fuzzTurn2 opens a second turn after fuzzLines.
-const fuzzTurn2 = `{"type":"turn/start","seq":6,"time":5,"data":{"turn":2}}` + "\n"
+// fuzzLines are the records the seeds are made of.
+var fuzzLines = hostile.Lines
 
 // fuzzOpts bound what one fuzz input may make a reader hold or decode,
 // small, so that inputs of RLE blocks that expand a thousandfold explore
@@ -225,37 +218,6 @@ func fixtureBodies(f *testing.F, enc Encoding) [][]byte {
 	return out
 }
 
-// hostileBodies are small logs of the shapes that cost readers most:
-// runs of empty lines, records over the limit, frames whose content
-// exceeds the frame limit, a frame that does not end on a record
-// boundary.
-func hostileBodies(zstd bool) [][]byte {
-	parts := [][]hostile.Part{
-		{hostile.Repeat('\n', 64<<10)},
-		{hostile.Text(fuzzLines[0]), hostile.Repeat('\n', 3), hostile.Text(fuzzLines[3])},
-		{hostile.Text(`{"type":"session/title","seq":0,"time":1,"data":{"title":"`), hostile.Repeat('a', 8<<10), hostile.Text("\"}}\n")},
-		{hostile.Repeat(0, 2<<20)},
-		{hostile.Text(fuzzLines[0]), hostile.Repeat('x', 100)},
-	}
-	var out [][]byte
-	for _, p := range parts {
-		if zstd {
-			out = append(out, hostile.Frame(nil, p...))
-			continue
-		}
-		var b []byte
-		for _, q := range p {
-			if q.Data != nil {
-				b = append(b, q.Data...)
-			} else if q.N <= 64<<10 {
-				b = append(b, bytes.Repeat([]byte{q.Byte}, int(q.N))...)
-			}
-		}
-		out = append(out, b)
-	}
-	return out
-}
-
 // fullWriteState is what a write open decides about the log of id when it
 // validates the whole log from its header: the reference that the write
 // open, which reads only the tail, must agree with on every log this
@@ -300,48 +262,15 @@ func fullWriteState(ctx context.Context, s *Store, id string) (writer, error) {
 	return w, nil
 }
 
-// plainSeeds are the seed bodies (after the header line) of the fuzzers
-// of plain logs.
-func plainSeeds() [][]byte {
-	var out [][]byte
-	body := ""
-	for _, l := range fuzzLines {
-		body += l
-		out = append(out, []byte(body))
-	}
-	return append(out, []byte(body+`{"type":"turn/st`), []byte(fuzzLines[0]+"garbage\n"+fuzzLines[3]),
-		[]byte(fuzzLines[0]+`{"type":"x/y","seq":1,"time":1,"data":{}}`+"\n"),
-		// A bad record in the last turn, with and without a turn/end after it.
-		[]byte(body+fuzzTurn2+"garbage\n"+`{"type":"step/start","seq":7,"time":5,"data":{}}`+"\n"),
-		[]byte(body+fuzzTurn2+"garbage\n"+`{"type":"turn/end","seq":7,"time":5,"data":{}}`+"\n"))
-}
-
-// zstdSeeds are the seed bodies (after the header frame) of the fuzzers of
-// zstd logs.
-func zstdSeeds() [][]byte {
-	var out [][]byte
-	var body []byte
-	for _, l := range fuzzLines {
-		body = zstdframe.AppendFrame(body, []byte(l))
-		out = append(out, body)
-	}
-	return append(out, body[:len(body)-3], zstdframe.AppendFrame(nil, []byte(fuzzLines[0] + fuzzLines[1])[:70]),
-		append([]byte{0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}, body...),
-		zstdframe.AppendFrame(nil, []byte(fuzzLines[0]+"garbage\n"+fuzzLines[3])),
-		// A bad record in the last turn, inside a frame and as a frame.
-		zstdframe.AppendFrame(slices.Clip(body), []byte(fuzzTurn2+"garbage\n")),
-		zstdframe.AppendFrame(zstdframe.AppendFrame(slices.Clip(body), []byte(fuzzTurn2)), []byte(`{"type":"turn/end","seq":7,"ti`+"\n")))
-}
-
 func FuzzReadPlain(f *testing.F) {
 	head := headerFor("s")
-	for _, s := range plainSeeds() {
+	for _, s := range hostile.PlainSeeds() {
 		f.Add(s)
 	}
 	for _, b := range fixtureBodies(f, None) {
 		f.Add(b)
 	}
-	for _, b := range hostileBodies(false) {
+	for _, b := range hostile.Shapes(false) {
 		f.Add(b)
 	}
 	fz := newFuzzer(f, None)
@@ -352,13 +281,13 @@ func FuzzReadPlain(f *testing.F) {
 
 func FuzzReadZstd(f *testing.F) {
 	head := zstdframe.AppendFrame(nil, []byte(headerFor("s")))
-	for _, s := range zstdSeeds() {
+	for _, s := range hostile.ZstdSeeds(zstdframe.AppendFrame) {
 		f.Add(s)
 	}
 	for _, b := range fixtureBodies(f, Zstd) {
 		f.Add(b)
 	}
-	for _, b := range hostileBodies(true) {
+	for _, b := range hostile.Shapes(true) {
 		f.Add(b)
 	}
 	fz := newFuzzer(f, Zstd)

@@ -102,7 +102,7 @@ func tailRefusal(err error, res verify.CheckResult) bool {
 
 func FuzzVerifyPlain(f *testing.F) {
 	head := headerFor("s")
-	for _, s := range plainSeeds() {
+	for _, s := range hostile.PlainSeeds() {
 		f.Add(s)
 	}
 	f.Add([]byte(fuzzLines[0] + "garbage\n"))
@@ -116,7 +116,7 @@ func FuzzVerifyPlain(f *testing.F) {
 
 func FuzzVerifyZstd(f *testing.F) {
 	head := zstdframe.AppendFrame(nil, []byte(headerFor("s")))
-	for _, s := range zstdSeeds() {
+	for _, s := range hostile.ZstdSeeds(zstdframe.AppendFrame) {
 		f.Add(s)
 	}
 	f.Add(zstdframe.AppendFrame(nil, []byte(fuzzLines[0]+fuzzLines[1]+"garbage\n")))

@@ -185,6 +185,10 @@ type Machine struct {
 	supplied func(r *request, rows *rowSet, at int, filled bool)
 
 	rowIdx, qIdx idIndex // where ids stand in S.L and S.Q; changed() after an edit
+	// streamed: the parts the last assistant row streamed, which a new
+	// one makes room for at once (rows of a session stream alike):
+	// growing ~150 parts one chunk at a time copied them twice over.
+	streamed int
 
 	index    int // index of the record being applied
 	out      []applied
@@ -337,10 +341,13 @@ func (m *Machine) appendToCA(p Part) {
 	p.Src = m.index
 	if i := m.find(m.S.CA); i >= 0 {
 		m.S.L[i].Parts = append(m.S.L[i].Parts, p)
+		m.streamed = max(m.streamed, len(m.S.L[i].Parts))
 		return
 	}
 	id := m.newRowID("a")
-	row := Message{ID: id, Role: RoleAssistant, Parts: []Part{p}, Streaming: true, TurnID: m.S.LT}
+	parts := append(make([]Part, 0, min(m.streamed, maxPartsAhead)), p)
+	m.streamed = 0
+	row := Message{ID: id, Role: RoleAssistant, Parts: parts, Streaming: true, TurnID: m.S.LT}
 	if m.serverTurns() {
 		switch srv := &m.bk.server; {
 		case srv.unknown:
@@ -352,6 +359,9 @@ func (m *Machine) appendToCA(p Part) {
 	m.S.L = append(m.S.L, row)
 	m.S.CA = id
 }
+
+// maxPartsAhead bounds the room a new assistant row takes for its parts.
+const maxPartsAhead = 256
 
 // serverTurns reports whether the policy places content and interrupts in
 // the turn the server's frames say runs, rather than in LT (membership from

@@ -356,6 +356,9 @@ func newPipe(src *lineSource, window int) *pipe {
 			default:
 				b = newBatch()
 			}
+			// The frames decoded into b before are cleared at once,
+			// not one by one as they are decoded into again.
+			clear(b.evs[:cap(b.evs)])
 			b.recs, b.evs = b.recs[:0], b.evs[:0]
 			// Frames are decoded into the batch's own (the first
 			// record, read with the meta record, has one of its own).

@@ -702,15 +702,15 @@ func fieldName(key []byte) []byte {
 	return key
 }
 
-// newEvent returns a zero Event from the decoder's current block.
+// newEvent returns a zero Event from the decoder's current block, whose
+// free slots are zero (a streamed batch clears its frames before it is
+// decoded into again).
 func (d *decoder) newEvent() *Event {
 	if len(d.evs) == cap(d.evs) {
 		d.evs = make([]Event, 0, 96) // under 32 KB: a small allocation
 	}
 	d.evs = d.evs[:len(d.evs)+1]
-	ev := &d.evs[len(d.evs)-1]
-	*ev = Event{} // a streamed batch's frames are decoded into again
-	return ev
+	return &d.evs[len(d.evs)-1]
 }
 
 // rowsOf decodes the rows d.spans split from line b. An answer is the last
@@ -1177,17 +1177,17 @@ func decodeChunk(field string, v []byte, in interner) (Chunk, error) {
 	})
 	c := Chunk{Raw: v, ID: in.looseString(id), TabID: in.looseString(tab)}
 	var err error
-	if c.Seq, err = optInt(field+".seq", seq); err != nil {
-		return Chunk{}, err
+	if c.Seq, err = optInt("seq", seq); err != nil {
+		return Chunk{}, inField(field, err)
 	}
-	if c.TurnID, err = in.optString(field+".turnId", turn); err != nil {
-		return Chunk{}, err
+	if c.TurnID, err = in.optString("turnId", turn); err != nil {
+		return Chunk{}, inField(field, err)
 	}
-	if c.Role, err = in.optString(field+".role", role); err != nil {
-		return Chunk{}, err
+	if c.Role, err = in.optString("role", role); err != nil {
+		return Chunk{}, inField(field, err)
 	}
-	if c.Type, err = in.optString(field+".type", typ); err != nil {
-		return Chunk{}, err
+	if c.Type, err = in.optString("type", typ); err != nil {
+		return Chunk{}, inField(field, err)
 	}
 	n, _ := optInt("step", step)
 	c.Step = int(n)
@@ -1201,6 +1201,16 @@ func decodeChunk(field string, v []byte, in interner) (Chunk, error) {
 		c.text = chunkText(c.Role, c.Data)
 	}
 	return c, nil
+}
+
+// inField names the member of field whose type err reports (rows.seq),
+// once there is an error: the name is not built for every row.
+func inField(field string, err error) error {
+	var te *typeError
+	if errors.As(err, &te) {
+		return &typeError{field + "." + te.field, te.got}
+	}
+	return err
 }
 
 // chunkText is what a row shows: for a user row its data.text when that is
