@@ -103,7 +103,7 @@ func (l *logFile) newBodyReader(ctx context.Context, p position, size int64, b b
 				l.putDecoder(d)
 				return nil, err
 			}
-			z.pf = newPrefetcher(z, pd)
+			z.pf = newPrefetcher(ctx, z, pd)
 		}
 		return z, nil
 	}
@@ -366,7 +366,7 @@ func (z *zstdReader) enterFrame() error {
 	}
 	var f zstdframe.Frame
 	var err error
-	var ahead prefetched
+	ahead := &prefetched{}
 	if z.pf != nil {
 		// The last frame's lines are done with: its buffer goes back.
 		z.pf.recycle(z.pfBuf)
@@ -470,6 +470,8 @@ var frameTooLarge = &zstdframe.Error{Kind: zstdframe.ErrTooLarge}
 func (z *zstdReader) torn() int64 { return z.tornN }
 func (z *zstdReader) close() {
 	if z.pf != nil {
+		z.pf.recycle(z.pfBuf)
+		z.pfBuf = nil
 		z.pf.close()
 	}
 	z.l.putDecoder(z.dec)

@@ -37,7 +37,7 @@ func (h *handle) checkInUse(ctx context.Context, fi fs.FileInfo) error {
 		}
 		cannotTell = errors.Is(err, procfd.ErrCannotTell)
 		if err == nil && len(hs) > 0 {
-			return inUse(h.id, l.path, &seam.InUseError{PID: hs[0].PID, Command: hs[0].Command, Path: l.path})
+			return inUse(h.id, l.path, &seam.InUseError{PID: hs[0].PID, Command: hs[0].Command, Path: l.path, AnyAccess: hs[0].AnyAccess})
 		}
 	}
 	if s.opts.InUseWindow <= 0 {

@@ -1,10 +1,10 @@
-//go:build !linux
+//go:build !linux && !darwin && !windows
 
 package procfd
 
 import "context"
 
-// Writers cannot tell on this system: macOS, the BSDs and Windows have no
-// /proc to read without cgo (macOS's proc_pidinfo, Windows' Restart
-// Manager), so it returns ErrCannotTell.
+// Writers cannot tell on this system (the BSDs and the rest): it has no
+// /proc that lists descriptors, and no tool dshctl relies on to ask, so
+// it returns ErrCannotTell.
 func Writers(context.Context, ...string) ([]Holder, error) { return nil, ErrCannotTell }

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"bytes"
 	"hash/maphash"
+	"slices"
 	"strings"
 )
 
@@ -13,7 +14,12 @@ import (
 type rowSet struct {
 	list  []Chunk
 	turns []string // the turns of list, in row order
+	// spans[k]: every row of turns[k] is in list[spans[k].lo:spans[k].hi],
+	// so that a look for a turn's rows reads that turn's, not all 100.
+	spans []span
 }
+
+type span struct{ lo, hi int }
 
 var emptyRows = &rowSet{}
 
@@ -23,11 +29,30 @@ func newRowSet(list []Chunk) *rowSet {
 	}
 	r := &rowSet{list: list}
 	for i := range list {
-		if t := list[i].TurnID; len(r.turns) == 0 || r.turns[len(r.turns)-1] != t && !containsString(r.turns, t) {
-			r.turns = append(r.turns, t)
+		t, k := list[i].TurnID, len(r.turns)-1
+		if k < 0 || r.turns[k] != t {
+			if k = slices.Index(r.turns, t); k < 0 {
+				r.turns, r.spans = append(r.turns, t), append(r.spans, span{i, i})
+				k = len(r.turns) - 1
+			}
 		}
+		r.spans[k].hi = i + 1
 	}
 	return r
+}
+
+// of returns the rows from the first of turn to its last: rows of other
+// turns may stand between them.
+func (r *rowSet) of(turn string) []Chunk {
+	if r == nil {
+		return nil
+	}
+	for k, t := range r.turns {
+		if t == turn {
+			return r.list[r.spans[k].lo:r.spans[k].hi]
+		}
+	}
+	return nil
 }
 
 // rows returns the rows; a nil set (no answer applied yet) has none.
@@ -38,20 +63,11 @@ func (r *rowSet) rows() []Chunk {
 	return r.list
 }
 
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // userCount counts the user rows of turn whose text, or one of its
 // continuation parts, is text.
 func (r *rowSet) userCount(turn, text string) int {
 	n := 0
-	for i, list := 0, r.rows(); i < len(list); i++ {
+	for i, list := 0, r.of(turn); i < len(list); i++ {
 		if c := &list[i]; c.TurnID == turn && c.Role == RoleUser && joinedHas(c.shown(), text) {
 			n++
 		}
@@ -65,7 +81,7 @@ func (r *rowSet) hasUserText(turn, text string) bool { return r.userCount(turn, 
 // continuation part of text: a live row joining several queued messages is
 // represented by the turn's user row that joins them (and maybe more).
 func (r *rowSet) representsUser(turn, text string) bool {
-	for i, list := 0, r.rows(); i < len(list); i++ {
+	for i, list := 0, r.of(turn); i < len(list); i++ {
 		if c := &list[i]; c.TurnID == turn && c.Role == RoleUser && joinedHasAll(c.shown(), text) {
 			return true
 		}
@@ -79,7 +95,7 @@ func (r *rowSet) toolCount(turn, text string) int {
 		return 0
 	}
 	n := 0
-	for i, list := 0, r.rows(); i < len(list); i++ {
+	for i, list := 0, r.of(turn); i < len(list); i++ {
 		if c := &list[i]; c.TurnID == turn && c.Role != RoleUser && c.Type == "tool_result" && strings.Contains(c.shown(), text) {
 			n++
 		}
@@ -92,7 +108,7 @@ func (r *rowSet) hasToolText(turn, text string) bool { return r.toolCount(turn, 
 // hasContent reports whether turn has a row that is not a user row: the
 // server writes a sealed turn's rows in one batch.
 func (r *rowSet) hasContent(turn string) bool {
-	for i, list := 0, r.rows(); i < len(list); i++ {
+	for i, list := 0, r.of(turn); i < len(list); i++ {
 		if c := &list[i]; c.TurnID == turn && c.Role != RoleUser {
 			return true
 		}
@@ -105,7 +121,7 @@ func (r *rowSet) showsContent(turn, text string) bool {
 	if text == "" {
 		return false
 	}
-	for i, list := 0, r.rows(); i < len(list); i++ {
+	for i, list := 0, r.of(turn); i < len(list); i++ {
 		if c := &list[i]; c.TurnID == turn && c.Role != RoleUser && strings.Contains(c.shown(), text) {
 			return true
 		}

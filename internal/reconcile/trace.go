@@ -639,11 +639,13 @@ func (d *decoder) scanRows(b []byte, i int) (int, error) {
 			// without looking for their end or hashing them.
 			sp.e, sp.at, sp.known = i+len(d.seen[next].Raw), next, true
 		} else if len(d.seen) > 0 && i < len(b) && b[i] == '{' {
-			// Bytes equal to a row checked before are that row, and
-			// skipValue finds their end whatever follows.
-			sp.e = rawjson.End(b, i)
-			k, ok := d.seenAt[maphash.Bytes(rowSeed, b[i:sp.e])]
-			sp.at, sp.known = k, ok && bytes.Equal(d.seen[k].Raw, b[i:sp.e])
+			// Bytes equal to a row checked before are that row. These
+			// bytes are not validated yet: ValueEnd is bounds-checked
+			// (-1 when the value does not end), End is not.
+			if e := rawjson.ValueEnd(b, i); e > 0 {
+				k, ok := d.seenAt[maphash.Bytes(rowSeed, b[i:e])]
+				sp.e, sp.at, sp.known = e, k, ok && bytes.Equal(d.seen[k].Raw, b[i:e])
+			}
 		}
 		next = -1
 		if sp.known {

@@ -65,6 +65,9 @@ type InUseError struct {
 	PID     int
 	Command string
 	Path    string
+	// AnyAccess says the system told only that the process has Path
+	// open, not whether for writing (Windows).
+	AnyAccess bool
 	// ChangedAgo, when PID is 0, is how long ago the log changed, not by
 	// dshctl.
 	ChangedAgo time.Duration
@@ -84,6 +87,9 @@ func (e *InUseError) Error() string {
 		who := "process " + strconv.Itoa(e.PID)
 		if e.Command != "" {
 			who += " (" + e.Command + ")"
+		}
+		if e.AnyAccess {
+			return who + " has it open (this system does not say whether for writing)"
 		}
 		return who + " has it open for writing"
 	}

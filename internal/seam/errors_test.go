@@ -84,6 +84,7 @@ func TestInUseAndOverlapMessages(t *testing.T) {
 	}{
 		{&InUseError{PID: 42, Command: "node", Path: "/l"}, "process 42 (node) has it open for writing"},
 		{&InUseError{PID: 42, Path: "/l"}, "process 42 has it open for writing"},
+		{&InUseError{PID: 42, Command: "node.exe", Path: "/l", AnyAccess: true}, "process 42 (node.exe) has it open (this system does not say whether for writing)"},
 		{&InUseError{Path: "/l", ChangedAgo: 1500 * time.Millisecond}, "its log changed 1.5 s ago, and not by dshctl"},
 		{&InUseError{Path: "/l", ChangedAgo: time.Second, CannotTell: true}, "its log changed 1.0 s ago, and not by dshctl (this system cannot tell which process has it open)"},
 		{&OverlapError{Seq: 5, Want: 6}, "seq 5 overlaps: expected 6"},

@@ -87,6 +87,7 @@ func Explain(err error) error {
 // repair needs.
 func AddHint(err error) error {
 	var sq *store.SQLiteOpenError
+	var inUse *seam.InUseError
 	switch {
 	case termui.Hint(err) != "":
 	case errors.Is(err, store.ErrRecordLimit):
@@ -97,6 +98,10 @@ func AddHint(err error) error {
 		return termui.WithHint(err, "dshctl verify --store sqlite:"+sq.Path+" lists what is wrong with it")
 	case errors.Is(err, verify.ErrTailNotChecked):
 		return termui.WithHint(err, "to repair it, raise --max-record-bytes above the record's size (the finding gives it)")
+	case errors.As(err, &inUse) && inUse.AnyAccess:
+		return termui.WithHint(err, "nothing was written: this system does not say whether that process writes the file or only reads it. "+
+			"If it is a dsh, stop it (or let it finish its turn); if it only reads the file (a viewer), close it, "+
+			"or use --force when you know no dsh runs the session")
 	case errors.As(err, new(*seam.InUseError)):
 		return termui.WithHint(err, "nothing was written: dsh 0.1.0 takes no lock, so dshctl must not write while it runs the session. "+
 			"Stop dsh (or let it finish its turn) and run the command again; --force writes anyway, only when you know no dsh runs the session")

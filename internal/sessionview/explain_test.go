@@ -73,6 +73,11 @@ func TestExplain(t *testing.T) {
 		{err: &seam.Error{Kind: seam.ErrLimit, Op: "read", ID: "s", Pos: seam.NoPos, Err: errors.New("window of 9 bytes")},
 			msg: `read "s": exceeds a reader limit: window of 9 bytes`},
 		{err: termui.WithHint(fmt.Errorf("x: %w", store.ErrRecordLimit), "h"), msg: "x: record limit", hint: "h"},
+		// Windows names a process that has the log open in any mode.
+		{err: &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: "s", Pos: seam.NoPos, Err: &seam.InUseError{PID: 7, Command: "viewer.exe", Path: "/l", AnyAccess: true}},
+			msg: `open "s": session is in use by another writer: process 7 (viewer.exe) has it open (this system does not say whether for writing)`,
+			hint: "nothing was written: this system does not say whether that process writes the file or only reads it. " +
+				"If it is a dsh, stop it (or let it finish its turn); if it only reads the file (a viewer), close it, or use --force when you know no dsh runs the session"},
 	} {
 		got := Explain(c.err)
 		var h termui.HintError

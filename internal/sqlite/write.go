@@ -84,7 +84,7 @@ func (s *Store) checkInUse(ctx context.Context, id string) error {
 		return nil
 	}
 	return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: id, Pos: seam.Pos{Path: s.path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
-		Err: &seam.InUseError{PID: hs[0].PID, Command: hs[0].Command, Path: hs[0].Path}}
+		Err: &seam.InUseError{PID: hs[0].PID, Command: hs[0].Command, Path: hs[0].Path, AnyAccess: hs[0].AnyAccess}}
 }
 
 // MaxFormatVersion is the newest log format the database can hold: v0 in
