@@ -45,3 +45,37 @@ func TestAppendJSONParts(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAssignSeq: numbering a line in place gives the members a rebuild
+// gives (the splice keeps their text and order; a reader sees the same
+// object), and fails where it fails.
+func FuzzAssignSeq(f *testing.F) {
+	for _, s := range []string{`{"type":"a","data":{}}`, `{"seq":1,"time":2}`, ` {} `, `{"seq":1,"seq":2}`, `{"s\u0065q":"x","data":{"seq":1}}`, `[]`} {
+		f.Add([]byte(s), 64)
+	}
+	f.Fuzz(func(t *testing.T, line []byte, room int) {
+		want, werr := rebuildSeq(bytes.Clone(line), 42, 7)
+		buf := append(make([]byte, 0, len(line)+int(uint(room)%128)), line...)
+		got, err := AssignSeq(buf, 42, 7)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("AssignSeq(%q): %v, rebuild: %v", line, err, werr)
+		}
+		if err != nil {
+			return
+		}
+		var g, w fieldList
+		if _, err := g.parse(got); err != nil {
+			t.Fatalf("AssignSeq(%q) = %q, not an object: %v", line, got, err)
+		}
+		w.parse(want)
+		gm, wm := g.toMap(), w.toMap()
+		if len(gm) != len(wm) {
+			t.Fatalf("AssignSeq(%q) = %q, rebuild %q", line, got, want)
+		}
+		for k, v := range wm {
+			if !bytes.Equal(gm[k], v) {
+				t.Fatalf("AssignSeq(%q) = %q, rebuild %q: member %q", line, got, want, k)
+			}
+		}
+	})
+}
