@@ -22,7 +22,7 @@
 # and usage-error messages; append (events, -o json, --close-interrupted,
 # --create in JSONL and SQLite stores, repairs of damaged copies; where the
 # write records the time it ran, logs are compared as cat prints them, times
-# masked). Build the old
+# masked, and the revision a write notes in a session.lock). Build the old
 # binary from the commit to compare against, e.g.
 #
 #   git worktree add /tmp/old a64090f && (cd /tmp/old && go build -o /tmp/dshctl-old ./cmd/dshctl)
@@ -89,6 +89,9 @@ tree() {
 		find . -type f -print0 | sort -z | while IFS= read -r -d '' f; do
 			case $f in
 			*/backups/*.json) sed -E 's/"savedAt": "[^"]*"/"savedAt": <time>/; s/[0-9]{8}T[0-9]{6}(\.[0-9]+)?Z/<time>/g' "$f" | sha256sum | sed "s|-\$|$f|" ;;
+			# The revision a write notes in the lock (device, inode, times)
+			# differs between any two runs.
+			*/session.lock) sed -E 's/^dshctl wrote [0-9a-f:]+$/dshctl wrote <revision>/' "$f" | sha256sum | sed "s|-\$|$f|" ;;
 			*) sha256sum "$f" ;;
 			esac
 		done

@@ -282,13 +282,15 @@ func read(ctx context.Context, sp *spool, o Options, v int, next int64) error {
 				p.next = s
 			}
 		}
-		if _, err := p.parse(line); err != nil {
-			return &InputError{Name: o.Name, Line: no, Err: err}
-		}
+		// Spooled first: parse may number the line in place.
 		if err := sp.add(no, line); err != nil {
 			return &InputError{Name: o.Name, Err: err}
 		}
+		if _, err := p.parse(line); err != nil {
+			return &InputError{Name: o.Name, Line: no, Err: err}
+		}
 	}
+	sp.buf = lr.line[:0]
 	return sp.finish()
 }
 
@@ -363,7 +365,7 @@ func (w *writeBatch) write(ctx context.Context, h seam.Handle) error {
 	if !stream || !w.sp.large() && w.sp.size*4 <= frame {
 		var batch []seam.Event
 		p := w.p
-		err := w.sp.each(ctx, !w.o.AssignSeq, func(_ int, line []byte) error {
+		err := w.sp.each(ctx, true, func(_ int, line []byte) error {
 			e, err := p.parse(line)
 			batch = append(batch, e)
 			return err
@@ -374,8 +376,17 @@ func (w *writeBatch) write(ctx context.Context, h seam.Handle) error {
 		return h.Append(ctx, append(batch, w.closers...))
 	}
 	// The spool is read by a goroutine that hands over one chunk at a
-	// time: next blocks until the chunk is ready.
-	chunks := make(chan []seam.Event)
+	// time: next blocks until the chunk is ready. A long line is read
+	// into the spool's buffer and handed over alone, its event aliasing
+	// the buffer: the goroutine waits until the writer asks for the next
+	// chunk before it reads on, so that the line is held once. Shorter
+	// lines are copied, a chunk of them at a time.
+	type handover struct {
+		events  []seam.Event
+		aliased bool
+	}
+	chunks := make(chan handover)
+	done := make(chan struct{})
 	errc := make(chan error, 1)
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -383,42 +394,68 @@ func (w *writeBatch) write(ctx context.Context, h seam.Handle) error {
 		p := w.p
 		var chunk []seam.Event
 		var size int
-		send := func() bool {
+		send := func(aliased bool) error {
 			select {
-			case chunks <- chunk:
+			case chunks <- handover{chunk, aliased}:
 				chunk, size = nil, 0
-				return true
 			case <-rctx.Done():
-				return false
+				return rctx.Err()
+			}
+			if !aliased {
+				return nil
+			}
+			select {
+			case <-done:
+				return nil
+			case <-rctx.Done():
+				return rctx.Err()
 			}
 		}
-		// A numbered line is a new one: the event never aliases the
-		// spool's buffer then.
-		err := w.sp.each(rctx, !w.o.AssignSeq, func(_ int, line []byte) error {
+		err := w.sp.each(rctx, false, func(_ int, line []byte) error {
+			long := len(line) >= chunkBytes
+			if long && len(chunk) > 0 {
+				if err := send(false); err != nil {
+					return err
+				}
+			}
+			if !long {
+				line = append(make([]byte, 0, len(line)+numberRoom), line...)
+			}
 			e, err := p.parse(line)
 			if err != nil {
 				return err
 			}
 			chunk = append(chunk, e)
-			if size += len(line); size >= chunkBytes && !send() {
-				return rctx.Err()
+			if size += len(line); long || size >= chunkBytes {
+				return send(long)
 			}
 			return nil
 		})
 		if err == nil {
 			chunk = append(chunk, w.closers...)
-			if len(chunk) > 0 && !send() {
-				err = rctx.Err()
+			if len(chunk) > 0 {
+				err = send(false)
 			}
 		}
 		errc <- err
 		close(chunks)
 	}()
 	var readErr error
+	aliased := false
 	next := func() ([]seam.Event, error) {
+		if aliased {
+			// The writer is done with the chunk that aliases the
+			// spool's buffer.
+			aliased = false
+			select {
+			case done <- struct{}{}:
+			case <-rctx.Done():
+			}
+		}
 		c, ok := <-chunks
 		if ok {
-			return c, nil
+			aliased = c.aliased
+			return c.events, nil
 		}
 		if readErr == nil {
 			readErr = <-errc

@@ -20,7 +20,7 @@ import (
 const memSpool = 4 << 20
 
 // spool holds the lines of a validated batch until the write, each as
-// "<line number> <line>\n": in memory while small, then in a temp file
+// "<line number> <length>\n<line>\n": in memory while small, then in a temp file
 // (outside the store: the folder given, else os.TempDir), removed by
 // Close.
 type spool struct {
@@ -34,7 +34,14 @@ type spool struct {
 	// are assigned).
 	first int64
 	max   int64 // the longest line
+	// buf is each's buffer of a line, reused: the input's line buffer
+	// once the input is read, so that a long line is held once.
+	buf []byte
 }
+
+// numberRoom is the room a line's buffer keeps for seam.AssignSeq to add
+// a seq and a time in place: `"seq":N,"time":T,`.
+const numberRoom = 64
 
 func (s *spool) add(no int, line []byte) error {
 	line = trimEOL(line)
@@ -53,9 +60,11 @@ func (s *spool) add(no int, line []byte) error {
 	if s.w != nil {
 		w = s.w
 	}
-	var num [24]byte
+	var num [48]byte
 	b := strconv.AppendInt(num[:0], int64(no), 10)
 	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(len(line)), 10)
+	b = append(b, '\n')
 	w.Write(b)
 	w.Write(line)
 	if _, err := w.Write([]byte{'\n'}); err != nil {
@@ -97,7 +106,8 @@ func (s *spool) Close() error {
 
 // each calls fn with every line of the spool, in order, and its number;
 // the line is valid until fn returns unless keep is set, which gives each
-// line its own memory.
+// line its own memory. A line's buffer has room for seam.AssignSeq to
+// number it in place.
 func (s *spool) each(ctx context.Context, keep bool, fn func(no int, line []byte) error) error {
 	var r io.Reader = bytes.NewReader(s.mem.Bytes())
 	if s.f != nil {
@@ -107,40 +117,58 @@ func (s *spool) each(ctx context.Context, keep bool, fn func(no int, line []byte
 		r = s.f
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
-	var buf []byte
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		buf = buf[:0]
-		var err error
-		for {
-			var chunk []byte
-			chunk, err = br.ReadSlice('\n')
-			buf = append(buf, chunk...)
-			if !errors.Is(err, bufio.ErrBufferFull) {
-				break
-			}
-		}
-		if err == io.EOF && len(buf) == 0 {
+		hdr, err := br.ReadSlice('\n')
+		if err == io.EOF && len(hdr) == 0 {
 			return nil
+		}
+		var no, size int
+		if err == nil {
+			no, size, err = parseSpoolHeader(hdr)
 		}
 		if err != nil {
 			return fmt.Errorf("reading back the spooled events: %w", err)
 		}
-		sp := bytes.IndexByte(buf, ' ')
-		no, _ := strconv.Atoi(string(buf[:sp]))
-		line := buf[sp+1 : len(buf)-1]
-		if keep {
-			line = bytes.Clone(line)
+		// A buffer of the line's size, allocated once: growing one in
+		// steps would leave copies of a long line as garbage.
+		need := size + 1 + numberRoom
+		var buf []byte
+		switch {
+		case keep:
+			buf = make([]byte, size+1, need)
+		case cap(s.buf) >= need:
+			buf = s.buf[:size+1]
+		default:
+			s.buf = make([]byte, size+1, need)
+			buf = s.buf
 		}
-		if err := fn(no, line); err != nil {
+		if _, err := io.ReadFull(br, buf); err != nil || buf[size] != '\n' {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("reading back the spooled events: %w", err)
+		}
+		if err := fn(no, buf[:size]); err != nil {
 			return err
 		}
-		if cap(buf) > 1<<20 {
-			buf = nil // let a long line's buffer go before the next line
+	}
+}
+
+// parseSpoolHeader parses a spooled line's "<line number> <length>\n".
+func parseSpoolHeader(hdr []byte) (no, size int, err error) {
+	f := bytes.Fields(hdr)
+	if len(f) == 2 {
+		if no, err = strconv.Atoi(string(f[0])); err == nil {
+			size, err = strconv.Atoi(string(f[1]))
 		}
 	}
+	if len(f) != 2 || err != nil || size < 0 {
+		return 0, 0, fmt.Errorf("bad record header %q", hdr)
+	}
+	return no, size, nil
 }
 
 // parser validates the lines of a batch as the events of a version-v log
@@ -156,7 +184,8 @@ type parser struct {
 // parse validates one input line as the event of seq p.next and returns
 // it in canonical form: seam.PrepareEvent's rules (envelope, payload,
 // vocabulary) and the record rules verify applies (seam.CheckRecord, on
-// the whole line: no repeated member, UTF-8 only).
+// the whole line: no repeated member, UTF-8 only). The event aliases line,
+// which numbering may change: line is not used again by the caller.
 func (p *parser) parse(line []byte) (seam.Event, error) {
 	if rawjson.Valid(line) {
 		if err := seam.CheckStrictJSON(line); err != nil {
@@ -173,6 +202,8 @@ func (p *parser) parse(line []byte) (seam.Event, error) {
 		return seam.Event{}, nil
 	}
 	if p.assignSeq {
+		// In place: the line's buffer has room (numberRoom), and the
+		// event aliases it.
 		var err error
 		if line, err = seam.AssignSeq(line, p.next, p.now); err != nil {
 			return seam.Event{}, causeOf(err)
@@ -194,7 +225,7 @@ func (p *parser) parse(line []byte) (seam.Event, error) {
 	if err := seam.CheckRecord(&rec, p.v); err != nil {
 		return seam.Event{}, err
 	}
-	ev, err := seam.PrepareEvent(rec.Event, p.v)
+	ev, err := seam.PrepareEventAlias(rec.Event, p.v)
 	if err != nil {
 		return seam.Event{}, causeOf(err)
 	}

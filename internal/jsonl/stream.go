@@ -140,33 +140,44 @@ func (b *batchWriter) writeTo(w io.Writer) (int64, error) {
 		if err := b.ctx.Err(); err != nil {
 			return n, err
 		}
-		batch, err := seam.PrepareBatch(b.id, b.v, b.seq, b.chunk)
+		// The chunk is the caller's until next: a large payload is
+		// written from it, never copied.
+		batch, err := seam.PrepareBatchAlias(b.id, b.v, b.seq, b.chunk)
 		if err != nil {
 			return n, err
 		}
 		for i := range batch {
-			line = appendRecord(line[:0], &batch[i], b.v)
-			if !b.zstd {
-				if _, err := w.Write(line); err != nil {
+			var parts [][]byte
+			line, parts = recordParts(line[:0], &batch[i], b.v)
+			var size int64
+			for _, p := range parts {
+				size += int64(len(p))
+			}
+			if b.zstd {
+				if size > b.limit {
+					return n, &seam.Error{Kind: seam.ErrLimit, Op: "append", ID: b.id, Pos: seam.Pos{Offset: -1, Frame: -1, Line: -1, Seq: batch[i].Seq},
+						Err: &limitError{limit: ErrFrameLimit, msg: fmt.Sprintf("the record of %d bytes does not fit in a frame of the frame limit, %s", size-1, sizeText(b.limit))}}
+				}
+				if inFrame+size > b.limit {
+					if err := zw.EndFrame(w); err != nil {
+						return n, err
+					}
+					inFrame = 0
+				}
+				inFrame += size
+			}
+			var out io.Writer = w
+			if b.zstd {
+				out = zw
+			}
+			for _, p := range parts {
+				if len(p) == 0 {
+					continue // zstdframe.Writer takes no empty write
+				}
+				if _, err := out.Write(p); err != nil {
 					return n, err
 				}
-				continue
 			}
-			size := int64(len(line))
-			if size > b.limit {
-				return n, &seam.Error{Kind: seam.ErrLimit, Op: "append", ID: b.id, Pos: seam.Pos{Offset: -1, Frame: -1, Line: -1, Seq: batch[i].Seq},
-					Err: &limitError{limit: ErrFrameLimit, msg: fmt.Sprintf("the record of %d bytes does not fit in a frame of the frame limit, %s", size-1, sizeText(b.limit))}}
-			}
-			if inFrame+size > b.limit {
-				if err := zw.EndFrame(w); err != nil {
-					return n, err
-				}
-				inFrame = 0
-			}
-			if _, err := zw.Write(line); err != nil {
-				return n, err
-			}
-			inFrame += size
 		}
 		n += int64(len(batch))
 		b.seq += int64(len(batch))
@@ -180,6 +191,39 @@ func (b *batchWriter) writeTo(w io.Writer) (int64, error) {
 		}
 	}
 	return n, nil
+}
+
+// bigValue is the payload size from which a record is written in pieces
+// (recordParts) rather than copied into one line first.
+const bigValue = 64 << 10
+
+// recordParts returns the physical line of e in format v (appendRecord's
+// bytes) as pieces to write in order, the text around a large data or
+// surfaceOp appended to buf and the payloads themselves aliasing e: a
+// record near the record limit is not copied once more to be written.
+func recordParts(buf []byte, e *seam.Event, v int) ([]byte, [][]byte) {
+	if len(e.Data) < bigValue && len(e.SurfaceOp) < bigValue {
+		i := len(buf)
+		buf = appendRecord(buf, e, v)
+		return buf, [][]byte{buf[i:]}
+	}
+	c := *e
+	c.SourceEventSeqs = nil
+	if v < 2 {
+		c.SourceEventSeqs = e.SourceEventSeqs
+	}
+	buf, p := c.AppendJSONParts(buf)
+	// appendRecord's ending: v2+ logs put sourceEventSeqs, range-encoded,
+	// after the other members.
+	tail := len(buf) - 1
+	buf = buf[:tail]
+	if v >= 2 && e.SourceEventSeqs != nil {
+		buf = append(buf, `,"sourceEventSeqs":`...)
+		buf = seam.AppendSourceSeqsV2(buf, e.SourceEventSeqs)
+	}
+	buf = append(buf, '}', '\n')
+	p[4] = buf[tail:]
+	return buf, p[:]
 }
 
 // countWriter counts the bytes written through it.

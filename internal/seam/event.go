@@ -36,18 +36,51 @@ func (e *Event) AppendJSON(dst []byte) []byte { return e.appendJSON(dst, false) 
 func (e *Event) AppendRecordJSON(dst []byte, v int) []byte { return e.appendJSON(dst, v >= 2) }
 
 func (e *Event) appendJSON(dst []byte, ranges bool) []byte {
+	dst = e.appendHead(dst)
+	if len(e.Data) == 0 {
+		dst = append(dst, "{}"...)
+	} else {
+		dst = append(dst, e.Data...)
+	}
+	dst = e.appendMiddle(dst, ranges)
+	if e.SurfaceOp != nil {
+		dst = append(dst, e.SurfaceOp...)
+	}
+	return append(dst, '}')
+}
+
+// AppendJSONParts is AppendJSON for a writer that streams a large event
+// without copying its payloads: it appends the text around data and
+// surfaceOp to dst and returns the canonical JSON of e as the pieces to
+// write in order: the text before data, data, the text between, surfaceOp
+// (nil when absent) and the closing brace. Data and surfaceOp alias e.
+func (e *Event) AppendJSONParts(dst []byte) ([]byte, [5][]byte) {
+	i := len(dst)
+	dst = e.appendHead(dst)
+	j := len(dst)
+	dst = e.appendMiddle(dst, false)
+	k := len(dst)
+	dst = append(dst, '}')
+	data := []byte(e.Data)
+	if len(data) == 0 {
+		data = []byte("{}")
+	}
+	return dst, [5][]byte{dst[i:j:j], data, dst[j:k:k], e.SurfaceOp, dst[k:]}
+}
+
+// appendHead appends the members before data's value.
+func (e *Event) appendHead(dst []byte) []byte {
 	dst = append(dst, `{"type":`...)
 	dst = rawjson.AppendString(dst, e.Type)
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendInt(dst, e.Seq, 10)
 	dst = append(dst, `,"time":`...)
 	dst = strconv.AppendInt(dst, e.Time, 10)
-	dst = append(dst, `,"data":`...)
-	if len(e.Data) == 0 {
-		dst = append(dst, "{}"...)
-	} else {
-		dst = append(dst, e.Data...)
-	}
+	return append(dst, `,"data":`...)
+}
+
+// appendMiddle appends the members between data's value and surfaceOp's.
+func (e *Event) appendMiddle(dst []byte, ranges bool) []byte {
 	if e.Ignorable {
 		dst = append(dst, `,"ignorable":true`...)
 	}
@@ -68,9 +101,8 @@ func (e *Event) appendJSON(dst []byte, ranges bool) []byte {
 	}
 	if e.SurfaceOp != nil {
 		dst = append(dst, `,"surfaceOp":`...)
-		dst = append(dst, e.SurfaceOp...)
 	}
-	return append(dst, '}')
+	return dst
 }
 
 // MarshalJSON returns the canonical JSON of e.

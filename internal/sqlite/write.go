@@ -584,7 +584,7 @@ func (h *handle) AppendStream(ctx context.Context, next func() ([]seam.Event, er
 			if err := ctx.Err(); err != nil {
 				return n, last, err
 			}
-			batch, err := seam.PrepareBatch(h.id, h.hdr.Version, seq, chunk)
+			batch, err := seam.PrepareBatchAlias(h.id, h.hdr.Version, seq, chunk)
 			if err != nil {
 				return n, last, err
 			}
