@@ -16,7 +16,7 @@ PKGS      := ./...
 
 MANDIR    ?= man
 
-.PHONY: all build test vet fmtcheck cross demo man bench fuzz crash ci clean compat
+.PHONY: all build test vet fmtcheck cross demo man bench fuzz crash ci clean compat race
 
 all: build
 
@@ -108,6 +108,15 @@ fuzz:
 # Kills writer processes at random points and checks that no acknowledged event is lost.
 crash:
 	DSHCTL_CRASH_RUNS=$(CRASHRUNS) $(GO) test -count=1 -timeout=60m -run='^TestCrash' -v ./cmd/dshctl/ ./internal/sqlite/
+
+# The race detector on every package but cmd/dshctl, whose scripts run
+# dshctl as a process of its own: built with -race, they take well over
+# the 10 minutes a test binary gets by default (the catalogue's CPU and
+# memory bounds are scaled under -race, raceCPU and raceMem, for whoever
+# runs them so: -timeout=60m). -short leaves out the multi-GB stores.
+RACEPKGS = $(shell $(GO) list $(PKGS) | grep -v '/cmd/dshctl$$')
+race:
+	$(GO) test -race -short -count=1 -timeout=30m $(RACEPKGS)
 
 # What CI runs after `make cross` (.ci/run): the full suite, then short fuzz
 # runs (without minimisation: 3 s go well past the seeds, 40 s for the

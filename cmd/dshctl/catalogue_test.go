@@ -321,6 +321,12 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: bounded [-mem SIZE] [-time DURATION] [-nobody] [-ownlimit] [-errors N] CODE ARGS...")
 	}
 	mem := parseSize(ts, *memArg)
+	if raceEnabled {
+		// What the race detector adds (see raceEnabled): a race run is
+		// for races; the bounds are held by the run without it, and
+		// here still stop a command that runs away.
+		mem, *limit = mem*raceMem, *limit*raceCPU
+	}
 	code, err := strconv.Atoi(fl.Arg(0))
 	ts.Check(err)
 	bin, err := exec.LookPath("dshctl")
@@ -393,6 +399,15 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("dshctl took %v of CPU, over %v", m.CPU, *limit)
 	}
 }
+
+// raceCPU and raceMem scale bounded's CPU time and memory bounds under
+// the race detector: the upper ends of what Go's documentation says it
+// costs (execution time 2-20 times, memory 5-10 times), since the bounds
+// are set near what a command takes without it.
+const (
+	raceCPU = 20
+	raceMem = 10
+)
 
 // measured is what dshctl-measure reports of the process it ran.
 type measured struct {

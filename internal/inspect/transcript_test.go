@@ -17,6 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/dshctl/dshctl/internal/cputime"
 	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/mattn/go-runewidth"
@@ -398,14 +399,20 @@ func TestTranscriptLongText(t *testing.T) {
 	events := []seam.Event{{Type: "user/message", Data: data}, {Type: "session/title", Data: title}}
 	var w countWriter
 	tr := NewTranscript(&w, TranscriptOptions{Width: 80, Wrap: true})
-	start := time.Now()
+	// CPU time, which a loaded machine does not inflate; quadratic took
+	// minutes, linear well under a second (ten times that under -race).
+	limit := 5 * time.Second
+	if raceEnabled {
+		limit *= 10
+	}
+	start := cputime.Now()
 	for i := range events {
 		if err := tr.Render(&events[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("rendering 4 MiB took %v", d)
+	if d := cputime.Now() - start; d > limit {
+		t.Errorf("rendering 4 MiB took %v of CPU", d)
 	}
 	if w.writes < 2 || w.max > 2*flushBytes {
 		t.Errorf("%d writes, the largest %d bytes: the long prompt was not written out as rendered", w.writes, w.max)
