@@ -61,6 +61,22 @@ func TestInUseNotes(t *testing.T) {
 				t.Fatalf("a write open after dshctl's own streamed append: %v", err)
 			}
 		})
+		t.Run("create without events", func(t *testing.T) {
+			root := t.TempDir()
+			s, _ := openStore(t, root, Options{Compression: enc, InUseWindow: time.Hour})
+			w, err := s.Create(ctx, header("e", 0), seam.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			if w, err = s.Open(ctx, "e", seam.Write); err != nil {
+				t.Fatalf("a write open after dshctl's own create of an empty session: %v", err)
+			}
+			w.Close()
+		})
 		t.Run("another writer's change", func(t *testing.T) {
 			s, path := open(t, enc)
 			w, err := s.Open(ctx, "f", seam.Write)

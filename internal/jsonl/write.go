@@ -874,7 +874,9 @@ func (h *handle) Flush(ctx context.Context) error {
 		return err
 	}
 	if h.w.pending {
-		return seam.Wrap(h.materialize(nil, 0), seam.ErrIO, "flush", h.id)
+		err := h.materialize(nil, 0)
+		h.noteWrote() // a create without events is dshctl's write too
+		return seam.Wrap(err, seam.ErrIO, "flush", h.id)
 	}
 	return nil
 }
