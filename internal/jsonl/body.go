@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/dshctl/dshctl/internal/jsonl/osfs"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -144,7 +145,7 @@ func (s *section) Read(p []byte) (int, error) {
 		p = p[:min(int64(len(p)), s.limit-s.n)]
 	}
 	p = p[:min(int64(len(p)), s.end-s.off)]
-	if err := readFullAt(s.r, p, s.off); err != nil {
+	if err := osfs.ReadFullAt(s.r, p, s.off); err != nil {
 		return 0, err
 	}
 	s.off += int64(len(p))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/export"
+	"github.com/dshctl/dshctl/internal/jsonl/osfs"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/seam/seamtest"
@@ -16,7 +17,7 @@ import (
 func TestMain(m *testing.M) {
 	// A child process of seamtest.HoldInChild: hold the flock on args[0].
 	seamtest.RunChild(func(args []string) (func(), error) {
-		f, err := openFile(args[0], os.O_RDWR|os.O_CREATE, 0o600)
+		f, err := osfs.OS{}.OpenFile(args[0], os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return nil, err
 		}

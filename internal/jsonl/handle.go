@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/dshctl/dshctl/internal/jsonl/osfs"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -338,7 +339,7 @@ func (h *handle) useLocked(op string) (*logFile, fs.FileInfo, int64, error) {
 	if err != nil {
 		return nil, nil, 0, seam.Wrap(h.log.ioError(err, -1), seam.ErrIO, op, h.id)
 	}
-	if fileLinks(fi) == 0 {
+	if osfs.Links(fi) == 0 {
 		// The log was replaced (a writer rewrote it without an uncommitted
 		// tail and renamed it over the old one) or removed: follow the path.
 		if nfi, ok := h.reopenLocked(op); ok {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshctl/dshctl/internal/durable"
 	"github.com/dshctl/dshctl/internal/jsonl/hostile"
+	"github.com/dshctl/dshctl/internal/jsonl/osfs"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -376,7 +377,7 @@ func TestBackupFoldersDurable(t *testing.T) {
 // copying a multi-GB log to the end first (durability review finding 16).
 func TestCopyRangeCancelled(t *testing.T) {
 	dir := t.TempDir()
-	fsys := osFS{}
+	fsys := osfs.OS{}
 	src, err := fsys.OpenFile(filepath.Join(dir, "src"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +393,7 @@ func TestCopyRangeCancelled(t *testing.T) {
 	defer dst.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cw := &cancelAfter{file: dst, n: 2, cancel: cancel}
-	if err := copyRange(ctx, cw, src, 0, 8<<20); !errors.Is(err, context.Canceled) {
+	if err := osfs.CopyRange(ctx, cw, src, 0, 8<<20); !errors.Is(err, context.Canceled) {
 		t.Fatalf("copyRange after cancel: %v, want context.Canceled", err)
 	}
 	if fi, _ := dst.Stat(); fi.Size() > 2<<20 {

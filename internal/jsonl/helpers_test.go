@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/dshctl/dshctl/internal/fixture"
+	"github.com/dshctl/dshctl/internal/jsonl/osfs"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -53,7 +54,7 @@ func copyTree(tb testing.TB, src string) string {
 // testFS wraps the real file system: it counts the bytes read and can make
 // writes, syncs and truncations fail.
 type testFS struct {
-	osFS
+	osfs.OS
 	read atomic.Int64
 	// noSync makes Sync a no-op, for fuzzing speed.
 	noSync bool
@@ -99,28 +100,28 @@ func (t *testFS) Rename(oldname, newname string) error {
 	if err := t.hook(&t.failRename, newname); err != nil {
 		return err
 	}
-	return t.osFS.Rename(oldname, newname)
+	return t.OS.Rename(oldname, newname)
 }
 
 func (t *testFS) Remove(name string) error {
 	if _, err := t.mutate(); err != nil {
 		return err
 	}
-	return t.osFS.Remove(name)
+	return t.OS.Remove(name)
 }
 
 func (t *testFS) Link(oldname, newname string) error {
 	if _, err := t.mutate(); err != nil {
 		return err
 	}
-	return t.osFS.Link(oldname, newname)
+	return t.OS.Link(oldname, newname)
 }
 
 func (t *testFS) Mkdir(name string, perm fs.FileMode) error {
 	if _, err := t.mutate(); err != nil {
 		return err
 	}
-	return t.osFS.Mkdir(name, perm)
+	return t.OS.Mkdir(name, perm)
 }
 
 func (t *testFS) OpenFile(name string, flag int, perm fs.FileMode) (file, error) {
@@ -132,7 +133,7 @@ func (t *testFS) OpenFile(name string, flag int, perm fs.FileMode) (file, error)
 			return nil, err
 		}
 	}
-	f, err := t.osFS.OpenFile(name, flag, perm)
+	f, err := t.OS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +148,7 @@ func (t *testFS) CreateIn(dir, name string, perm fs.FileMode) (file, error) {
 	if _, err := t.mutate(); err != nil {
 		return nil, err
 	}
-	f, err := t.osFS.CreateIn(dir, name, perm)
+	f, err := t.OS.CreateIn(dir, name, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +159,7 @@ func (t *testFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err := t.hook(&t.failReadDir, name); err != nil {
 		return nil, err
 	}
-	return t.osFS.ReadDir(name)
+	return t.OS.ReadDir(name)
 }
 
 func (t *testFS) FreeSpace(dir string) (int64, error) {
@@ -168,7 +169,7 @@ func (t *testFS) FreeSpace(dir string) (int64, error) {
 	if f != nil {
 		return f(dir)
 	}
-	return t.osFS.FreeSpace(dir)
+	return t.OS.FreeSpace(dir)
 }
 
 func (t *testFS) SyncDir(name string) error {
@@ -181,7 +182,7 @@ func (t *testFS) SyncDir(name string) error {
 	if t.noSync {
 		return nil
 	}
-	return t.osFS.SyncDir(name)
+	return t.OS.SyncDir(name)
 }
 
 func (t *testFS) hook(which *func(string) error, path string) error {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dshctl/dshctl/internal/jsonl/osfs"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -142,7 +143,7 @@ func (lr *lineReader) wholeLine(start, end int64) ([]byte, int64, error) {
 		lr.joined = make([]byte, n)
 	}
 	line := lr.joined[:n]
-	if err := readFullAt(lr.ra.r, line, start); err != nil {
+	if err := osfs.ReadFullAt(lr.ra.r, line, start); err != nil {
 		lr.err = err
 		return nil, n, err
 	}
@@ -473,7 +474,7 @@ func (b *backLines) longLine() ([]byte, int64, error) {
 		b.long = make([]byte, n)
 	}
 	line := b.long[:n]
-	if err := readFullAt(b.r, line, off); err != nil {
+	if err := osfs.ReadFullAt(b.r, line, off); err != nil {
 		return nil, 0, err
 	}
 	b.read += n
@@ -531,7 +532,7 @@ func (b *backLines) loadN(block int) error {
 		copy(nb[len(nb)-keep:], b.buf[b.lo:b.lo+keep])
 		b.buf, b.lo = nb, len(nb)-keep
 	}
-	if err := readFullAt(b.r, b.buf[b.lo-n:b.lo], b.pos-int64(n)); err != nil {
+	if err := osfs.ReadFullAt(b.r, b.buf[b.lo-n:b.lo], b.pos-int64(n)); err != nil {
 		return err
 	}
 	b.lo -= n
@@ -551,7 +552,7 @@ const rowEndWindow = 4 << 10
 // that could be a row.
 func couldBeRow(r io.ReaderAt, start, end int64) (ok bool, why string, err error) {
 	buf := make([]byte, min(rowEndWindow, end-start))
-	if err := readFullAt(r, buf, start); err != nil {
+	if err := osfs.ReadFullAt(r, buf, start); err != nil {
 		return false, "", err
 	}
 	for _, c := range buf {
@@ -562,7 +563,7 @@ func couldBeRow(r io.ReaderAt, start, end int64) (ok bool, why string, err error
 			break
 		}
 	}
-	if err := readFullAt(r, buf, end-int64(len(buf))); err != nil {
+	if err := osfs.ReadFullAt(r, buf, end-int64(len(buf))); err != nil {
 		return false, "", err
 	}
 	for i := len(buf) - 1; i >= 0; i-- {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dshctl/dshctl/internal/jsonl/osfs"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -35,7 +36,7 @@ func (s *Store) WriterActive(ctx context.Context, id string) (bool, error) {
 	if err != nil {
 		return false, &seam.Error{Kind: seam.ErrIO, Op: "probe lock", ID: id, Pos: seam.NoPos, Err: err}
 	}
-	if held, ok := procLocksHeld(fi); ok {
+	if held, ok := osfs.ProcLocksHeld(fi); ok {
 		return held, nil
 	}
 	switch err := f.TryLock(false); {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/dshctl/dshctl/internal/jsonl/osfs"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -200,7 +201,7 @@ func (l *logFile) readHeader(size int64, dec func() (*zstdframe.Decoder, error))
 		n := min(size, maxHeaderLine)
 		buf := make([]byte, min(n, 4096))
 		for {
-			if err := readFullAt(l.f, buf, 0); err != nil {
+			if err := osfs.ReadFullAt(l.f, buf, 0); err != nil {
 				return hi, l.ioError(err, 0)
 			}
 			if i := bytes.IndexByte(buf, '\n'); i >= 0 {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/dshctl/dshctl/internal/jsonl/osfs"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -162,7 +163,7 @@ func (s *Store) lockHolder(path string) error {
 	if err != nil {
 		return nil
 	}
-	pid, held, ok := procLockHolder(fi)
+	pid, held, ok := osfs.ProcLockHolder(fi)
 	if !ok || !held || pid <= 0 {
 		return nil
 	}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/dshctl/dshctl/internal/durable"
+	"github.com/dshctl/dshctl/internal/jsonl/osfs"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -123,7 +124,7 @@ var (
 func Open(root string, opts Options) (*Store, error) {
 	fsys := opts.fs
 	if fsys == nil {
-		fsys = osFS{}
+		fsys = osfs.OS{}
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -427,7 +428,7 @@ func (s *Store) checkProject(l *logFile, d *sessionDir, h *seam.Header) error {
 
 // revision is the opaque token of a file's state.
 func revision(fi fs.FileInfo) string {
-	dev, ino, ctime := fileIdentity(fi)
+	dev, ino, ctime := osfs.Identity(fi)
 	b := make([]byte, 0, 5*18)
 	b = strconv.AppendUint(b, dev, 16)
 	b = strconv.AppendUint(append(b, ':'), ino, 16)

@@ -3,6 +3,8 @@ package jsonl
 import (
 	"io"
 	"sync"
+
+	"github.com/dshctl/dshctl/internal/jsonl/osfs"
 )
 
 const (
@@ -48,7 +50,7 @@ func newWindowFile(f file, size int64) (*windowFile, error) {
 			b = make([]byte, size)
 		}
 		b = b[:size]
-		if err := readFullAt(f, b, 0); err != nil {
+		if err := osfs.ReadFullAt(f, b, 0); err != nil {
 			w.release()
 			return nil, err
 		}
@@ -57,11 +59,11 @@ func newWindowFile(f file, size int64) (*windowFile, error) {
 	}
 	b = b[:headWindow+tailWindow]
 	w.head, w.tail, w.tailOff = b[:headWindow], b[headWindow:], size-tailWindow
-	if err := readFullAt(f, w.head, 0); err != nil {
+	if err := osfs.ReadFullAt(f, w.head, 0); err != nil {
 		w.release()
 		return nil, err
 	}
-	if err := readFullAt(f, w.tail, w.tailOff); err != nil {
+	if err := osfs.ReadFullAt(f, w.tail, w.tailOff); err != nil {
 		w.release()
 		return nil, err
 	}

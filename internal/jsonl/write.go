@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dshctl/dshctl/internal/durable"
+	"github.com/dshctl/dshctl/internal/jsonl/osfs"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -166,9 +167,9 @@ func (s *Store) mkdirIn(dir string) (bool, error) {
 	case err == nil && fi.IsDir():
 		return false, nil
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
-		return false, symlinkError("mkdir", dir)
+		return false, osfs.SymlinkError("mkdir", dir)
 	case err == nil:
-		return false, &fs.PathError{Op: "mkdir", Path: dir, Err: fmt.Errorf("%w (%s)", syscall.ENOTDIR, typeName(fi.Mode()))}
+		return false, &fs.PathError{Op: "mkdir", Path: dir, Err: fmt.Errorf("%w (%s)", syscall.ENOTDIR, osfs.TypeName(fi.Mode()))}
 	case !errors.Is(err, fs.ErrNotExist):
 		return false, err
 	}
@@ -601,7 +602,7 @@ func (h *handle) replaceTailWith(ctx context.Context, op string, size int64, bod
 		err = durable.KeepOwner(f, fi)
 	}
 	if err == nil {
-		err = copyRange(ctx, f, l.f, 0, w.cut)
+		err = osfs.CopyRange(ctx, f, l.f, 0, w.cut)
 	}
 	var n int64
 	cw := &countWriter{w: f}
@@ -689,7 +690,7 @@ func (s *Store) backup(ctx context.Context, id string, l *logFile, from, to int6
 	if err != nil {
 		return "", l.ioError(fmt.Errorf("backup: %w", err), from)
 	}
-	err = copyRange(ctx, f, l.f, from, to)
+	err = osfs.CopyRange(ctx, f, l.f, from, to)
 	if err == nil {
 		err = f.Sync()
 	}

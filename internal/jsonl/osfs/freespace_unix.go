@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || dragonfly
 
-package jsonl
+package osfs
 
 import "golang.org/x/sys/unix"
 

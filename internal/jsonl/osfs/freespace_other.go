@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !freebsd && !dragonfly && !windows
 
-package jsonl
+package osfs
 
 import "errors"
 

@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package jsonl
+package osfs
 
 import (
 	"errors"

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package jsonl
+package osfs
 
 import (
 	"io/fs"
@@ -10,9 +10,9 @@ import (
 // openFile opens a store file, refusing a symbolic link (or any reparse
 // point) and anything but a regular file. Without O_NOFOLLOW the link is
 // looked for first, and the open checked after.
-func openFile(name string, flag int, perm fs.FileMode) (file, error) {
+func openFile(name string, flag int, perm fs.FileMode) (File, error) {
 	if fi, err := os.Lstat(name); err == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
-		return nil, symlinkError("open", name)
+		return nil, SymlinkError("open", name)
 	}
 	f, err := os.OpenFile(name, flag, perm)
 	if err != nil {

@@ -1,6 +1,4 @@
-//go:build windows
-
-package jsonl
+package osfs
 
 import (
 	"errors"
@@ -18,7 +16,7 @@ func (f osFile) TryLock(exclusive bool) error {
 	var ol windows.Overlapped
 	err := windows.LockFileEx(windows.Handle(f.Fd()), flags, 0, 1, 0, &ol)
 	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
-		return errLockBusy
+		return ErrLockBusy
 	}
 	return err
 }
@@ -26,4 +24,18 @@ func (f osFile) TryLock(exclusive bool) error {
 func (f osFile) Unlock() error {
 	var ol windows.Overlapped
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol)
+}
+
+// freeSpace returns the bytes available to the caller on the volume
+// holding dir.
+func freeSpace(dir string) (int64, error) {
+	p, err := windows.UTF16PtrFromString(dir)
+	if err != nil {
+		return 0, err
+	}
+	var avail, total, free uint64
+	if err := windows.GetDiskFreeSpaceEx(p, &avail, &total, &free); err != nil {
+		return 0, err
+	}
+	return int64(avail), nil
 }

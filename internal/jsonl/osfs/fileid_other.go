@@ -1,16 +1,16 @@
 //go:build !linux && !openbsd && !dragonfly && !solaris && !illumos && !darwin && !freebsd && !netbsd
 
-package jsonl
+package osfs
 
 import "io/fs"
 
-// fileIdentity is the portable fallback: without a device and inode (an
+// Identity is the portable fallback: without a device and inode (an
 // fs.FileInfo of Windows carries neither), a revision is the size and the
 // modification time, and the change time is the modification time.
-func fileIdentity(fi fs.FileInfo) (dev, ino uint64, ctimeNs int64) {
+func Identity(fi fs.FileInfo) (dev, ino uint64, ctimeNs int64) {
 	return 0, 0, fi.ModTime().UnixNano()
 }
 
-// fileLinks is the portable fallback: a replaced log is not detected by
+// Links is the portable fallback: a replaced log is not detected by
 // its link count (on Windows a log open for reading cannot be replaced).
-func fileLinks(fs.FileInfo) uint64 { return 1 }
+func Links(fs.FileInfo) uint64 { return 1 }

@@ -1,11 +1,11 @@
-package jsonl
+package osfs
 
 import "context"
 
-// copyRange writes the bytes [from, to) of src to dst, at dst's offset,
+// CopyRange writes the bytes [from, to) of src to dst, at dst's offset,
 // until ctx is done. Where the system can (copyKernel), the kernel copies
 // them from file to file; elsewhere they go through a buffer.
-func copyRange(ctx context.Context, dst file, src file, from, to int64) error {
+func CopyRange(ctx context.Context, dst File, src File, from, to int64) error {
 	done, err := copyKernel(ctx, dst, src, from, to)
 	if err != errNoKernelCopy {
 		return err
@@ -13,15 +13,15 @@ func copyRange(ctx context.Context, dst file, src file, from, to int64) error {
 	return copyBuffered(ctx, dst, src, from+done, to)
 }
 
-// copyBuffered is copyRange through a buffer of at most 1 MiB.
-func copyBuffered(ctx context.Context, dst file, src file, from, to int64) error {
+// copyBuffered is CopyRange through a buffer of at most 1 MiB.
+func copyBuffered(ctx context.Context, dst File, src File, from, to int64) error {
 	buf := make([]byte, min(to-from, 1<<20))
 	for off := from; off < to; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n := min(int64(len(buf)), to-off)
-		if err := readFullAt(src, buf[:n], off); err != nil {
+		if err := ReadFullAt(src, buf[:n], off); err != nil {
 			return err
 		}
 		if _, err := dst.Write(buf[:n]); err != nil {

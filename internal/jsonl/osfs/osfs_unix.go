@@ -1,6 +1,6 @@
 //go:build unix
 
-package jsonl
+package osfs
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 // openFile opens a store file for writing: O_NOFOLLOW refuses a symbolic
 // link as the last component, O_NONBLOCK keeps a FIFO from blocking the
 // open, and fstat then refuses anything but a regular file.
-func openFile(name string, flag int, perm fs.FileMode) (file, error) {
+func openFile(name string, flag int, perm fs.FileMode) (File, error) {
 	f, err := os.OpenFile(name, flag|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
 	if err != nil {
 		return nil, nofollowError(name, err)
@@ -30,7 +30,7 @@ func openFile(name string, flag int, perm fs.FileMode) (file, error) {
 func nofollowError(name string, err error) error {
 	if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) {
 		if fi, lerr := os.Lstat(name); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return symlinkError("open", name)
+			return SymlinkError("open", name)
 		}
 	}
 	return err
@@ -48,7 +48,7 @@ func lockHow(exclusive bool) int {
 	return unix.LOCK_SH | unix.LOCK_NB
 }
 
-// flock applies flock(2), retrying on EINTR; a held lock is errLockBusy.
+// flock applies flock(2), retrying on EINTR; a held lock is ErrLockBusy.
 func flock(fd, how int) error {
 	for {
 		err := unix.Flock(fd, how)
@@ -56,7 +56,7 @@ func flock(fd, how int) error {
 		case errors.Is(err, unix.EINTR):
 			continue
 		case errors.Is(err, unix.EWOULDBLOCK):
-			return errLockBusy
+			return ErrLockBusy
 		}
 		return err
 	}

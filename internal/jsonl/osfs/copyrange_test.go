@@ -1,4 +1,4 @@
-package jsonl
+package osfs
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 
 // sparseLog writes a file of size bytes holding data (a byte pattern) only
 // at the given [from, to) spans: the rest is holes.
-func sparseLog(t *testing.T, path string, size int64, spans ...[2]int64) file {
+func sparseLog(t *testing.T, path string, size int64, spans ...[2]int64) File {
 	t.Helper()
-	f, err := osFS{}.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := OS{}.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestCopyRange(t *testing.T) {
 	const size = 6 << 20
 	src := sparseLog(t, filepath.Join(dir, "log"), size, [2]int64{0, 10000}, [2]int64{2 << 20, 2<<20 + 5000}, [2]int64{5 << 20, 5<<20 + 1})
 	want := make([]byte, size)
-	if err := readFullAt(src, want, 0); err != nil {
+	if err := ReadFullAt(src, want, 0); err != nil {
 		t.Fatal(err)
 	}
 	ranges := [][2]int64{{0, size}, {592, size}, {10000, 2<<20 + 100}, {5000, 5 << 20}, {3 << 20, 4 << 20}, {5 << 20, 5<<20 + 1}, {7, 7}}
@@ -57,12 +57,12 @@ func TestCopyRange(t *testing.T) {
 			}
 			path := filepath.Join(dir, "backup")
 			os.Remove(path)
-			dst, err := osFS{}.OpenFile(path, flag, 0o600)
+			dst, err := OS{}.OpenFile(path, flag, 0o600)
 			if err != nil {
 				t.Fatal(err)
 			}
 			dst.Write([]byte("before:"))
-			if err := copyRange(context.Background(), dst, src, r[0], r[1]); err != nil {
+			if err := CopyRange(context.Background(), dst, src, r[0], r[1]); err != nil {
 				t.Fatalf("range %d %v (append %v): %v", i, r, appendMode, err)
 			}
 			dst.Write([]byte(":after"))
@@ -77,17 +77,17 @@ func TestCopyRange(t *testing.T) {
 			}
 		}
 	}
-	dst, err := osFS{}.OpenFile(filepath.Join(dir, "short"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	dst, err := OS{}.OpenFile(filepath.Join(dir, "short"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	if err := copyRange(context.Background(), dst, src, size-10, size+10); !errors.Is(err, io.ErrUnexpectedEOF) {
+	if err := CopyRange(context.Background(), dst, src, size-10, size+10); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("a range past the end: %v, want io.ErrUnexpectedEOF", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := copyRange(ctx, dst, src, 0, size); !errors.Is(err, context.Canceled) {
+	if err := CopyRange(ctx, dst, src, 0, size); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a cancelled copy: %v, want context.Canceled", err)
 	}
 	if fi, _ := dst.Stat(); fi.Size() != 0 {
