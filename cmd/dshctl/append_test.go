@@ -3,46 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 )
-
-// copyTree copies a read-only fixture tree to a writable temp dir. The
-// copies' times are an hour old, as a store no dsh is writing has: a log
-// that changed moments ago, and not by dshctl, is refused as in use.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out := filepath.Join(dst, rel)
-		if err := os.WriteFile(out, b, 0o644); err != nil {
-			return err
-		}
-		old := time.Now().Add(-time.Hour)
-		return os.Chtimes(out, old, old)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 const closedTurn = `{"type":"turn/start","time":1785400000000,"data":{"turn":99}}
 {"type":"step/start","time":1785400000001,"data":{"turn":99,"step":1}}
@@ -57,7 +25,7 @@ const closedTurn = `{"type":"turn/start","time":1785400000000,"data":{"turn":99}
 // log reads back with the new events.
 func TestAppendFixtures(t *testing.T) {
 	for _, store := range []string{"jsonl-zstd", "jsonl-none"} {
-		root := copyTree(t, filepath.Join(sharedFixtures(t), "dsh-0.1.0", store))
+		root := fixture.Copy(t, filepath.Join(sharedFixtures(t), "dsh-0.1.0", store))
 		out, stderr, code := runCLI(t, "--store", root, "list", "--all", "-o", "jsonl")
 		if code != 0 {
 			t.Fatalf("list: %s", stderr)

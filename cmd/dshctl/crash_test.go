@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/ingest"
 	"github.com/dshctl/dshctl/internal/jsonl"
 	"github.com/dshctl/dshctl/internal/jsonl/hostile"
@@ -45,7 +46,7 @@ func TestCrashAppend(t *testing.T) {
 	for _, store := range []string{"jsonl-zstd", "jsonl-none"} {
 		t.Run(store, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 1))
-			root := copyTree(t, filepath.Join(sharedFixtures(t), "dsh-0.1.0", store))
+			root := fixture.Copy(t, filepath.Join(sharedFixtures(t), "dsh-0.1.0", store))
 			backups := t.TempDir()
 			const id = "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c"
 			// acked maps a seq to the title the acknowledged append gave it.
@@ -286,7 +287,7 @@ func TestCrashRetry(t *testing.T) {
 	for _, st := range []string{"jsonl-zstd", "jsonl-none"} {
 		t.Run(st, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 2))
-			root := copyTree(t, filepath.Join(sharedFixtures(t), "dsh-0.1.0", st))
+			root := fixture.Copy(t, filepath.Join(sharedFixtures(t), "dsh-0.1.0", st))
 			backups := t.TempDir()
 			const id = "session-7a2b9c4d-1e3f-4a5b-8c6d-0e1f2a3b4c5d"
 			plain := st == "jsonl-none"

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -159,30 +158,6 @@ func agree(t *testing.T, s store) map[string]answer {
 	return out
 }
 
-// copyTree copies the fixture tree src to a new folder, writable.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 func openJSONL(t *testing.T, root string, o jsonl.Options) *jsonl.Store {
 	t.Helper()
 	s, err := jsonl.Open(root, o)
@@ -213,13 +188,13 @@ func TestFixtures(t *testing.T) {
 	}
 	for _, r := range roots {
 		t.Run(r, func(t *testing.T) {
-			if len(agree(t, openJSONL(t, copyTree(t, filepath.Join(dir, r)), jsonl.Options{}))) == 0 {
+			if len(agree(t, openJSONL(t, fixture.Copy(t, filepath.Join(dir, r)), jsonl.Options{}))) == 0 {
 				t.Fatal("no sessions")
 			}
 		})
 	}
 	t.Run("dsh-0.1.0/sqlite", func(t *testing.T) {
-		root := copyTree(t, filepath.Join(dir, "dsh-0.1.0", "sqlite"))
+		root := fixture.Copy(t, filepath.Join(dir, "dsh-0.1.0", "sqlite"))
 		s, err := sqlite.Open(filepath.Join(root, "sessions.sqlite"), sqlite.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -25,32 +25,6 @@ func fixturesDir(tb testing.TB) string {
 	return fixture.Dir(tb)
 }
 
-// copyTree copies the directory src into a new temp dir and returns it;
-// fixtures are read-only and must never be written in place.
-func copyTree(tb testing.TB, src string) string {
-	tb.Helper()
-	dst := filepath.Join(tb.TempDir(), "root")
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return dst
-}
-
 // testFS wraps the real file system: it counts the bytes read and can make
 // writes, syncs and truncations fail.
 type testFS struct {

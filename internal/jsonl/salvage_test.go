@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -309,7 +310,7 @@ func TestSalvageRepairCrash(t *testing.T) {
 	src := filepath.Join(fixturesDir(t), "dsh-0.1.0", "damaged", "zstd-torn-final-frame-checksum")
 	const id = "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c"
 	for k := int64(1); ; k++ {
-		root := copyTree(t, src)
+		root := fixture.Copy(t, src)
 		s, tfs := openStore(t, root, Options{Compression: Zstd})
 		h, err := s.Open(ctx, id, seam.Write)
 		if err != nil {

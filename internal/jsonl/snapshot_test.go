@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -30,7 +31,7 @@ func TestHandleSnapshotMatchesStat(t *testing.T) {
 			continue
 		}
 		t.Run(c.Name(), func(t *testing.T) {
-			s, _ := openStore(t, copyTree(t, filepath.Join(dir, c.Name())), Options{})
+			s, _ := openStore(t, fixture.Copy(t, filepath.Join(dir, c.Name())), Options{})
 			entries, err := s.List(ctx)
 			if err != nil {
 				t.Fatal(err)

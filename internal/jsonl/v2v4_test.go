@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 )
@@ -91,7 +92,7 @@ func TestV2V4Fixtures(t *testing.T) {
 				t.Errorf("event %d has type %s", e.Seq, e.Type)
 			}
 		}
-		writable, _ := openStore(t, copyTree(t, root), Options{AllowUnknownTypes: true})
+		writable, _ := openStore(t, fixture.Copy(t, root), Options{AllowUnknownTypes: true})
 		_, err = writable.Open(ctx, "legacy-sdk-history", seam.Write)
 		wantKind(t, err, seam.ErrUnsupportedFormat)
 	})

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -554,7 +555,7 @@ func noChecksumFrame(frame []byte) []byte {
 // log that is a symlink, and session and project folders that are.
 func TestVerifyLayoutFindings(t *testing.T) {
 	ctx := context.Background()
-	root := copyTree(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "jsonl-none"))
+	root := fixture.Copy(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "jsonl-none"))
 	demo := filepath.Join(root, "--home-dev-projects-demo-app--")
 	write := func(path string, data []byte) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -736,7 +737,7 @@ func (c *countingCheck) BadRecords(p seam.Pos, n int64) {
 // its reads): its check fails on its own, located at the folder, and every
 // other session is checked (issue 16 item 4, for verify).
 func TestVerifyUnreadableSessionFolder(t *testing.T) {
-	root := copyTree(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "jsonl-none"))
+	root := fixture.Copy(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "jsonl-none"))
 	closed := filepath.Join(root, "--home-dev-projects-demo-app--", compactID)
 	s, tfs := openStore(t, root, Options{})
 	tfs.set(&tfs.failReadDir, func(path string) error {

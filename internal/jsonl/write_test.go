@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/seam/seamtest"
@@ -613,7 +614,7 @@ func TestResumeDamagedFixtures(t *testing.T) {
 		{"variant-zstd-cli-frames-with-content-size", "session-4f1c2a9e-8b3d-4e6f-a1c2-7d9e0b1f2a3c", 113},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			root := copyTree(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "damaged", c.name))
+			root := fixture.Copy(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "damaged", c.name))
 			s, _ := openStore(t, root, Options{BackupDir: t.TempDir()})
 			w, err := s.Open(ctx, c.id, seam.Write)
 			if err != nil {
@@ -648,7 +649,7 @@ func TestResumeDamagedFixtures(t *testing.T) {
 		{"none-unknown-event-type", 17, seam.ErrUnsupportedFormat},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			root := copyTree(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "damaged", c.name))
+			root := fixture.Copy(t, filepath.Join(fixturesDir(t), "dsh-0.1.0", "damaged", c.name))
 			s, _ := openStore(t, root, Options{})
 			entries, _ := s.List(ctx)
 			id := entries[0].Snapshot.Header.ID
