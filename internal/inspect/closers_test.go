@@ -254,7 +254,7 @@ func TestClosersFromHandleErrors(t *testing.T) {
 	events := fixtureEvents(t, openTailID)
 	for _, failAt := range []int64{37, 19} { // in the reverse walk, then in the forward read of turn 2
 		h := newFake(0, 0, events...)
-		h.failAt = failAt
+		h.FailAt = failAt
 		if c, err := Closers(context.Background(), h); err == nil || c != nil {
 			t.Errorf("fail at %d: Closers = %v, %v", failAt, c, err)
 		}

@@ -41,7 +41,7 @@ func (s *orderedStore) handle(o *orderedSession) (seam.Handle, error) {
 		return nil, errOpen
 	}
 	h := newFake(o.full.Snapshot.Header.CreatedAt, 4, o.events...)
-	h.header = o.full.Snapshot.Header
+	h.Head = o.full.Snapshot.Header
 	return h, nil
 }
 

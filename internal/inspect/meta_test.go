@@ -83,7 +83,7 @@ func TestMetaTurnStartBeyondBudget(t *testing.T) {
 	if !reflect.DeepEqual(m, want) {
 		t.Errorf("meta = %+v, want %+v", m, want)
 	}
-	for i, n := range h.read {
+	for i, n := range h.Reads {
 		if n > budget {
 			t.Errorf("scan %d read %d bytes, budget %d", i, n, budget)
 		}
@@ -132,9 +132,9 @@ func TestMetaSeedMarkerKeepsUpdated(t *testing.T) {
 	h := newFake(1785331888000, 0, events...)
 	before := readMeta(t, h, 0)
 	last := events[len(events)-1]
-	h.events = append(h.events, ev(last.Seq+1, last.Time+3_600_000, "session/end-seed", `{}`))
+	h.Events = append(h.Events, ev(last.Seq+1, last.Time+3_600_000, "session/end-seed", `{}`))
 	after := readMeta(t, h, 0)
-	if before.UpdatedAt != after.UpdatedAt || before.UpdatedAt <= h.header.CreatedAt {
+	if before.UpdatedAt != after.UpdatedAt || before.UpdatedAt <= h.Head.CreatedAt {
 		t.Errorf("updated %d → %d after a seed marker", before.UpdatedAt, after.UpdatedAt)
 	}
 }
@@ -189,7 +189,7 @@ func TestMetaOpenTurn(t *testing.T) {
 
 func TestMetaScanError(t *testing.T) {
 	h := newFake(1000, 2, turn(0, 5000, 1, "user")...)
-	h.failAt = 3
+	h.FailAt = 3
 	m, err := ReadMeta(context.Background(), h, MetaOptions{})
 	if !errors.Is(err, seam.ErrCorrupt) {
 		t.Fatalf("err = %v, want ErrCorrupt", err)
@@ -235,7 +235,7 @@ func TestIsHumanPrompt(t *testing.T) {
 func TestMetaHeadDamageReported(t *testing.T) {
 	events := append([]seam.Event{ev(0, 1500, "session/title", `{"title":"t"}`)}, turn(1, 5000, 1, "user")...)
 	h := newFake(1000, 2, events...)
-	h.failAt = 0
+	h.FailAt = 0
 	if _, err := ReadMeta(context.Background(), h, MetaOptions{}); !errors.Is(err, seam.ErrCorrupt) {
 		t.Fatalf("err = %v, want the head's ErrCorrupt", err)
 	}

@@ -43,7 +43,7 @@ func TestExactStats(t *testing.T) {
 
 func TestExactStatsError(t *testing.T) {
 	h := newFake(0, 0, fixtureEvents(t, openTailID)...)
-	h.failAt = 10
+	h.FailAt = 10
 	s, err := ExactStats(context.Background(), h)
 	if err == nil || s.Events != 10 {
 		t.Errorf("stats = %+v, err %v; want the 10 events before the failure and an error", s, err)

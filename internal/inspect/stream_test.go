@@ -238,7 +238,7 @@ func (r *racedHandle) Scan(ctx context.Context, o seam.ScanOptions) iter.Seq2[se
 		}
 	}
 	if o.From >= r.failFrom && r.appended != nil {
-		r.events = append(r.events, r.appended...)
+		r.Events = append(r.Events, r.appended...)
 		r.appended = nil
 	}
 	return r.fakeHandle.Scan(ctx, o)

@@ -354,7 +354,7 @@ func (s *fakeService) Stat(_ context.Context, id string) (seam.Snapshot, error) 
 	if !ok {
 		return seam.Snapshot{}, seam.NotFound("stat", id)
 	}
-	return seam.Snapshot{Header: h.header, EventCount: int64(len(h.events)), Location: seam.Location{Backend: "fake", Path: "fake:" + id}}, nil
+	return seam.Snapshot{Header: h.Head, EventCount: int64(len(h.Events)), Location: seam.Location{Backend: "fake", Path: "fake:" + id}}, nil
 }
 
 func (s *fakeService) List(ctx context.Context) ([]seam.Entry, error) {
@@ -378,9 +378,9 @@ func TestVerifyWithoutLogVerifier(t *testing.T) {
 		ev(0, 1, "turn/start", `{"turn":1}`), ev(0, 2, "step/start", `{"turn":1,"step":1}`),
 		ev(0, 3, "step/end", `{"turn":1,"step":1}`), ev(0, 4, "turn/end", `{"turn":1,"reason":{"kind":"completed"}}`)})...)
 	open := newFake(1, 4, renumber([]seam.Event{ev(0, 1, "turn/start", `{"turn":1}`), ev(0, 2, "step/end", `{"turn":1,"step":1}`)})...)
-	corrupt := newFake(1, 4, clean.events...)
-	corrupt.failAt = 2
-	clean.header.ID, open.header.ID, corrupt.header.ID = "a-clean", "b-open", "c-corrupt"
+	corrupt := newFake(1, 4, clean.Events...)
+	corrupt.FailAt = 2
+	clean.Head.ID, open.Head.ID, corrupt.Head.ID = "a-clean", "b-open", "c-corrupt"
 	svc := &fakeService{handles: map[string]*fakeHandle{"a-clean": clean, "b-open": open, "c-corrupt": corrupt},
 		broken: map[string]error{"d-broken": &seam.Error{Kind: seam.ErrCorrupt, Pos: seam.NoPos, Err: errors.New("bad header")}}}
 	var got []string
