@@ -187,7 +187,10 @@ type parser struct {
 // the whole line: no repeated member, UTF-8 only). The event aliases line,
 // which numbering may change: line is not used again by the caller.
 func (p *parser) parse(line []byte) (seam.Event, error) {
-	if rawjson.Valid(line) {
+	// Numbering below changes line only when p.assignSeq, the one case
+	// that does not look at valid again.
+	valid := rawjson.Valid(line)
+	if valid {
 		if err := seam.CheckStrictJSON(line); err != nil {
 			return seam.Event{}, err
 		}
@@ -195,7 +198,7 @@ func (p *parser) parse(line []byte) (seam.Event, error) {
 	if p.v < 0 {
 		// The log's version is not known yet: what does not depend on it
 		// is checked, the rest under the lock.
-		if !rawjson.Valid(line) {
+		if !valid {
 			_, err := seam.DecodeRecord(line, seam.MaxVersion)
 			return seam.Event{}, causeOf(err)
 		}
@@ -211,7 +214,7 @@ func (p *parser) parse(line []byte) (seam.Event, error) {
 	}
 	rec, err := seam.DecodeRecordAlias(line, p.v)
 	if err != nil {
-		if !p.assignSeq && rawjson.Valid(line) && !hasMember(line, "seq") && !hasMember(line, "seq0") {
+		if !p.assignSeq && valid && !hasMember(line, "seq") && !hasMember(line, "seq0") {
 			return seam.Event{}, ErrNoSeq
 		}
 		return seam.Event{}, causeOf(err)
