@@ -223,9 +223,6 @@ func (rn *renumbering) cite(e *seam.Event, old int64, r int) (int, error) {
 			e.SourceEventSeqs[i], changed = n, changed+1
 		}
 	}
-	if len(e.SourceEventSeqs) > 0 && changed > 0 {
-		e.SourceEventSeqs = append([]int64(nil), e.SourceEventSeqs...)
-	}
 	if op := e.SurfaceOp; len(op) > 0 && op[0] == '{' {
 		startKey, endKey := "start", "end"
 		if rn.v >= 3 {
