@@ -280,15 +280,15 @@ func (h *handle) renumberTo(ctx context.Context, size int64, rn *renumbering, ou
 	}
 	*rn = renumbering{v: hi.hdr.Version, first: -1}
 	h.hdr = hi.hdr
-	if l.enc == Zstd {
-		return h.renumberZstd(ctx, size, hi.bodyOff, rn, out)
-	}
 	head := make([]byte, hi.bodyOff)
 	if _, err := l.f.ReadAt(head, 0); err != nil {
 		return l.ioError(err, 0)
 	}
 	if _, err := out.Write(head); err != nil {
 		return err
+	}
+	if l.enc == Zstd {
+		return h.renumberZstd(ctx, size, hi.bodyOff, rn, out)
 	}
 	var lr lineReader
 	var buf []byte
@@ -321,13 +321,6 @@ func (h *handle) renumberTo(ctx context.Context, size int64, rn *renumbering, ou
 
 func (h *handle) renumberZstd(ctx context.Context, size, bodyOff int64, rn *renumbering, out io.Writer) error {
 	l := h.log
-	head := make([]byte, bodyOff)
-	if _, err := l.f.ReadAt(head, 0); err != nil {
-		return l.ioError(err, 0)
-	}
-	if _, err := out.Write(head); err != nil {
-		return err
-	}
 	d, err := l.decoder(ctx)
 	if err != nil {
 		return err
