@@ -132,3 +132,25 @@ var ErrSymlink = errors.New("a symbolic link, which is not followed")
 func CreateIn(dir, name string, perm fs.FileMode) (*os.File, error) {
 	return createIn(dir, name, perm)
 }
+
+// TypeName names the type of a file, for messages about a file that is
+// not the regular file expected ("… is a FIFO").
+func TypeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "of an unknown type"
+}

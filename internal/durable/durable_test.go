@@ -128,3 +128,25 @@ func TestCreateIn(t *testing.T) {
 		t.Errorf("a file was made through a link: %v", entries)
 	}
 }
+
+// TestTypeName checks the name of every type of file a message may be
+// about; a character device is a device too, and must be named as one.
+func TestTypeName(t *testing.T) {
+	for _, c := range []struct {
+		mode fs.FileMode
+		want string
+	}{
+		{0o644, "a regular file"},
+		{fs.ModeDir | 0o755, "a directory"},
+		{fs.ModeSymlink | 0o777, "a symbolic link"},
+		{fs.ModeNamedPipe, "a FIFO"},
+		{fs.ModeSocket, "a socket"},
+		{fs.ModeDevice | fs.ModeCharDevice, "a character device"},
+		{fs.ModeDevice, "a block device"},
+		{fs.ModeIrregular, "of an unknown type"},
+	} {
+		if got := TypeName(c.mode); got != c.want {
+			t.Errorf("TypeName(%v) = %q, want %q", c.mode, got, c.want)
+		}
+	}
+}

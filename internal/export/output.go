@@ -118,7 +118,7 @@ func WriteFile(ctx context.Context, path string, o WriteOptions, from seam.Servi
 		case fi.IsDir():
 			return 0, fmt.Errorf("%s is a directory", path)
 		case !fi.Mode().IsRegular():
-			return 0, fmt.Errorf("%s is %s: %w", path, typeName(fi.Mode()), ErrNotReplaced)
+			return 0, fmt.Errorf("%s is %s: %w", path, durable.TypeName(fi.Mode()), ErrNotReplaced)
 		case !o.Force:
 			return 0, fmt.Errorf("%s: %w", path, ErrExists)
 		}
@@ -166,7 +166,7 @@ func WriteFile(ctx context.Context, path string, o WriteOptions, from seam.Servi
 	if err = publish(tmp.Name(), real, path, force); errors.Is(err, ErrExists) && o.Force {
 		// Appeared during the export: replaced only if a regular file.
 		if fi, lerr := os.Lstat(real); lerr == nil && !fi.Mode().IsRegular() {
-			return 0, fmt.Errorf("%s is %s: %w", path, typeName(fi.Mode()), ErrNotReplaced)
+			return 0, fmt.Errorf("%s is %s: %w", path, durable.TypeName(fi.Mode()), ErrNotReplaced)
 		}
 		err = publish(tmp.Name(), real, path, true)
 	}
@@ -177,25 +177,6 @@ func WriteFile(ctx context.Context, path string, o WriteOptions, from seam.Servi
 	// systems refuse to sync a folder.
 	_ = durable.SyncDir(dir)
 	return cw.n, nil
-}
-
-// typeName names what a path that is not a regular file is.
-func typeName(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "not a regular file"
 }
 
 // publish gives the finished temporary file tmp the name path

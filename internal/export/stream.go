@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dshctl/dshctl/internal/ctxio"
+	"github.com/dshctl/dshctl/internal/durable"
 	"golang.org/x/term"
 )
 
@@ -45,7 +46,7 @@ func writeStream(ctx context.Context, path, real string, force bool, write func(
 		return 0, fmt.Errorf("open %s: %w", path, unwrapPath(err))
 	case fi.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) == 0:
 		// Swapped for something else since it was looked at.
-		return 0, fmt.Errorf("%s is %s: %w", path, typeName(fi.Mode()), ErrNotReplaced)
+		return 0, fmt.Errorf("%s is %s: %w", path, durable.TypeName(fi.Mode()), ErrNotReplaced)
 	case fi.Mode()&fs.ModeCharDevice != 0 && !force && term.IsTerminal(int(f.Fd())):
 		return 0, fmt.Errorf("%s: %w", path, ErrTerminal)
 	}

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dshctl/dshctl/internal/jsonl/osfs"
+	"github.com/dshctl/dshctl/internal/durable"
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
@@ -161,14 +161,14 @@ func (s *Store) checkFolder(project, seg string) (folderCheck, error) {
 				"encoding mismatch: session artifact %q uses %s, but this store holds %s logs; dsh refuses the session (use a separate root or select the matching compression)",
 				path, genc.suffix(), enc.suffix())
 		case ok && !e.Type().IsRegular():
-			fc.add(seam.ClassDamage, "not-regular-file", path, "%s is %s, not a regular file: dshctl does not read or write it in a store, so the log is not checked", path, osfs.TypeName(e.Type()))
-			fc.fileType(osfs.TypeName(e.Type()))
+			fc.add(seam.ClassDamage, "not-regular-file", path, "%s is %s, not a regular file: dshctl does not read or write it in a store, so the log is not checked", path, durable.TypeName(e.Type()))
+			fc.fileType(durable.TypeName(e.Type()))
 		case ok:
 			gens = append(gens, gen)
 		case name == lockName && !e.Type().IsRegular():
 			fc.add(seam.ClassDamage, "lock-not-regular", path,
-				"%s is %s, not a regular file: neither dsh nor dshctl can lock the session to write it (replace it with an empty file)", path, osfs.TypeName(e.Type()))
-			fc.fileType(osfs.TypeName(e.Type()))
+				"%s is %s, not a regular file: neither dsh nor dshctl can lock the session to write it (replace it with an empty file)", path, durable.TypeName(e.Type()))
+			fc.fileType(durable.TypeName(e.Type()))
 		case isStaleTemp(name):
 			fc.add(seam.ClassIrregular, "stray-temp-file", path,
 				"temp file %s was left by a killed writer: dsh ignores it, and the next write (an append or a repair) removes it", name)

@@ -169,7 +169,7 @@ func (s *Store) mkdirIn(dir string) (bool, error) {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
 		return false, osfs.SymlinkError("mkdir", dir)
 	case err == nil:
-		return false, &fs.PathError{Op: "mkdir", Path: dir, Err: fmt.Errorf("%w (%s)", syscall.ENOTDIR, osfs.TypeName(fi.Mode()))}
+		return false, &fs.PathError{Op: "mkdir", Path: dir, Err: fmt.Errorf("%w (%s)", syscall.ENOTDIR, durable.TypeName(fi.Mode()))}
 	case !errors.Is(err, fs.ErrNotExist):
 		return false, err
 	}

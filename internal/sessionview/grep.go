@@ -9,11 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/dshctl/dshctl/internal/rawjson"
-
-	"github.com/mattn/go-runewidth"
-
 	"github.com/dshctl/dshctl/internal/search"
 	"github.com/dshctl/dshctl/internal/termui"
+	"github.com/mattn/go-runewidth"
 )
 
 // GrepPrinter prints grep's results (a search.Printer): the pieces each
@@ -207,7 +205,7 @@ func appendJSONBytes(dst, text []byte) []byte {
 }
 
 // appendPlain appends b as one tab-separated field: tabs and line breaks
-// become spaces (termui.PlainField).
+// become spaces.
 func appendPlain(dst, b []byte) []byte {
 	for _, c := range b {
 		if c == '\t' || c == '\n' || c == '\r' {

@@ -46,9 +46,6 @@ func parentCycles(ctx context.Context, svc seam.Service, ids []string) (map[stri
 			}
 			if known, ok := fates[cur]; ok {
 				f = known
-				if f != ends {
-					f = &fate{loop: f.loop, meets: f.meets}
-				}
 				break
 			}
 			if i, ok := at[cur]; ok {
