@@ -128,7 +128,7 @@ type Backend struct {
 }
 
 // pending is a row of the running turn; text rows grow delta by delta and
-// are encoded once, when the turn is written.
+// are encoded once, when a window first shows the row (Backend.window).
 type pending struct {
 	Chunk
 	text    []byte          // the row's text: data.text, data.result or data.error

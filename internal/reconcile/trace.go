@@ -243,7 +243,7 @@ var (
 // escapes, to its name.
 var knownType = func() map[string]string {
 	m := map[string]string{}
-	for _, t := range append(append([]string(nil), withEffect...), withoutEffect...) {
+	for _, t := range FrameTypes() {
 		m[`"`+t+`"`] = t
 	}
 	return m

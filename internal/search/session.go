@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/dshctl/dshctl/internal/rawjson"
-
 	"github.com/dshctl/dshctl/internal/seam"
 )
 
