@@ -55,7 +55,7 @@ func (h *handle) checkInUse(ctx context.Context, fi fs.FileInfo) error {
 }
 
 func inUse(id, path string, cause *seam.InUseError) error {
-	return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: id, Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: cause}
+	return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: id, Pos: seam.PathPos(path), Err: cause}
 }
 
 // readNote returns the note in the session's lock file, without its

@@ -149,7 +149,7 @@ func (s *Store) listEntry(ctx context.Context, de dirEntry) (seam.Entry, bool) {
 		return seam.Entry{
 			Snapshot: seam.Snapshot{Header: seam.Header{ID: e.Name()},
 				Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
-			Err: seam.Errorf(seam.ErrCorrupt, "list", "", seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+			Err: seam.Errorf(seam.ErrCorrupt, "list", "", seam.PathPos(path),
 				"log file placed directly in a project folder (old flat layout)"),
 		}, true
 	}
@@ -192,7 +192,7 @@ func (s *Store) unreadFolderEntry(project string, e fs.DirEntry, id string, d *s
 		return seam.Entry{
 			Snapshot: seam.Snapshot{Header: seam.Header{ID: e.Name()},
 				Location: seam.Location{Backend: "jsonl", Path: path, Encoding: string(s.Encoding())}},
-			Err: &seam.Error{Kind: seam.ErrCorrupt, Op: "list", Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: derr},
+			Err: &seam.Error{Kind: seam.ErrCorrupt, Op: "list", Pos: seam.PathPos(path), Err: derr},
 		}, true
 	}
 	return seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: id}, Location: s.location(d)}, Err: err}, true
@@ -244,7 +244,7 @@ func (s *Store) projectEntries() ([]dirEntry, error) {
 		}
 		entries, err := s.fs.ReadDir(path)
 		if err != nil {
-			out = append(out, dirEntry{project: p.Name(), err: &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: err}})
+			out = append(out, dirEntry{project: p.Name(), err: &seam.Error{Kind: seam.ErrIO, Op: "list", Pos: seam.PathPos(path), Err: err}})
 			continue
 		}
 		for _, e := range entries {
@@ -286,5 +286,5 @@ func duplicateIDError(op, id, path string, n int, dirs ...string) error {
 	if len(dirs) == 2 {
 		msg += fmt.Sprintf(": %s and %s", dirs[0], dirs[1])
 	}
-	return seam.Errorf(seam.ErrCorrupt, op, id, seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, "%s", msg)
+	return seam.Errorf(seam.ErrCorrupt, op, id, seam.PathPos(path), "%s", msg)
 }

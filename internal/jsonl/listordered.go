@@ -119,7 +119,7 @@ func (s *Store) visitRef(ctx context.Context, dirents []dirEntry, n int, r *head
 	case !s.visitEntry(ctx, dirents[r.i], v):
 		// Gone since the first pass.
 		v(seam.Entry{Snapshot: seam.Snapshot{Header: seam.Header{ID: r.id}, Location: seam.Location{Backend: "jsonl", Path: r.path}}},
-			nil, seam.Errorf(seam.ErrNotFound, "list", r.id, seam.Pos{Path: r.path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, "session removed while listing"))
+			nil, seam.Errorf(seam.ErrNotFound, "list", r.id, seam.PathPos(r.path), "session removed while listing"))
 	}
 }
 

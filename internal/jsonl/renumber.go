@@ -66,7 +66,7 @@ func (s *Store) Renumber(ctx context.Context, id string, o seam.RenumberOptions)
 	lock, fi, err := s.lockSession(d.dir)
 	if errors.Is(err, seam.ErrAlreadyOwned) {
 		path := filepath.Join(d.dir, lockName)
-		return res, &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "renumber", ID: id, Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+		return res, &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "renumber", ID: id, Pos: seam.PathPos(path),
 			Err: s.lockHolder(path)}
 	}
 	if err != nil {

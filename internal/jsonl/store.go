@@ -149,7 +149,7 @@ func Open(root string, opts Options) (*Store, error) {
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, &seam.Error{Kind: seam.ErrNotFound, Op: "open store", Pos: seam.Pos{Path: abs, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+		return nil, &seam.Error{Kind: seam.ErrNotFound, Op: "open store", Pos: seam.PathPos(abs),
 			Err: fmt.Errorf("no session store at %s", abs)}
 	case err != nil:
 		return nil, &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.NoPos, Err: err}
@@ -339,7 +339,7 @@ func (s *Store) find(op, id string) (*sessionDir, error) {
 // symlinkFolderError reports a symbolic link where the store expects the
 // folder at path: dshctl neither reads nor writes through it.
 func symlinkFolderError(op, id, path string) error {
-	return seam.Errorf(seam.ErrCorrupt, op, id, seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+	return seam.Errorf(seam.ErrCorrupt, op, id, seam.PathPos(path),
 		"%s is %w", path, ErrSymlink)
 }
 
@@ -360,7 +360,7 @@ func (s *Store) inspect(op, id, project, seg string) (*sessionDir, error) {
 			continue
 		}
 		path := filepath.Join(d.dir, e.Name())
-		p := seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}
+		p := seam.PathPos(path)
 		if enc != s.Encoding() {
 			return d, seam.Errorf(seam.ErrCorrupt, op, id, p,
 				"encoding mismatch: session artifact %q uses %s, but this store holds %s logs; use a separate root or select the matching compression",
@@ -391,7 +391,7 @@ func (s *Store) openLog(op string, d *sessionDir, flag int) (*logFile, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			kind = seam.ErrNotFound
 		}
-		return nil, &seam.Error{Kind: kind, Op: op, ID: d.id, Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}, Err: err}
+		return nil, &seam.Error{Kind: kind, Op: op, ID: d.id, Pos: seam.PathPos(path), Err: err}
 	}
 	return &logFile{f: f, path: path, id: d.id, enc: s.Encoding(), gen: d.live, decs: &s.decs, lim: s.lim}, nil
 }

@@ -55,7 +55,7 @@ func (s *Store) VerifyLayout(ctx context.Context) (seam.StoreLayout, error) {
 		}
 		name := de.e.Name()
 		path := filepath.Join(s.root, de.project, name)
-		p := seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}
+		p := seam.PathPos(path)
 		if de.e.Type()&fs.ModeSymlink != 0 {
 			if id, err := DecodeSegment(name); err == nil {
 				out.Strays = append(out.Strays, seam.Stray{Name: id, Path: path, Findings: []seam.Finding{
@@ -116,7 +116,7 @@ func layoutFinding(err error, path, format string, args ...any) seam.Finding {
 		code = "symlink"
 	}
 	return seam.Finding{Class: seam.ClassDamage, Code: code, Message: fmt.Sprintf(format, args...),
-		Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}}
+		Pos: seam.PathPos(path)}
 }
 
 // folderCheck is what verify finds in a session folder.
@@ -128,7 +128,7 @@ type folderCheck struct {
 
 func (fc *folderCheck) add(class seam.FindingClass, code, path, format string, args ...any) {
 	fc.findings = append(fc.findings, seam.Finding{Class: class, Code: code, Message: fmt.Sprintf(format, args...),
-		Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}})
+		Pos: seam.PathPos(path)})
 }
 
 // fileType says what the file of the last finding is, one that is not a
@@ -201,6 +201,6 @@ func (s *Store) checkFolder(project, seg string) (folderCheck, error) {
 // folders, at path; dirs are two of them.
 func duplicateFinding(id, path string, n int, dirs ...string) seam.Finding {
 	return seam.Finding{Class: seam.ClassDamage, Code: "duplicate-id",
-		Pos:     seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+		Pos:     seam.PathPos(path),
 		Message: fmt.Sprintf("session id %q found in %d project folders (%s and %s): dsh refuses both", id, n, dirs[0], dirs[1])}
 }

@@ -250,7 +250,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 	lock, fi, err := s.lockSession(d.dir)
 	if errors.Is(err, seam.ErrAlreadyOwned) {
 		path := filepath.Join(d.dir, lockName)
-		return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: h.id, Pos: seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+		return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: h.id, Pos: seam.PathPos(path),
 			Err: s.lockHolder(path)}
 	}
 	if err != nil {

@@ -137,6 +137,13 @@ type Pos struct {
 // NoPos is a Pos with nothing known.
 var NoPos = Pos{Offset: -1, Frame: -1, Line: -1, Seq: -1}
 
+// PathPos is the position of a whole file: its path, nothing within it.
+func PathPos(path string) Pos {
+	p := NoPos
+	p.Path = path
+	return p
+}
+
 // String lists the known fields of p (frame, byte, line, seq), then the
 // path; it is empty when nothing is known.
 func (p Pos) String() string {

@@ -348,7 +348,7 @@ func (s *Store) forward(ctx context.Context, q querier, h *handle, from, budget 
 
 // budgetErr is the error of a scan of session id past its budget.
 func (s *Store) budgetErr(id string) error {
-	return &seam.Error{Kind: seam.ErrScanBudget, Op: "read", ID: id, Pos: pathPos(s.path)}
+	return &seam.Error{Kind: seam.ErrScanBudget, Op: "read", ID: id, Pos: seam.PathPos(s.path)}
 }
 
 // reverse streams the events of h's session below seq from (all when from
@@ -436,7 +436,7 @@ func (h *handle) Close() error {
 	}
 	h.s.unref()
 	if err != nil {
-		return &seam.Error{Kind: seam.ErrIO, Op: "close", ID: h.id, Pos: pathPos(h.s.path + lockSuffix), Err: err}
+		return &seam.Error{Kind: seam.ErrIO, Op: "close", ID: h.id, Pos: seam.PathPos(h.s.path + lockSuffix), Err: err}
 	}
 	return nil
 }

@@ -416,7 +416,7 @@ func (s *Store) checkWritable(op, id string) error {
 	if !s.opts.ReadOnly {
 		return nil
 	}
-	return &seam.Error{Kind: seam.ErrReadOnly, Op: op, ID: id, Pos: pathPos(s.path), Err: errors.New("the store was opened read-only")}
+	return &seam.Error{Kind: seam.ErrReadOnly, Op: op, ID: id, Pos: seam.PathPos(s.path), Err: errors.New("the store was opened read-only")}
 }
 
 // check fails when the store is closed or ctx is done.
@@ -490,7 +490,7 @@ func (s *Store) WriterActive(ctx context.Context, id string) (bool, error) {
 	}
 	held, err := writerActive(s.path, id)
 	if err != nil {
-		return false, &seam.Error{Kind: seam.ErrIO, Op: "probe lock", ID: id, Pos: pathPos(s.path + lockSuffix), Err: err}
+		return false, &seam.Error{Kind: seam.ErrIO, Op: "probe lock", ID: id, Pos: seam.PathPos(s.path + lockSuffix), Err: err}
 	}
 	return held, nil
 }
@@ -505,10 +505,6 @@ func newToken() (string, error) {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
-}
-
-func pathPos(path string) seam.Pos {
-	return seam.Pos{Path: path, Offset: -1, Frame: -1, Line: -1, Seq: -1}
 }
 
 // OpenError is why Open refused a database: a message that names the file
@@ -531,7 +527,7 @@ func (e *OpenError) Error() string { return e.Msg }
 func (e *OpenError) Hint() string { return e.Fix }
 
 func (e *OpenError) Unwrap() error {
-	return &seam.Error{Kind: e.Kind, Op: "open store", Pos: pathPos(e.Path), Err: errors.New(e.Msg)}
+	return &seam.Error{Kind: e.Kind, Op: "open store", Pos: seam.PathPos(e.Path), Err: errors.New(e.Msg)}
 }
 
 // storeErr is an OpenError of the database at path; msg names it.
@@ -592,7 +588,7 @@ func (s *Store) sqlErr(op, id string, err error) error {
 			kind = seam.ErrIO
 		}
 	}
-	return &seam.Error{Kind: kind, Op: op, ID: id, Pos: pathPos(s.path), Err: err}
+	return &seam.Error{Kind: kind, Op: op, ID: id, Pos: seam.PathPos(s.path), Err: err}
 }
 
 // query runs a prepared statement of the store, in tx when it is not nil.

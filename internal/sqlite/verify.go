@@ -59,7 +59,7 @@ type dbFindings struct {
 }
 
 func (d *dbFindings) add(class seam.FindingClass, code, format string, args ...any) {
-	d.fs = append(d.fs, seam.Finding{Class: class, Code: code, Message: fmt.Sprintf(format, args...), Pos: pathPos(d.path)})
+	d.fs = append(d.fs, seam.Finding{Class: class, Code: code, Message: fmt.Sprintf(format, args...), Pos: seam.PathPos(d.path)})
 }
 
 // integrity adds the problems integrity_check listed, at most
@@ -209,7 +209,7 @@ func (s *Store) VerifyLayout(ctx context.Context) (seam.StoreLayout, error) {
 	}()
 	switch {
 	case err != nil && isCorrupt(err):
-		fs = append(fs, seam.Finding{Class: seam.ClassDamage, Code: "database-read", Pos: pathPos(s.path),
+		fs = append(fs, seam.Finding{Class: seam.ClassDamage, Code: "database-read", Pos: seam.PathPos(s.path),
 			Message: fmt.Sprintf("the sessions table cannot be read whole (%s): sessions after %d are not checked", driverText(err), len(l.Sessions))})
 	case err != nil:
 		return l, s.sqlErr("verify", "", err)
@@ -250,7 +250,7 @@ func (s *Store) VerifyLog(ctx context.Context, id string, v seam.LogVisitor) (se
 	r, found, err := s.loadSession(ctx, nil, id)
 	switch {
 	case err != nil && isCorrupt(err):
-		v.Finding(seam.Finding{Class: seam.ClassDamage, Code: "database-read", Pos: pathPos(s.path),
+		v.Finding(seam.Finding{Class: seam.ClassDamage, Code: "database-read", Pos: seam.PathPos(s.path),
 			Message: fmt.Sprintf("the sessions row cannot be read: %s", driverText(err))})
 		v.Header(seam.Header{ID: id}, false)
 		return sum, nil
@@ -264,12 +264,12 @@ func (s *Store) VerifyLog(ctx context.Context, id string, v seam.LogVisitor) (se
 	hdrOK := err == nil
 	switch {
 	case errors.Is(err, seam.ErrUnsupportedFormat):
-		v.Finding(seam.Finding{Class: seam.ClassDamage, Code: "header-unsupported", Pos: pathPos(s.path),
+		v.Finding(seam.Finding{Class: seam.ClassDamage, Code: "header-unsupported", Pos: seam.PathPos(s.path),
 			Message: fmt.Sprintf("%v; the session's rows are not checked", causeOf(err))})
 		v.Header(seam.Header{ID: id, Version: seam.MaxVersion}, false)
 		return sum, nil
 	case err != nil:
-		v.Finding(seam.Finding{Class: seam.ClassDamage, Code: "header-invalid", Pos: pathPos(s.path),
+		v.Finding(seam.Finding{Class: seam.ClassDamage, Code: "header-invalid", Pos: seam.PathPos(s.path),
 			Message: fmt.Sprintf("sessions row: %v", causeOf(err))})
 		v.Header(seam.Header{ID: id, Version: int(r.version)}, false)
 	default:
@@ -288,7 +288,7 @@ func (s *Store) VerifyLog(ctx context.Context, id string, v seam.LogVisitor) (se
 	// checks the marker against the header).
 	if hdrOK && w.complete && hdr.Version >= 2 {
 		if n, err := w.marker.Result(&hdr); err == nil && n != inheritedOf(&r, &hdr) {
-			v.Finding(seam.Finding{Class: seam.ClassDamage, Code: "seed-length", Pos: pathPos(s.path),
+			v.Finding(seam.Finding{Class: seam.ClassDamage, Code: "seed-length", Pos: seam.PathPos(s.path),
 				Message: fmt.Sprintf("the seed marker is at seq %d, but the sessions row's seed_length is %d", n, inheritedOf(&r, &hdr))})
 		}
 	}
@@ -309,7 +309,7 @@ type rowWalk struct {
 }
 
 func (w *rowWalk) pos(seq int64) seam.Pos {
-	p := pathPos(w.s.path)
+	p := seam.PathPos(w.s.path)
 	p.Seq = seq
 	return p
 }
@@ -468,7 +468,7 @@ func (h *handle) TrimTail(ctx context.Context, plan seam.TrimPlan) (seam.TrimRes
 		own = []seam.Repair{w.torn.repair(s.path, "")}
 	}
 	if !seam.SameTails(own, plan.Tails) || plan.Rewrite != 0 || plan.Salvage != 0 {
-		return res, &seam.Error{Kind: seam.ErrTailMismatch, Op: "repair", ID: h.id, Pos: pathPos(s.path),
+		return res, &seam.Error{Kind: seam.ErrTailMismatch, Op: "repair", ID: h.id, Pos: seam.PathPos(s.path),
 			Err: fmt.Errorf("verification under the lock found %s, but the write path finds %s; nothing was changed",
 				seam.DescribeTails(plan.Tails), seam.DescribeTails(own))}
 	}
@@ -481,7 +481,7 @@ func (h *handle) TrimTail(ctx context.Context, plan seam.TrimPlan) (seam.TrimRes
 	}
 	for _, f := range fs {
 		if f.Class == seam.ClassDamage {
-			return res, &seam.Error{Kind: seam.ErrCorrupt, Op: "repair", ID: h.id, Pos: pathPos(s.path),
+			return res, &seam.Error{Kind: seam.ErrCorrupt, Op: "repair", ID: h.id, Pos: seam.PathPos(s.path),
 				Err: fmt.Errorf("the database is damaged (%s): dshctl does not write to it", f.Message)}
 		}
 	}

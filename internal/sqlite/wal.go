@@ -83,7 +83,7 @@ func (s *Store) walFinding() (seam.Finding, bool, error) {
 	if err != nil || problem == "" {
 		return seam.Finding{}, false, err
 	}
-	return seam.Finding{Class: seam.ClassDamage, Code: "wal-header", Pos: pathPos(s.path + "-wal"),
+	return seam.Finding{Class: seam.ClassDamage, Code: "wal-header", Pos: seam.PathPos(s.path + "-wal"),
 		Message: fmt.Sprintf("the write-ahead log %s-wal (%d bytes) %s: SQLite ignores it, so no commit it may hold is read; it is left as it is, but a write to the database would reset it: copy it away first",
 			filepath.Base(s.path), size, problem)}, true, nil
 }
@@ -94,7 +94,7 @@ func walRefusal(path string) error {
 	problem, size, err := walProblem(path)
 	switch {
 	case err != nil:
-		return &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: pathPos(path + "-wal"), Err: err}
+		return &seam.Error{Kind: seam.ErrIO, Op: "open store", Pos: seam.PathPos(path + "-wal"), Err: err}
 	case problem != "":
 		return damagedErr(path, fmt.Sprintf("%s is damaged: its write-ahead log %s-wal (%d bytes) %s, and a write would reset it; dshctl does not write to a damaged database",
 			path, filepath.Base(path), size, problem))

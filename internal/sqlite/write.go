@@ -86,7 +86,7 @@ func (s *Store) checkInUse(ctx context.Context, id string) error {
 	if err != nil || len(hs) == 0 {
 		return nil
 	}
-	return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: id, Pos: seam.Pos{Path: s.path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+	return &seam.Error{Kind: seam.ErrAlreadyOwned, Op: "open", ID: id, Pos: seam.PathPos(s.path),
 		Err: &seam.InUseError{PID: hs[0].PID, Command: hs[0].Command, Path: hs[0].Path, AnyAccess: hs[0].AnyAccess}}
 }
 
@@ -114,9 +114,9 @@ func (s *Store) lock(op, id string, busy error) (*ownership, error) {
 	o, err := acquire(s.path, id)
 	switch {
 	case errors.Is(err, errBusy) || errors.Is(err, errInProcess):
-		return nil, &seam.Error{Kind: busy, Op: op, ID: id, Pos: pathPos(s.path + lockSuffix), Err: err}
+		return nil, &seam.Error{Kind: busy, Op: op, ID: id, Pos: seam.PathPos(s.path + lockSuffix), Err: err}
 	case err != nil:
-		return nil, &seam.Error{Kind: seam.ErrIO, Op: op, ID: id, Pos: pathPos(s.path + lockSuffix), Err: err}
+		return nil, &seam.Error{Kind: seam.ErrIO, Op: op, ID: id, Pos: seam.PathPos(s.path + lockSuffix), Err: err}
 	}
 	return o, nil
 }
@@ -421,7 +421,7 @@ func (h *handle) appendRowsWith(ctx context.Context, insert inserter) error {
 func (h *handle) checkStored(ctx context.Context, tx *sql.Tx, op string) error {
 	s, w := h.s, h.w
 	lost := func(format string, args ...any) error {
-		return &seam.Error{Kind: seam.ErrOwnershipLost, Op: op, ID: h.id, Pos: pathPos(s.path), Err: fmt.Errorf(format, args...)}
+		return &seam.Error{Kind: seam.ErrOwnershipLost, Op: op, ID: h.id, Pos: seam.PathPos(s.path), Err: fmt.Errorf(format, args...)}
 	}
 	r, found, err := s.loadSession(ctx, tx, h.id)
 	if err != nil {

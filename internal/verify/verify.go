@@ -250,7 +250,7 @@ func Run(ctx context.Context, svc seam.Service, ids []string, o Options) (Summar
 				if msg, ok := cycles[ids[i]]; ok && r.Status != StatusFailed {
 					r.Findings = append(r.Findings, Finding{Severity: severity(seam.ClassIrregular, o.Mode, false), Finding: seam.Finding{
 						Class: seam.ClassIrregular, Code: "parent-cycle", Message: msg,
-						Pos: seam.Pos{Path: r.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1}}})
+						Pos: seam.PathPos(r.Location.Path)}})
 					r.Status = status(r.Findings)
 				}
 				if o.Progress != nil {
@@ -381,7 +381,7 @@ func Check(ctx context.Context, svc seam.Service, id string, o Options) *Session
 		// A tail or an open turn is what a writer at work leaves too.
 		if active, err := lp.WriterActive(ctx, id); err == nil && active {
 			r.Findings = append(r.Findings, Finding{Severity: SeverityNote, Finding: seam.Finding{Class: seam.ClassNote, Code: "writer-active",
-				Pos:     seam.Pos{Path: sum.Location.Path, Offset: -1, Frame: -1, Line: -1, Seq: -1},
+				Pos:     seam.PathPos(sum.Location.Path),
 				Message: "another process holds the session's write lock: the tail or open turn may be an append in progress; verify again once it is done"}})
 		}
 	}
