@@ -3,12 +3,14 @@ package jsonl
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
@@ -154,6 +156,14 @@ func TestVerifyAgreesOnLimits(t *testing.T) {
 			hostile.Text(title), long, hostile.Text("\"}}\n"))},
 		{"zstd window past the limit", Zstd, zstdframe.AppendFrame(append(zstdframe.AppendFrame(nil, []byte(fuzzLines[0])), huge...),
 			[]byte(fuzzLines[2]+fuzzLines[3]))},
+		// Junk, then frames a resync finds: one that declares more
+		// content than its one block can hold (found by fuzzing: verify
+		// failed as an I/O error), and one whose content is past the
+		// limit.
+		{"zstd junk then a frame declaring petabytes", Zstd, append(append(zstdframe.AppendFrame(nil, []byte(fuzzLines[0])), "JUNK"...),
+			declaring(1183324197447027, fuzzLines[1])...)},
+		{"zstd junk then a frame past the limit", Zstd, zstdframe.AppendFrame(append(append(zstdframe.AppendFrame(nil, []byte(fuzzLines[0])), "JUNK"...),
+			hostile.Frame(nil, hostile.Repeat(' ', DefaultMaxFrameBytes+1))...), []byte(fuzzLines[3]))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			head := []byte(headerFor("s"))
@@ -163,4 +173,15 @@ func TestVerifyAgreesOnLimits(t *testing.T) {
 			fuzzVerify(t, c.enc, append(head, c.body...))
 		})
 	}
+}
+
+// declaring returns a frame with a checksum that declares content of n
+// bytes and holds content in one raw block (a window of 1 MiB).
+func declaring(n uint64, content string) []byte {
+	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0xc4, 0x50}
+	b = binary.LittleEndian.AppendUint64(b, n)
+	bh := len(content)<<3 | 1
+	b = append(b, byte(bh), byte(bh>>8), byte(bh>>16))
+	b = append(b, content...)
+	return binary.LittleEndian.AppendUint32(b, uint32(xxhash.Sum64String(content)))
 }

@@ -212,11 +212,16 @@ func TestDecoderLimit(t *testing.T) {
 		return err
 	})
 	// A declared content size over the limit fails before any decoding.
-	size := binary.LittleEndian.AppendUint64(nil, 64<<20)
-	declared := cat(frameHeader(0xc4, append([]byte{0x58}, size...)...), blockHeader(true, 1, 1), []byte("x"), checksumOf([]byte("x")))
+	const blocks = testLimit/maxBlockSize + 1
+	size := binary.LittleEndian.AppendUint64(nil, blocks*maxBlockSize)
+	declared := frameHeader(0xc4, append([]byte{0x58}, size...)...)
+	for i := range blocks {
+		declared = cat(declared, blockHeader(i == blocks-1, 1, maxBlockSize), []byte("x"))
+	}
+	declared = cat(declared, checksumOf(bytes.Repeat([]byte("x"), blocks*maxBlockSize)))
 	rd := bytes.NewReader(declared)
 	df, err := ParseFrame(rd, 0, int64(len(declared)))
-	if err != nil || df.ContentSize != 64<<20 {
+	if err != nil || df.ContentSize != blocks*maxBlockSize {
 		t.Fatalf("declared frame: %+v, %v", df, err)
 	}
 	before := dec.Decoded()

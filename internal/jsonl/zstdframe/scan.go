@@ -182,7 +182,8 @@ func (s *Scanner) Content() (content []byte, rd io.Reader, err error) {
 }
 
 // Resync looks, from offset from on, for the next frame that is complete
-// and whose checksum matches, and moves the Scanner there: the bytes in
+// and whose checksum matches, or whose content is past the decoder's limit
+// (which Content then reports), and moves the Scanner there: the bytes in
 // between belong to no frame. When it finds none before the end of the
 // file (or after maxResync candidates, or after checking candidate frames
 // of twice the bytes searched, so that the time stays linear), found is
@@ -209,7 +210,11 @@ func (s *Scanner) Resync(from int64) (at int64, found bool, err error) {
 		if err == nil && f.HasChecksum {
 			budget -= f.Size
 			err = s.dec.Verify(s.r, f)
-			if err == nil {
+			// A frame whose content is past the decoder's limit cannot be
+			// checked, and trying the next candidates could cost as much
+			// each: stop there, for Next and Content to report it.
+			var fe *Error
+			if err == nil || errors.As(err, &fe) && fe.ContentLimit() > 0 {
 				s.off = p
 				return p, true, nil
 			}

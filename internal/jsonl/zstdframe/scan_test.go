@@ -2,6 +2,7 @@ package zstdframe
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -160,6 +161,56 @@ func TestScannerSkippableAndResync(t *testing.T) {
 	}
 	if _, err := s.Next(); err != io.EOF {
 		t.Fatalf("after a failed Resync: %v", err)
+	}
+}
+
+// TestResyncPastTheLimit: a frame whose content is past the decoder's
+// limit is where Resync stops, for Content to report; one that declares
+// more content than its blocks hold is not a frame at all.
+func TestResyncPastTheLimit(t *testing.T) {
+	a, c := AppendFrame(nil, jsonl(500)), AppendFrame(nil, jsonl(900))
+	content := jsonl(100)
+	declares := cat(frameHeader(0xC4, 0x50), binary.LittleEndian.AppendUint64(nil, 1<<50),
+		blockHeader(true, 0, len(content)), content, checksumOf(content))
+	for _, tc := range []struct {
+		name  string
+		frame []byte
+		stop  bool // Resync stops at frame
+	}{
+		{"content past the limit", repeatFrame(' ', testLimit+1), true},
+		{"declared past the blocks", declares, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := cat(a, []byte("JUNK"), tc.frame, c)
+			s := NewScanner(bytes.NewReader(data), 0, int64(len(data)), newTestDecoder(t))
+			defer s.Close()
+			at, found, err := s.Resync(int64(len(a)))
+			want := int64(len(a) + 4)
+			if !tc.stop {
+				want += int64(len(tc.frame))
+			}
+			if err != nil || !found || at != want {
+				t.Fatalf("Resync: %d %v %v; want %d", at, found, err, want)
+			}
+			f, err := s.Next()
+			if !tc.stop {
+				return
+			}
+			if err != nil {
+				t.Fatalf("Next: %+v %v", f, err)
+			}
+			_, rd, err := s.Content()
+			if err == nil {
+				_, err = io.Copy(io.Discard, rd)
+			}
+			var fe *Error
+			if !errors.As(err, &fe) || fe.ContentLimit() != testLimit {
+				t.Fatalf("Content: %v, want the content limit", err)
+			}
+		})
+	}
+	if _, err := ParseFrame(bytes.NewReader(declares), 0, int64(len(declares))); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("ParseFrame of a frame declaring more than its blocks hold: %v", err)
 	}
 }
 
