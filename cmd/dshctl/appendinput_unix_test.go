@@ -33,6 +33,7 @@ func TestAppendInputBeforeLock(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	urgent(t)
 	for _, c := range []struct {
 		name string
 		args []string
@@ -58,22 +59,16 @@ func TestAppendInputBeforeLock(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.Close()
-			time.Sleep(300 * time.Millisecond)
-			// The lock is free: another append goes through.
+			// Waiting for input (or for a writer to open the FIFO), the
+			// lock is free: another append goes through.
+			waitBlocked(t, stalled.Process.Pid)
 			other := exec.Command("dshctl", "--store", root, "append", "--assign-seq", "a")
 			other.Stdin = strings.NewReader(titleLine)
 			if out, err := other.CombinedOutput(); err != nil {
 				t.Errorf("an append beside a stalled one: %v: %s", err, out)
 			}
 			mid := logState(t, root, "a")
-			sent := time.Now()
-			stalled.Process.Signal(c.sig)
-			hung := time.AfterFunc(10*time.Second, func() { stalled.Process.Kill() })
-			stalled.Wait()
-			took := time.Since(sent)
-			if !hung.Stop() {
-				t.Fatalf("the stalled append ignored %v: killed after %v", c.sig, took)
-			}
+			took, _ := signalAndWait(t, stalled, c.sig)
 			if code := stalled.ProcessState.ExitCode(); code != 1 || stderr.String() != "dshctl: interrupted\n" {
 				t.Errorf("the stalled append exited %d: %q", code, stderr.String())
 			}

@@ -5,23 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dshctl/dshctl/internal/fixture"
 	"github.com/dshctl/dshctl/internal/ingest"
-	"github.com/dshctl/dshctl/internal/jsonl"
-	"github.com/dshctl/dshctl/internal/jsonl/hostile"
 	"github.com/dshctl/dshctl/internal/jsonl/zstdframe"
 	"github.com/dshctl/dshctl/internal/seam"
 	"github.com/dshctl/dshctl/internal/store"
@@ -434,28 +429,6 @@ func batchStored(t *testing.T, root, id string, n int64, titles []string, run in
 	return got, loc
 }
 
-// waitBusy returns once process pid has a session log under root open
-// (Linux: it is reading the store, so its signal handler is set; on a
-// loaded machine a fixed sleep may signal a process still starting), or
-// after 300 ms where /proc cannot tell. A session's lock file does not
-// count: a writer takes the lock before it reads the log.
-func waitBusy(pid int, root string) {
-	fds := fmt.Sprintf("/proc/%d/fd", pid)
-	if _, err := os.Stat(fds); err != nil {
-		time.Sleep(300 * time.Millisecond)
-		return
-	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		entries, _ := os.ReadDir(fds)
-		for _, e := range entries {
-			target, err := os.Readlink(filepath.Join(fds, e.Name()))
-			if err == nil && strings.HasPrefix(target, root+string(filepath.Separator)) && strings.HasPrefix(filepath.Base(target), "session.jsonl") {
-				return
-			}
-		}
-	}
-}
-
 // logState is what a refused append must not change: the live log's
 // revision and size.
 func logState(t *testing.T, root, id string) string {
@@ -470,162 +443,4 @@ func logState(t *testing.T, root, id string) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("%s %d", snap.Revision, snap.SizeBytes)
-}
-
-// TestInterrupt checks that a command busy reading a log stops within
-// 100 ms of SIGINT or SIGTERM, says it was interrupted, exits 1 and leaves
-// the store as it was (issue 16 item 2). The logs take seconds to read:
-// frames of empty lines just under the frame limit, which a full read
-// decodes twice each.
-func TestInterrupt(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no SIGINT to send a process on Windows")
-	}
-	if _, err := exec.LookPath("dshctl"); err != nil {
-		t.Skip("dshctl is not on PATH (the test binary installs it through testscript.Main)")
-	}
-	root := t.TempDir()
-	blank := hostile.Frame(nil, hostile.Repeat('\n', jsonl.DefaultMaxFrameBytes-1))
-	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
-		path, err := hostile.Session(root, id, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for range 4 {
-			if err := hostile.Append(path, blank); err != nil {
-				t.Fatal(err)
-			}
-		}
-		// A session dsh has written to has its lock file, which is never
-		// deleted: an append creates it before anything else otherwise.
-		if err := os.WriteFile(filepath.Join(filepath.Dir(path), "session.lock"), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Session g holds prompts of 2 MB each, which a transcript wraps in
-	// some 20 ms each (it took minutes: quadratic).
-	path, err := hostile.Session(root, "g", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for seq := int64(5); seq < 17; seq++ {
-		if err := hostile.Append(path, hostile.Frame(nil, hostile.Text(hugePrompt(seq, 2<<20)))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	before := treeState(t, root)
-	backups := t.TempDir()
-	for _, c := range []struct {
-		args []string
-		// printing: the signal waits for the first output, not for the
-		// log to be open.
-		printing bool
-	}{
-		{args: []string{"list", "--all"}},
-		{args: []string{"stat", "--exact", "a"}},
-		{args: []string{"cat", "a"}},
-		{args: []string{"append", "--assign-seq", "a"}},
-		// Output comes once a prompt is being written: the signal lands
-		// inside the transcript.
-		{args: []string{"cat", "-o", "text", "--width", "80", "g"}, printing: true},
-	} {
-		args := c.args
-		for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
-			// The goal is 100 ms from the signal to the exit. On a loaded
-			// machine a process may wait that long for a CPU, so the best
-			// of up to 5 tries must meet it; the spread is logged.
-			best := time.Hour
-			var took []time.Duration
-			for try := 0; try < 5 && best > 100*time.Millisecond; try++ {
-				cmd := exec.Command("dshctl", append([]string{"--store", root}, args...)...)
-				cmd.Stdin = strings.NewReader(`{"type":"session/title","data":{"title":"x"}}` + "\n")
-				cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+backups)
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				stdout := &firstWrite{printed: make(chan struct{})}
-				cmd.Stdout = stdout
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				if c.printing {
-					select {
-					case <-stdout.printed:
-					case <-time.After(10 * time.Second):
-						t.Errorf("%v printed nothing in 10 s", args)
-					}
-				} else {
-					waitBusy(cmd.Process.Pid, root)
-				}
-				sent := time.Now()
-				cmd.Process.Signal(sig)
-				// A command that ignores the signal is killed, and fails.
-				hung := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
-				err := cmd.Wait()
-				stopped := time.Since(sent)
-				if !hung.Stop() {
-					t.Fatalf("%v ignored %v: killed after %v", args, sig, stopped)
-				}
-				if cmd.ProcessState.ExitCode() != 1 || stderr.String() != "dshctl: interrupted\n" {
-					t.Fatalf("%v after %v: %v: %s", args, sig, err, stderr.String())
-				}
-				best = min(best, stopped)
-				took = append(took, stopped)
-			}
-			t.Logf("%v after %v: stopped in %v", args, sig, took)
-			if best > 100*time.Millisecond {
-				t.Errorf("%v took %v to stop after %v", args, best, sig)
-			}
-		}
-	}
-	if after := treeState(t, root); after != before {
-		t.Errorf("an interrupted command changed the store: from\n%s\nto\n%s", before, after)
-	}
-	if entries, _ := os.ReadDir(filepath.Join(backups, "dshctl", "backups")); len(entries) != 0 {
-		t.Errorf("an interrupted command left backups: %v", entries)
-	}
-}
-
-// firstWrite discards what is written, closing printed on the first write.
-type firstWrite struct {
-	once    sync.Once
-	printed chan struct{}
-}
-
-func (w *firstWrite) Write(p []byte) (int, error) {
-	w.once.Do(func() { close(w.printed) })
-	return len(p), nil
-}
-
-// hugePrompt is a user/message event of seq whose text is n bytes of
-// words, some wide, without a newline.
-func hugePrompt(seq int64, n int) string {
-	words := []string{"the", "session", "log", "holds", "日本語の", "events,", "a", "reasonably", "long", "line", "über"}
-	var b strings.Builder
-	for i := 0; b.Len() < n; i++ {
-		b.WriteString(words[(i*7+i/3)%len(words)])
-		b.WriteByte(' ')
-	}
-	text, _ := json.Marshal(b.String())
-	return fmt.Sprintf(`{"type":"user/message","seq":%d,"time":1785331918300,"data":{"id":"big%d","role":"user","content":[{"type":"text","text":%s}],"source":{"kind":"user"}},"surfaceOp":"append"}`+"\n", seq, seq, text)
-}
-
-// treeState lists the files under root with their sizes and times.
-func treeState(t *testing.T, root string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s %d %v %d\n", p, fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
