@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -80,6 +81,7 @@ func TestScripts(t *testing.T) {
 			"countline":  cmdCountLines,
 			"jsonfield":  cmdJSONField,
 			"waitfile":   cmdWaitFile,
+			"waitline":   cmdWaitLine,
 			"zstdify":    cmdZstdify,
 			"zipnames":   cmdZipNames,
 			"unzipentry": cmdUnzipEntry,
@@ -234,19 +236,44 @@ func cmdJSONField(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdWaitFile waits up to 10 s for a file to exist (a background process
-// signalling that it is ready).
+// waitFor is how long waitfile and waitline wait: only a process that
+// hangs takes that long, however busy the machine.
+const waitFor = time.Minute
+
+// cmdWaitFile waits for a file to exist (a background process signalling
+// that it is ready).
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: waitfile FILE")
 	}
 	name := ts.MkAbs(args[0])
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(waitFor); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if _, err := os.Stat(name); err == nil {
 			return
 		}
 	}
-	ts.Fatalf("%s did not appear", args[0])
+	ts.Fatalf("%s did not appear in %v", args[0], waitFor)
+}
+
+// cmdWaitLine waits for a line of FILE to match REGEXP: a background
+// command whose output goes to FILE has printed it. A script then acts
+// on what the command did, not after a sleep a busy machine outlasts:
+//
+//	waitline follow.out '"seq":19,'
+func cmdWaitLine(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitline FILE REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	name := ts.MkAbs(args[0])
+	for deadline := time.Now().Add(waitFor); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if data, err := os.ReadFile(name); err == nil && re.Match(data) {
+			return
+		}
+	}
+	data, _ := os.ReadFile(name)
+	ts.Fatalf("no line of %s matched %q in %v; it holds:\n%s", args[0], args[1], waitFor, data)
 }
 
 func dshctlStatus() {
