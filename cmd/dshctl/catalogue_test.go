@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -344,17 +345,20 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	for _, k := range []string{"PATH", "HOME", "XDG_STATE_HOME", "DSH_HOME", "DSHCTL_STORE", "NO_COLOR", "TMPDIR", "DSHCTL_TEST_TTY", "DSHCTL_TEST_INUSE_WINDOW", "COLUMNS"} {
 		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
 	}
+	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", cpuLimitEnv, cpuStop(*limit)))
 	if !*ownLimit {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%d", mem*4/5))
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	ts.Check(cmd.Start())
-	// The bound is on CPU time, which a loaded machine does not inflate;
-	// a command that blocks (on a FIFO, say) is killed after a while, long
-	// enough that a loaded machine's share of a core (1 CPU-s took 20 s of
-	// wall time at a load of 30 on 2 cores) does not pass for a hang.
-	hang := time.AfterFunc(max(30**limit, time.Minute), func() { cmd.Process.Kill() })
+	// The bound is on CPU time, which a loaded machine does not inflate: a
+	// command that runs away is stopped by its CPU time (cpuStop). One
+	// that blocks (on a FIFO, say) is killed after a while, long enough
+	// that a busy machine's share of a core does not pass for a hang: 1
+	// CPU-s took 20 s of wall time at a load of 30 on 2 cores, and over a
+	// minute for a test run under nice beside a load of 20.
+	hang := time.AfterFunc(max(30**limit, 10*time.Minute), func() { cmd.Process.Kill() })
 	err = cmd.Wait()
 	hung := !hang.Stop()
 	ts.Stdout().Write(stdout.Bytes())
@@ -365,6 +369,9 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	var m measured
 	if data, rerr := os.ReadFile(out); rerr != nil || json.Unmarshal(data, &m) != nil {
 		ts.Fatalf("dshctl did not run: %v", err)
+	}
+	if m.CPU > *limit && m.Code != code {
+		ts.Fatalf("dshctl took %v of CPU, over %v (and exited %d, want %d: stopped at %v of CPU)", m.CPU, *limit, m.Code, code, time.Duration(cpuStop(*limit))*time.Second)
 	}
 	if m.Code != code {
 		ts.Fatalf("dshctl exited %d, want %d", m.Code, code)
@@ -409,6 +416,17 @@ const (
 	raceMem = 10
 )
 
+// cpuLimitEnv passes dshctl-measure the CPU time, in seconds, after which
+// the system stops the command it runs (RLIMIT_CPU; not on Windows).
+const cpuLimitEnv = "DSHCTL_MEASURE_CPU_LIMIT"
+
+// cpuStop is the CPU time, in whole seconds, after which a command bounded
+// to limit is stopped: it has failed by then, and its time says by how
+// much without waiting for it.
+func cpuStop(limit time.Duration) int64 {
+	return int64(2*limit/time.Second) + 1
+}
+
 // measured is what dshctl-measure reports of the process it ran.
 type measured struct {
 	Code   int
@@ -429,8 +447,16 @@ func measureMain() {
 		fmt.Fprintln(os.Stderr, "usage: dshctl-measure OUT BIN ARGS...")
 		os.Exit(2)
 	}
+	if secs, err := strconv.ParseInt(os.Getenv(cpuLimitEnv), 10, 64); err == nil {
+		// Inherited by the command; this process spends next to none.
+		if err := limitCPU(secs); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 	cmd := exec.Command(os.Args[2], os.Args[3:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, cpuLimitEnv+"=") })
 	err := cmd.Run()
 	if cmd.ProcessState == nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -18,6 +18,14 @@ import (
 
 func mkfifo(path string) error { return syscall.Mkfifo(path, 0o600) }
 
+// limitCPU makes the system kill this process and those it starts after
+// secs seconds of CPU time each (SIGKILL at the hard limit: Go ignores
+// SIGXCPU).
+func limitCPU(secs int64) error {
+	lim := syscall.Rlimit{Cur: uint64(secs), Max: uint64(secs)}
+	return syscall.Setrlimit(syscall.RLIMIT_CPU, &lim)
+}
+
 func isRoot() bool { return os.Geteuid() == 0 }
 
 // maxRSS is the peak resident memory, in bytes, of a process that ended.

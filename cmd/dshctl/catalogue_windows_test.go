@@ -12,6 +12,10 @@ func mkfifo(string) error { return errors.ErrUnsupported }
 
 func isRoot() bool { return false }
 
+// limitCPU does nothing on Windows: a command that runs away is killed
+// after bounded's wait.
+func limitCPU(int64) error { return nil }
+
 // maxRSS is not measured on Windows: the time bound still applies.
 func maxRSS(*os.ProcessState) (int64, bool) { return 0, false }
 
