@@ -54,7 +54,13 @@ func ReadFacts(e *seam.Event, f *TurnFacts) {
 	if e.Type != typeStepStart && e.Type != typeAssistantMessage {
 		f.Bad = false // only these payloads were decoded with their step
 	}
-	msg, callID := f.object(v[2]), v[3]
+	// Only the payloads that hold a message decode it: a step/start's
+	// stray "message" does not make it bad.
+	var msg []byte
+	if e.Type == typeAssistantMessage || e.Type == typeToolResult {
+		msg = f.object(v[2])
+	}
+	callID := v[3]
 	switch e.Type {
 	case typeAssistantMessage:
 		v = f.vals[:len(messageKeys)]

@@ -31,7 +31,7 @@ func parentCycles(ctx context.Context, svc seam.Service, ids []string) (map[stri
 	// it (itself when it is on it).
 	type fate struct {
 		loop  []string
-		meets string
+		meets int // index in loop
 	}
 	fates := map[string]*fate{}
 	ends := &fate{}
@@ -51,11 +51,11 @@ func parentCycles(ctx context.Context, svc seam.Service, ids []string) (map[stri
 			if i, ok := at[cur]; ok {
 				// Back at cur: the loop is path[i:].
 				loop := slices.Clone(path[i:])
-				for _, s := range loop {
-					fates[s] = &fate{loop: loop, meets: s}
+				for k, s := range loop {
+					fates[s] = &fate{loop: loop, meets: k}
 				}
 				path = path[:i]
-				f = &fate{loop: loop, meets: cur}
+				f = &fate{loop: loop, meets: 0}
 				break
 			}
 			p, ok := parent[cur]
@@ -75,22 +75,28 @@ func parentCycles(ctx context.Context, svc seam.Service, ids []string) (map[stri
 	for _, id := range ids {
 		switch f := fates[id]; {
 		case f == nil || f == ends:
-		case f.meets == id:
-			out[id] = "its parentSession chain loops: " + loopText(f.loop, id)
+		case f.loop[f.meets] == id:
+			out[id] = "its parentSession chain loops: " + loopText(f.loop, f.meets)
 		default:
-			out[id] = fmt.Sprintf("its parentSession chain runs into a loop at %q: %s", f.meets, loopText(f.loop, f.meets))
+			out[id] = fmt.Sprintf("its parentSession chain runs into a loop at %q: %s", f.loop[f.meets], loopText(f.loop, f.meets))
 		}
 	}
 	return out, nil
 }
 
-// loopText is a loop of sessions as the chain goes from its member from
-// back to it: "a" → "b" → "a".
-func loopText(loop []string, from string) string {
-	i := max(slices.Index(loop, from), 0)
-	names := make([]string, 0, len(loop)+1)
-	for k := range len(loop) + 1 {
+// loopText is a loop of sessions as the chain goes from its member at
+// index i back to it: "a" → "b" → "a". A long loop is shortened to its first
+// members and its length, so that a store of one huge loop does not give a
+// finding per member as long as the loop.
+func loopText(loop []string, i int) string {
+	const most = 8
+	names := make([]string, 0, min(len(loop), most)+2)
+	for k := range min(len(loop), most) {
 		names = append(names, fmt.Sprintf("%q", loop[(i+k)%len(loop)]))
 	}
+	if len(loop) > most {
+		names = append(names, fmt.Sprintf("… (%d sessions in all)", len(loop)))
+	}
+	names = append(names, fmt.Sprintf("%q", loop[i]))
 	return strings.Join(names, " → ")
 }
