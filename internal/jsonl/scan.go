@@ -579,6 +579,11 @@ func (s *reverseState) zstd(ctx context.Context, size, end int64, part *framePar
 		if end < size && last.Torn.Size != 0 {
 			return l.errorf(seam.ErrCorrupt, l.pos(last.Torn.Offset, -1, -1, -1), "invalid frame at byte %d", last.Torn.Offset)
 		}
+		if last.Torn.Size != 0 {
+			if err := s.tornFrame(src, d, last.Torn, size); err != nil {
+				return err
+			}
+		}
 		f := last.Frame
 		if f.Offset < s.r.body.fileOff {
 			return s.atStart()
@@ -604,6 +609,24 @@ func (s *reverseState) zstd(ctx context.Context, size, end int64, part *framePar
 		end = f.Offset
 	}
 	return s.atStart()
+}
+
+// tornFrame holds the torn final frame t of a file of size bytes to the
+// forward read's rule (zstdReader.tornFrame): a complete frame inside it
+// makes it damaged structure, not a torn tail.
+func (s *reverseState) tornFrame(src io.ReaderAt, d *zstdframe.Decoder, t zstdframe.Torn, size int64) error {
+	l := s.r.l
+	sc := zstdframe.NewScanner(src, t.Offset+1, size, d)
+	at, found, err := sc.Resync(t.Offset + 1)
+	sc.Close()
+	switch {
+	case err != nil:
+		return s.r.budgetError(l.ioError(err, t.Offset))
+	case found:
+		return l.errorf(seam.ErrCorrupt, l.pos(t.Offset, -1, -1, -1),
+			"frame at byte %d runs past the end of the file, but a complete frame follows at byte %d", t.Offset, at)
+	}
+	return nil
 }
 
 // frame handles the records of content, the decoded text of the frame f
