@@ -308,6 +308,26 @@ func TestRecordLimit(t *testing.T) {
 	}
 }
 
+// bigTurn is a turn from seq on of over 1 MiB: a turn/start and 12,000
+// todo/write events, with garbage in place of the one at index bad (if
+// not negative), and a turn/end when closed.
+func bigTurn(seq int64, bad int, closed bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"type":"turn/start","seq":%d,"time":1,"data":{"turn":2}}`+"\n", seq)
+	for i := range 12000 {
+		seq++
+		if i == bad {
+			b.WriteString("garbage\n")
+			continue
+		}
+		fmt.Fprintf(&b, `{"type":"todo/write","seq":%d,"time":1,"data":{"todos":[{"content":"step %d of a long turn","status":"pending"}]}}`+"\n", seq, i)
+	}
+	if closed {
+		fmt.Fprintf(&b, `{"type":"turn/end","seq":%d,"time":1,"data":{"turn":2,"reason":{"kind":"completed"}}}`+"\n", seq+1)
+	}
+	return b.String()
+}
+
 // chunks are n assistant/chunk events from seq on: a run a schema-17
 // database stores as one packed row.
 func chunks(seq int64, n int) []seam.Event {
@@ -459,6 +479,21 @@ func TestCatalogue(t *testing.T) {
 			return hostile.Append(p, hostile.Frame(nil, hostile.Text(strings.TrimSuffix(hostile.Turn(5, 2), "\n"))))
 		}},
 		{"zstd torn tail", true, func(p string) error { return hostile.Extend(p, 1<<20) }},
+		// Frames past what a read from the end holds (1 MiB of content),
+		// compressed as dsh's are: an open turn, a closed one, and each
+		// with a bad record in it.
+		{"zstd large frame, open turn", true, func(p string) error {
+			return hostile.Append(p, zstdframe.AppendFrame(nil, []byte(bigTurn(5, -1, false))))
+		}},
+		{"zstd large frame, closed turn", true, func(p string) error {
+			return hostile.Append(p, zstdframe.AppendFrame(nil, []byte(bigTurn(5, -1, true))))
+		}},
+		{"zstd large frame, bad record in the open turn", true, func(p string) error {
+			return hostile.Append(p, zstdframe.AppendFrame(nil, []byte(bigTurn(5, 9000, false))))
+		}},
+		{"zstd large frame, bad record before its turn/end", true, func(p string) error {
+			return hostile.Append(p, zstdframe.AppendFrame(nil, []byte(bigTurn(5, 9000, true))))
+		}},
 		{"zstd next turn after a gap", true, func(p string) error {
 			return hostile.Append(p, hostile.Frame(nil, hostile.Text(hostile.Turn(7, 2))))
 		}},

@@ -314,9 +314,7 @@ const (
 // reads; a damaged one is read forward from the last turn/end, as reverse
 // does, and t is moved back to the committed end. store.md 3 has the
 // count found from the tail, never by reading the whole log: past either
-// bound, at a zstd frame too large for the probe to hold (a migration's
-// whole body), or where that read fails (damage a full read reports), t
-// stands.
+// bound, or where that read fails (damage a full read reports), t stands.
 //
 // limit, if not nil, is the search's refusal of a record over the record
 // limit that could be the last row (ErrRecordLimit): it stands unless the
@@ -338,12 +336,12 @@ func (r *reader) checkTail(ctx context.Context, size int64, t *tailInfo, limit e
 		src = c
 	}
 	r.tail = t.frame
-	probe := reverseState{r: r, budget: budgetFor(statProbeBytes), src: src, probe: true, hold: tailFrameLimit}
+	probe := reverseState{r: r, budget: budgetFor(statProbeBytes), src: src, probe: true}
 	err := probe.walk(ctx, size, size, nil)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case probe.clean || errors.Is(err, seam.ErrScanBudget) || errors.Is(err, errLargeFrame):
+	case probe.clean || errors.Is(err, seam.ErrScanBudget):
 		return nil
 	}
 	end, err := r.committedEnd(ctx, size, budgetFor(statExactBytes))
@@ -357,9 +355,6 @@ func (r *reader) checkTail(ctx context.Context, size int64, t *tailInfo, limit e
 	}
 	return nil
 }
-
-// errLargeFrame ends a probe at a frame it does not hold.
-var errLargeFrame = errors.New("frame too large for the probe")
 
 // framePart is the first n decoded bytes of the frame at off: the
 // committed records before the bad one in its frame.
@@ -382,9 +377,6 @@ type reverseState struct {
 	// turn/end it reads, and clean says whether every record it read was
 	// a valid row continuing the one before it. An error ends it unclean.
 	probe, turnEnd, clean bool
-	// hold, if not 0, is the most content of a zstd frame the walk holds:
-	// a larger frame ends it with errLargeFrame.
-	hold int64
 }
 
 // walk reads the records of a file of size bytes that end at end, last to
@@ -552,8 +544,8 @@ func (s *reverseState) zstd(ctx context.Context, size, end int64, part *framePar
 	// search sharing the bytes, magics and frames of the steps before.
 	var content []byte
 	keep := l.lim.frame
-	if s.hold > 0 {
-		keep = min(keep, s.hold)
+	if s.probe {
+		keep = min(keep, tailFrameLimit)
 	}
 	rv, err := zstdframe.NewReverse(src, size, zstdframe.LastOptions{Decoder: d, KeepContent: keep, Content: &content})
 	if err != nil {
@@ -593,8 +585,15 @@ func (s *reverseState) zstd(ctx context.Context, size, end int64, part *framePar
 		if consumed += f.Size; s.budget.phys > 0 && consumed > s.budget.phys {
 			return s.r.budgetError(errBudget)
 		}
-		if content == nil && s.hold > 0 {
-			return errLargeFrame
+		if content == nil && s.probe {
+			// A frame too large for the probe to hold (tailFrameLimit)
+			// is streamed.
+			more, err := s.probeFrame(d, src, f)
+			if err != nil || !more {
+				return err
+			}
+			end = f.Offset
+			continue
 		}
 		if content == nil {
 			// Verified but not kept (the search keeps up to the frame
@@ -609,6 +608,74 @@ func (s *reverseState) zstd(ctx context.Context, size, end int64, part *framePar
 		end = f.Offset
 	}
 	return s.atStart()
+}
+
+// probeFrame is the probe of the records of the frame f, too large to
+// hold: it streams them forward once and works out what reading them
+// backward would find. It returns false when the probe should stop.
+func (s *reverseState) probeFrame(d *zstdframe.Decoder, src io.ReaderAt, f zstdframe.Frame) (bool, error) {
+	l, v := s.r.l, s.r.hdr.Version
+	rd, err := d.NewReader(src, f)
+	if err != nil {
+		return false, err
+	}
+	var lr lineReader
+	lr.reset(rd, l.lim.record)
+	var (
+		n           int64 // records read
+		first, next int64 // the first seq of the first record, the next seq after the last
+		valid       bool  // the last record is a valid row
+		// ok says every record from the one before the last turn/end on
+		// (from the first when there is none) is a valid row continuing
+		// the one before it; te that the frame holds such a turn/end,
+		// and teFirst that it is the frame's first record.
+		ok, te, teFirst bool
+	)
+	for {
+		line, size, err := lr.next()
+		if err == io.EOF {
+			if size > 0 {
+				return false, l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1), "frame at byte %d does not end on a record boundary", f.Offset)
+			}
+			break
+		}
+		if err != nil {
+			return false, err
+		}
+		if s.records++; s.budget.records > 0 && s.records > s.budget.records {
+			return false, s.r.budgetError(errBudget)
+		}
+		row, derr := seam.DecodeRecordAlias(line[:len(line)-1], v)
+		cont := derr == nil && valid && row.FirstSeq() == next
+		switch {
+		case n == 0:
+			ok = derr == nil
+			first = row.FirstSeq()
+			te, teFirst = ok && isTurnEnd(line), ok && isTurnEnd(line)
+		case derr == nil && isTurnEnd(line):
+			ok, te, teFirst = cont, true, false
+		default:
+			ok = ok && cont
+		}
+		valid, next = derr == nil, row.NextSeq()
+		n++
+	}
+	switch {
+	case n == 0:
+		return true, nil
+	case s.accepted && (s.expect == 0 || !valid || next != s.expect):
+		return false, nil // a record before seq 0, or one the next does not continue
+	case s.turnEnd:
+		s.clean = true // this frame's last row is the one before the turn/end
+		return false, nil
+	case !ok:
+		return false, nil
+	case te && !teFirst:
+		s.clean = true
+		return false, nil
+	}
+	s.accepted, s.expect, s.turnEnd = true, first, te
+	return true, nil
 }
 
 // tornFrame holds the torn final frame t of a file of size bytes to the
