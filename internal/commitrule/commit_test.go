@@ -45,7 +45,10 @@ type store interface {
 }
 
 // byVerify is LogCheck's answer: damage refuses, else the events it
-// counts as committed and the seq an append continues at.
+// counts as committed and the seq an append continues at. An uncommitted
+// tail whose first record verify did not check (over the record limit) is
+// a refusal too: only that record says whether the tail is uncommitted,
+// and a reader, which must read it to know, refuses it (seam.ErrLimit).
 func byVerify(t *testing.T, s store, id string) (answer, verify.CheckResult) {
 	t.Helper()
 	c := verify.NewLogCheck()
@@ -57,6 +60,9 @@ func byVerify(t *testing.T, s store, id string) (answer, verify.CheckResult) {
 		if f.Class == seam.ClassDamage {
 			return answer{refused: true}, res
 		}
+	}
+	if res.Uncommitted != nil && res.Uncommitted.NotChecked {
+		return answer{refused: true}, res
 	}
 	return answer{events: res.Events, next: res.NextSeq}, res
 }
@@ -99,28 +105,11 @@ func refusal(t *testing.T, err error) (answer, error) {
 	return answer{}, err
 }
 
-// tailRefusal reports whether err is a read open's refusal of the last
-// row of a log whose uncommitted tail (verify, reading forward) holds it:
-// of its type, or of its length past the record limit. An open reads only
-// the tail, so it checks the last row that decodes before anything says
-// whether that row is committed (jsonl's fuzzVerify allows the same).
-func tailRefusal(err error, res verify.CheckResult) bool {
-	var se *seam.Error
-	return (errors.Is(err, seam.ErrUnsupportedFormat) || errors.Is(err, jsonl.ErrRecordLimit)) && errors.As(err, &se) &&
-		res.Uncommitted != nil && se.Pos.Offset >= res.Uncommitted.Offset
-}
-
 // agree holds every decider to one answer for each session of s: verify's
-// LogCheck and a full forward read must give the same answer; a reverse
-// read and Stat's event count (the next seq, found from the tail) the same
-// where the data is not refused. It returns the answer for each session.
-//
-// Two differences are store.md's own, and allowed where verify finds an
-// uncommitted tail: Stat counts up to the last valid row ("eventCount from
-// the last physical row", stepping over an invalid tail only), so it may
-// count rows of the uncommitted tail, never fewer than are committed; and
-// a reverse read, which starts at the end, refuses a valid row above a bad
-// one (ErrCorrupt) instead of reading forward to tell it uncommitted.
+// LogCheck, a full forward read and a full reverse read must give the same
+// answer, and Stat's event count (the next seq, found from the tail) the
+// same where the data is not refused. It returns the answer for each
+// session.
 func agree(t *testing.T, s store) map[string]answer {
 	t.Helper()
 	entries, err := s.List(ctx)
@@ -133,15 +122,11 @@ func agree(t *testing.T, s store) map[string]answer {
 		v, res := byVerify(t, s, id)
 		out[id] = v
 		fwd, ferr := byReader(t, s, id, false)
-		if !v.refused && fwd.refused && tailRefusal(ferr, res) {
-			continue
-		}
 		if fwd != v {
 			t.Errorf("%q: verify says %v (%+v), the reader %v (%v)", id, v, res.Findings(), fwd, ferr)
 			continue
 		}
-		tail := res.Uncommitted != nil
-		if rev, rerr := byReader(t, s, id, true); rev != fwd && !(tail && errors.Is(rerr, seam.ErrCorrupt)) {
+		if rev, rerr := byReader(t, s, id, true); rev != fwd {
 			t.Errorf("%q: read forward: %v; in reverse: %v (%v)", id, fwd, rev, rerr)
 		}
 		if fwd.refused {
@@ -151,7 +136,7 @@ func agree(t *testing.T, s store) map[string]answer {
 		switch {
 		case err != nil:
 			t.Errorf("%q: Stat: %v, but the reader serves %v", id, err, fwd)
-		case st.EventCount != fwd.next && !(tail && st.EventCount > fwd.next):
+		case st.EventCount != fwd.next:
 			t.Errorf("%q: Stat counts %d events, the reader serves %v", id, st.EventCount, fwd)
 		}
 	}
@@ -209,8 +194,15 @@ func TestFixtures(t *testing.T) {
 // header is the header line of the one session a body is the log of.
 const header = `{"type":"session","version":0,"id":"s","createdAt":1,"cwd":"/p","delegationDepth":0}` + "\n"
 
-// oneLog runs the log of one session "s" through every decider.
+// oneLog runs the log of one session "s" through every decider, which
+// read with the default limits (as jsonl's FuzzVerify* do).
 func oneLog(t *testing.T, zstd bool, log []byte) {
+	t.Helper()
+	oneLogWith(t, zstd, log, jsonl.Options{})
+}
+
+// oneLogWith is oneLog with the store's options o.
+func oneLogWith(t *testing.T, zstd bool, log []byte, o jsonl.Options) {
 	t.Helper()
 	root := t.TempDir()
 	enc, name := jsonl.None, "session.jsonl"
@@ -224,8 +216,8 @@ func oneLog(t *testing.T, zstd bool, log []byte) {
 	if err := os.WriteFile(filepath.Join(dir, name), log, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The default limits, as jsonl's FuzzVerify* read with.
-	if len(agree(t, openJSONL(t, root, jsonl.Options{Compression: enc}))) != 1 {
+	o.Compression = enc
+	if len(agree(t, openJSONL(t, root, o))) != 1 {
 		t.Fatal("the session is not listed")
 	}
 }
@@ -276,6 +268,64 @@ func TestFuzzSeeds(t *testing.T) {
 			oneLog(t, true, append(head[:len(head):len(head)], b...))
 		})
 	}
+}
+
+// TestRecordLimit runs logs with a record over a lowered record limit
+// (--max-record-bytes 4KiB) through every decider, plain and zstd: every
+// reader refuses it (seam.ErrLimit) and verify, with the same limit, does
+// not count it as sound, whether a turn/end commits it or not and whether
+// or not its zstd frame is held in memory.
+func TestRecordLimit(t *testing.T) {
+	committed := strings.Join(hostile.Lines, "")
+	long := `{"type":"session/title","seq":6,"time":1,"data":{"title":"` + strings.Repeat("a", 8<<10) + "\"}}\n"
+	for _, c := range []struct {
+		name  string
+		parts []string // the body, a frame each in a zstd log
+	}{
+		{"alone", []string{strings.Replace(long, `"seq":6`, `"seq":0`, 1)}},
+		{"uncommitted", []string{committed, long}},
+		{"uncommitted, in the last frame", []string{committed + long}},
+		{"committed", []string{committed, long, hostile.Turn(7, 2)}},
+		{"committed, in one frame", []string{committed + long + hostile.Turn(7, 2)}},
+		{"after an uncommitted tail", []string{committed, "junk\n", long}},
+	} {
+		for _, zstd := range []bool{false, true} {
+			log := []byte(header)
+			if zstd {
+				log = zstdframe.AppendFrame(nil, log)
+			}
+			for _, p := range c.parts {
+				if zstd {
+					log = zstdframe.AppendFrame(log, []byte(p))
+				} else {
+					log = append(log, p...)
+				}
+			}
+			t.Run(fmt.Sprintf("%s/zstd=%v", c.name, zstd), func(t *testing.T) {
+				oneLogWith(t, zstd, log, jsonl.Options{MaxRecordBytes: 4 << 10})
+			})
+		}
+	}
+}
+
+// bigTurn is a turn from seq on of over 1 MiB: a turn/start and 12,000
+// todo/write events, with garbage in place of the one at index bad (if
+// not negative), and a turn/end when closed.
+func bigTurn(seq int64, bad int, closed bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"type":"turn/start","seq":%d,"time":1,"data":{"turn":2}}`+"\n", seq)
+	for i := range 12000 {
+		seq++
+		if i == bad {
+			b.WriteString("garbage\n")
+			continue
+		}
+		fmt.Fprintf(&b, `{"type":"todo/write","seq":%d,"time":1,"data":{"todos":[{"content":"step %d of a long turn","status":"pending"}]}}`+"\n", seq, i)
+	}
+	if closed {
+		fmt.Fprintf(&b, `{"type":"turn/end","seq":%d,"time":1,"data":{"turn":2,"reason":{"kind":"completed"}}}`+"\n", seq+1)
+	}
+	return b.String()
 }
 
 // chunks are n assistant/chunk events from seq on: a run a schema-17
@@ -429,6 +479,21 @@ func TestCatalogue(t *testing.T) {
 			return hostile.Append(p, hostile.Frame(nil, hostile.Text(strings.TrimSuffix(hostile.Turn(5, 2), "\n"))))
 		}},
 		{"zstd torn tail", true, func(p string) error { return hostile.Extend(p, 1<<20) }},
+		// Frames past what a read from the end holds (1 MiB of content),
+		// compressed as dsh's are: an open turn, a closed one, and each
+		// with a bad record in it.
+		{"zstd large frame, open turn", true, func(p string) error {
+			return hostile.Append(p, zstdframe.AppendFrame(nil, []byte(bigTurn(5, -1, false))))
+		}},
+		{"zstd large frame, closed turn", true, func(p string) error {
+			return hostile.Append(p, zstdframe.AppendFrame(nil, []byte(bigTurn(5, -1, true))))
+		}},
+		{"zstd large frame, bad record in the open turn", true, func(p string) error {
+			return hostile.Append(p, zstdframe.AppendFrame(nil, []byte(bigTurn(5, 9000, false))))
+		}},
+		{"zstd large frame, bad record before its turn/end", true, func(p string) error {
+			return hostile.Append(p, zstdframe.AppendFrame(nil, []byte(bigTurn(5, 9000, true))))
+		}},
 		{"zstd next turn after a gap", true, func(p string) error {
 			return hostile.Append(p, hostile.Frame(nil, hostile.Text(hostile.Turn(7, 2))))
 		}},

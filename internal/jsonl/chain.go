@@ -31,13 +31,13 @@ const (
 // is a *seam.OverlapError. A gap, or a record that does not decode, ends
 // the check without an error: that is damage of another kind, which a
 // full read (verify) reports and which is not the write path's to judge.
-func (h *handle) checkChain(ctx context.Context, cp checkpoint) error {
-	if !cp.at.relative || h.log.enc == Zstd {
+func (r *reader) checkChain(ctx context.Context, cp checkpoint) error {
+	if !cp.at.relative || r.l.enc == Zstd {
 		// The forward read starts at the header and checks every record;
 		// a zstd tail start is checked as it is found (zstdChain).
 		return nil
 	}
-	return h.plainChain(ctx, cp)
+	return r.plainChain(ctx, cp)
 }
 
 // chainStep checks the record rec, found before a record starting at
@@ -54,9 +54,9 @@ func chainStep(rec *seam.Record, next *int64) (more bool, err error) {
 	return true, nil
 }
 
-func (h *handle) plainChain(ctx context.Context, cp checkpoint) error {
-	l, v := h.log, h.hdr.Version
-	stop := max(h.body.fileOff, cp.at.fileOff-chainWindow)
+func (r *reader) plainChain(ctx context.Context, cp checkpoint) error {
+	l, v := r.l, r.hdr.Version
+	stop := max(r.body.fileOff, cp.at.fileOff-chainWindow)
 	b := newBackLines(ctx, l.f, stop, cp.at.fileOff, tailBlock, 0, l.lim.record)
 	next, after := cp.next, cp.at.fileOff
 	for {
@@ -71,7 +71,7 @@ func (h *handle) plainChain(ctx context.Context, cp checkpoint) error {
 				return err
 			}
 			return l.ioError(err, off)
-		case off == stop && stop > h.body.fileOff:
+		case off == stop && stop > r.body.fileOff:
 			return nil // the window begins inside this line, or at it: not known whole
 		}
 		rec, err := seam.DecodeRecord(line[:len(line)-1], v)
@@ -93,10 +93,10 @@ func (h *handle) plainChain(ctx context.Context, cp checkpoint) error {
 // having just confirmed the tail start cp with the frame f before it, whose
 // content holds: the check starts with f's records, so that no frame is
 // searched for or decoded twice.
-func (h *handle) zstdChain(ctx context.Context, rv *zstdframe.Reverse, content *[]byte, f zstdframe.Frame, cp checkpoint) error {
-	l, v := h.log, h.hdr.Version
+func (r *reader) zstdChain(ctx context.Context, rv *zstdframe.Reverse, content *[]byte, f zstdframe.Frame, cp checkpoint) error {
+	l, v := r.l, r.hdr.Version
 	next, after := cp.next, cp.at.fileOff
-	stop := max(h.body.fileOff, cp.at.fileOff-chainWindowZstd)
+	stop := max(r.body.fileOff, cp.at.fileOff-chainWindowZstd)
 	for {
 		text := bytes.TrimSuffix(*content, []byte{'\n'})
 		for len(text) > 0 {
@@ -125,7 +125,7 @@ func (h *handle) zstdChain(ctx context.Context, rv *zstdframe.Reverse, content *
 			return err
 		}
 		last, err := rv.LastFrame(f.Offset)
-		if err != nil || last.Torn.Size != 0 || last.Frame.Offset < h.body.fileOff || *content == nil {
+		if err != nil || last.Torn.Size != 0 || last.Frame.Offset < r.body.fileOff || *content == nil {
 			return nil // damage, the header frame, or a frame too large to hold: not this check's
 		}
 		f = last.Frame

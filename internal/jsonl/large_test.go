@@ -55,9 +55,11 @@ func (w *logWriter) put(text []byte) {
 func (w *logWriter) close() { w.f.Close() }
 
 // genLog writes a v0 session log of at least size bytes into a new root and
-// returns the root, the log path and the event count. Payloads are random
+// returns the root, the log path and the event count. Each batch is a turn
+// (a turn/start, 14 events and a turn/end), as dsh's are ended, so that a
+// read from the end has a committed boundary near it. Payloads are random
 // base64, so a zstd log is about as large as a plain one. packed logs end
-// every batch with a packed text-chunks row.
+// every batch with a packed text-chunks row, an open turn's stream.
 func genLog(tb testing.TB, enc Encoding, packed bool, size int64) (root, path string, events int64) {
 	tb.Helper()
 	w := newLogWriter(tb, enc, fmt.Sprintf("big-%s-%v", enc, packed))
@@ -67,14 +69,20 @@ func genLog(tb testing.TB, enc Encoding, packed bool, size int64) (root, path st
 	blob := make([]byte, base64.StdEncoding.EncodedLen(len(raw)))
 	var batch []byte
 	t0 := int64(1785331618000)
-	for w.written < size {
+	for turn := 1; w.written < size; turn++ {
 		batch = batch[:0]
-		for range 16 {
+		for i := range 16 {
 			for i := range raw {
 				raw[i] = byte(rng.Uint32())
 			}
 			base64.StdEncoding.Encode(blob, raw)
 			e := seam.Event{Type: "todo/write", Seq: events, Time: t0 + events, Data: fmt.Appendf(nil, `{"blob":%q}`, blob)}
+			switch i {
+			case 0:
+				e.Type, e.Data = "turn/start", fmt.Appendf(nil, `{"turn":%d}`, turn)
+			case 15:
+				e.Type, e.Data = "turn/end", fmt.Appendf(nil, `{"turn":%d,"reason":{"kind":"completed"}}`, turn)
+			}
 			batch = append(e.AppendJSON(batch), '\n')
 			events++
 		}

@@ -228,49 +228,138 @@ func (r *reader) budgetError(err error) error {
 
 // reverse reads committed events from the end of a file of size bytes
 // toward the first, calling fn with each event whose seq is below before
-// (all when before is 0) until fn returns false. Like the tail search, it
-// steps over trailing records that are not valid rows; an invalid record or
-// a seq gap below a valid one is ErrCorrupt, as is a first record that does
-// not start at seq 0.
+// (all when before is 0) until fn returns false. It serves exactly what a
+// forward read serves (store.md 4): the committed events, never a record
+// of an uncommitted tail, and it refuses only what a forward read refuses.
+//
+// A read from the end cannot tell a record uncommitted from the records
+// after it: a bad record anywhere after the last turn/end starts the
+// uncommitted tail. So a probe reads back first, serving nothing, to the
+// record before the last turn/end (the whole log when there is none):
+// when each record on the way is a valid row continuing the one before
+// it, the log ends in committed data (or a torn tail), which is the
+// common case and costs a read of the last turn. Otherwise the tail is
+// damaged, and the committed end is found as a write open finds it: a
+// forward read of the records from the last turn/end on (committedEnd).
+// Below the committed end, every record must be a valid row that the one
+// after it continues, and the first must start at seq 0: a bad record
+// there is before a turn/end, damaged committed data (ErrCorrupt), as a
+// forward read says too. The probe and the read each stay within b.
 func (r *reader) reverse(ctx context.Context, size int64, b budget, before int64, fn func(*seam.Event) bool) error {
-	rv := reverseState{r: r, before: before, fn: fn, budget: b}
+	var src io.ReaderAt
 	if r.l.enc == Zstd {
-		return rv.zstd(ctx, size)
-	}
-	bl := newBackLines(ctx, r.l.f, r.body.fileOff, size, tailBlock, b.phys, r.l.lim.record)
-	first := true
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		line, off, err := bl.prev()
-		if err == io.EOF {
-			return rv.atStart()
-		}
-		if err != nil && !errors.Is(err, errLongLine) {
-			return r.budgetError(r.l.ioError(err, off))
-		}
-		torn := first && !bl.term
-		first = false
-		switch {
-		case torn:
-			continue // the torn tail
-		case err != nil:
-			ok, why, rerr := couldBeRow(r.l.f, off, bl.lineEnd-1)
-			switch {
-			case rerr != nil:
-				return r.l.ioError(rerr, off)
-			case ok:
-				return r.l.longRecord(bl.lineEnd-off, r.l.pos(off, -1, -1, -1))
-			case rv.accepted:
-				return r.l.located(notRow(bl.lineEnd-off, why), seam.ErrCorrupt, r.l.pos(off, -1, -1, -1))
-			}
-			continue // too long to hold, and no row: an uncommitted tail
-		}
-		if more, err := rv.record(line[:len(line)-1], r.l.pos(off, -1, -1, -1)); err != nil || !more {
-			return err
+		// A log the window holds whole is read from there; any other
+		// through a block cache, which the probe and the read share, so
+		// that the read finds the tail's blocks loaded. (The cache reads
+		// such a log as one block, which its budget always allows, so the
+		// two read alike.)
+		if w, ok := r.l.f.(*windowFile); ok && w.whole() && w.size == size {
+			src = w
+		} else {
+			c := newBlockCache(r.l.f, b.phys)
+			defer c.release() // the decoded content is a copy
+			src = c
 		}
 	}
+	probe := reverseState{r: r, budget: b, src: src, probe: true}
+	if err := probe.walk(ctx, size, size, nil); err != nil && (ctx.Err() != nil || errors.Is(err, seam.ErrScanBudget)) {
+		return err
+	}
+	s := reverseState{r: r, before: before, fn: fn, budget: b, src: src}
+	if probe.clean {
+		return s.walk(ctx, size, size, nil)
+	}
+	end, err := r.committedEnd(ctx, size, b)
+	if err != nil {
+		return err
+	}
+	if bad := end.bad; bad != nil && bad.frame >= 0 && bad.off > bad.frameText {
+		// The bad record's frame starts with committed records.
+		return s.walk(ctx, size, bad.frameOff, &framePart{off: bad.frameOff, n: bad.off - bad.frameText})
+	}
+	return s.walk(ctx, size, end.cutOffset(), nil)
+}
+
+// committedEnd reads the records from the last turn/end on, as a write
+// open does (tailStart), to where the committed records of a file of size
+// bytes end. Errors are those of a forward read of them.
+func (r *reader) committedEnd(ctx context.Context, size int64, b budget) (forwardEnd, error) {
+	cp, err := r.tailStart(ctx, size, b.phys, false)
+	if err != nil {
+		return forwardEnd{}, r.budgetError(err)
+	}
+	fr := *r
+	fr.transient = true // nothing is kept
+	if cp.at.relative {
+		fr.onCheckpoint = nil // its line and frame numbers are not the log's
+	}
+	end, _, err := fr.forward(ctx, cp, size, b, 0, func(*seam.Event) bool { return true })
+	return end, err
+}
+
+// The tail search's event count is checked by a probe of up to
+// statProbeBytes of the log's end, and corrected, where the probe finds the
+// tail damaged, by a read of up to statExactBytes from the last turn/end on
+// (see checkTail).
+const (
+	statProbeBytes = 1 << 20
+	statExactBytes = 64 << 20
+)
+
+// checkTail checks t, what the tail search found in a file of size bytes:
+// its last valid row is the last committed one unless a bad record before
+// it starts an uncommitted tail (store.md 4), which only the records from
+// the last turn/end on tell. The common tail, a valid row that continues
+// the one before it back to the last turn/end, is all a probe of the end
+// reads; a damaged one is read forward from the last turn/end, as reverse
+// does, and t is moved back to the committed end. store.md 3 has the
+// count found from the tail, never by reading the whole log: past either
+// bound, or where that read fails (damage a full read reports), t stands.
+//
+// limit, if not nil, is the search's refusal of a record over the record
+// limit that could be the last row (ErrRecordLimit): it stands unless the
+// read from the last turn/end finds that record after the committed end.
+func (r *reader) checkTail(ctx context.Context, size int64, t *tailInfo, limit error) error {
+	if limit != nil {
+		var se *seam.Error
+		end, err := r.committedEnd(ctx, size, budgetFor(statExactBytes))
+		if err != nil || !errors.As(limit, &se) || se.Pos.Offset < end.cutOffset() {
+			return limit
+		}
+		t.next, t.commitEnd, t.vocab = end.next, end.cutOffset(), nil
+		return nil
+	}
+	var src io.ReaderAt
+	if r.l.enc == Zstd {
+		c := newBlockCache(r.l.f, statProbeBytes)
+		defer c.release()
+		src = c
+	}
+	r.tail = t.frame
+	probe := reverseState{r: r, budget: budgetFor(statProbeBytes), src: src, probe: true}
+	err := probe.walk(ctx, size, size, nil)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case probe.clean || errors.Is(err, seam.ErrScanBudget):
+		return nil
+	}
+	end, err := r.committedEnd(ctx, size, budgetFor(statExactBytes))
+	if err != nil {
+		return ctx.Err()
+	}
+	if cut := end.cutOffset(); end.next != t.next || cut < t.commitEnd {
+		// The row the search found is not committed, nor are its types
+		// the log's to refuse.
+		t.next, t.commitEnd, t.vocab = end.next, cut, nil
+	}
+	return nil
+}
+
+// framePart is the first n decoded bytes of the frame at off: the
+// committed records before the bad one in its frame.
+type framePart struct {
+	off, n int64
 }
 
 type reverseState struct {
@@ -283,13 +372,63 @@ type reverseState struct {
 	expectPos seam.Pos
 	budget    budget
 	records   int64
+	src       io.ReaderAt // a zstd log's bytes
+	// probe serves nothing: it stops at the record before the first
+	// turn/end it reads, and clean says whether every record it read was
+	// a valid row continuing the one before it. An error ends it unclean.
+	probe, turnEnd, clean bool
+}
+
+// walk reads the records of a file of size bytes that end at end, last to
+// first; part, if set, is read first.
+func (s *reverseState) walk(ctx context.Context, size, end int64, part *framePart) error {
+	if s.r.l.enc == Zstd {
+		return s.zstd(ctx, size, end, part)
+	}
+	return s.plain(ctx, end)
+}
+
+func (s *reverseState) plain(ctx context.Context, end int64) error {
+	r := s.r
+	bl := newBackLines(ctx, r.l.f, r.body.fileOff, end, tailBlock, s.budget.phys, r.l.lim.record)
+	for first := true; ; first = false {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line, off, err := bl.prev()
+		switch {
+		case err == io.EOF:
+			return s.atStart()
+		case err != nil && !errors.Is(err, errLongLine):
+			return r.budgetError(r.l.ioError(err, off))
+		case first && !bl.term:
+			continue // the torn tail
+		case err != nil:
+			// Too long to hold: a row the limit keeps from being read, or
+			// junk below the committed end.
+			ok, why, rerr := couldBeRow(r.l.f, off, bl.lineEnd-1)
+			switch {
+			case rerr != nil:
+				return r.l.ioError(rerr, off)
+			case ok:
+				return r.l.longRecord(bl.lineEnd-off, r.l.pos(off, -1, -1, -1))
+			}
+			return r.l.located(notRow(bl.lineEnd-off, why), seam.ErrCorrupt, r.l.pos(off, -1, -1, -1))
+		}
+		if more, err := s.record(line[:len(line)-1], r.l.pos(off, -1, -1, -1)); err != nil || !more {
+			return err
+		}
+	}
 }
 
 // record handles one physical record, last to first (an empty line stands
-// for a run of them). It returns false when the scan should stop.
+// for a run of them). It returns false when the walk should stop.
 func (s *reverseState) record(line []byte, p seam.Pos) (bool, error) {
 	if s.records++; s.budget.records > 0 && s.records > s.budget.records {
 		return false, s.r.budgetError(errBudget)
+	}
+	if s.probe {
+		return s.probeRecord(line), nil
 	}
 	l, v := s.r.l, s.r.hdr.Version
 	if s.accepted && s.expect == 0 {
@@ -298,14 +437,8 @@ func (s *reverseState) record(line []byte, p seam.Pos) (bool, error) {
 		// served from seq 0 on are not what it serves.
 		return false, l.errorf(seam.ErrCorrupt, p, "a record before the one at seq 0: the log does not start with its first event")
 	}
-	if !s.accepted && !plausibleRow(line) {
-		return true, nil // an uncommitted tail
-	}
 	row, err := seam.DecodeRecord(line, v)
 	if err != nil {
-		if !s.accepted {
-			return true, nil // an uncommitted tail
-		}
 		return false, l.located(err, seam.ErrCorrupt, p)
 	}
 	if s.accepted && row.NextSeq() > s.expect {
@@ -338,53 +471,95 @@ func (s *reverseState) record(line []byte, p seam.Pos) (bool, error) {
 	return true, nil
 }
 
+// probeRecord is record for the probe.
+func (s *reverseState) probeRecord(line []byte) bool {
+	if s.accepted && s.expect == 0 {
+		return false // a record before seq 0
+	}
+	row, err := seam.DecodeRecordAlias(line, s.r.hdr.Version)
+	if err != nil || s.accepted && row.NextSeq() != s.expect {
+		return false
+	}
+	if s.turnEnd {
+		// The row before the last turn/end continues it: every bad record
+		// is before it, and makes the log corrupt.
+		s.clean = true
+		return false
+	}
+	s.accepted, s.expect, s.turnEnd = true, row.FirstSeq(), isTurnEnd(line)
+	return true
+}
+
 // zstd walks the frames from the tail with the backward frame search, each
 // frame decoded whole (so memory is bounded by the largest frame, and the
-// frame limit bounds that).
-func (s *reverseState) zstd(ctx context.Context, size int64) error {
+// frame limit bounds that), from the frames that end at end (a frame end)
+// of a file of size bytes; part, if set, is read first.
+func (s *reverseState) zstd(ctx context.Context, size, end int64, part *framePart) error {
 	l := s.r.l
 	d, err := l.decoder(ctx)
 	if err != nil {
 		return err
 	}
 	defer l.putDecoder(d)
-	// A log the window holds whole is read from there; any other through a
-	// block cache. (The cache reads such a log as one block, which its
-	// budget always allows, so the two read alike.)
-	var src io.ReaderAt
-	if w, ok := l.f.(*windowFile); ok && w.whole() && w.size == size {
-		src = w
-	} else {
-		c := newBlockCache(l.f, s.budget.phys)
-		defer c.release() // the decoded content is a copy
-		src = c
-	}
-	// One Reverse for the scan: each step is LastFrame(src, end), the
-	// search sharing the bytes, magics and frames of the steps before.
-	var content []byte
-	rv, err := zstdframe.NewReverse(src, size, zstdframe.LastOptions{Decoder: d, KeepContent: l.lim.frame, Content: &content})
-	if err != nil {
-		return err
-	}
-	defer rv.Close()
-	end, consumed := size, int64(0)
+	src := s.src
 	start := d.Decoded()
-	for end > s.r.body.fileOff {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		// The decoded budget bounds each frame's decoding too: a frame
-		// past what is left of it is not decoded to the end.
+	// capFor sets the decoder's limit for the next frame: the decoded
+	// budget bounds each frame's decoding too, so a frame past what is
+	// left of it is not decoded to the end. fail turns a frame's error
+	// into the scan's.
+	capFor := func() (capN int64, fail func(error) error, err error) {
 		capN, byBudget := s.budget.frameCap(l.lim.frame, d.Decoded()-start)
 		if capN == 0 {
-			return s.r.budgetError(errBudget)
+			return 0, nil, s.r.budgetError(errBudget)
 		}
 		d.SetLimit(capN)
-		fail := func(err error) error {
+		return capN, func(err error) error {
 			if byBudget && errors.Is(err, zstdframe.ErrTooLarge) {
 				return s.r.budgetError(errBudget)
 			}
 			return s.r.budgetError(l.frameError(err, -1, 0))
+		}, nil
+	}
+	if part != nil {
+		capN, fail, err := capFor()
+		if err != nil {
+			return err
+		}
+		f, err := zstdframe.ParseFrame(src, part.off, size)
+		if err != nil {
+			return fail(err)
+		}
+		content, err := d.DecodeAll(src, f, capN)
+		if err != nil {
+			return fail(err)
+		}
+		if int64(len(content)) < part.n {
+			return l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1), "frame at byte %d changed while it was read", f.Offset)
+		}
+		if more, err := s.frame(content[:part.n], f); err != nil || !more {
+			return err
+		}
+	}
+	// One Reverse for the scan: each step is LastFrame(src, end), the
+	// search sharing the bytes, magics and frames of the steps before.
+	var content []byte
+	keep := l.lim.frame
+	if s.probe {
+		keep = min(keep, tailFrameLimit)
+	}
+	rv, err := zstdframe.NewReverse(src, size, zstdframe.LastOptions{Decoder: d, KeepContent: keep, Content: &content})
+	if err != nil {
+		return err
+	}
+	defer rv.Close()
+	consumed := int64(0)
+	for end > s.r.body.fileOff {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		capN, fail, err := capFor()
+		if err != nil {
+			return err
 		}
 		var last zstdframe.Last
 		if t := s.r.tail; t != nil && end == size && t.size == size {
@@ -396,6 +571,11 @@ func (s *reverseState) zstd(ctx context.Context, size int64) error {
 		if end < size && last.Torn.Size != 0 {
 			return l.errorf(seam.ErrCorrupt, l.pos(last.Torn.Offset, -1, -1, -1), "invalid frame at byte %d", last.Torn.Offset)
 		}
+		if last.Torn.Size != 0 {
+			if err := s.tornFrame(src, d, last.Torn, size); err != nil {
+				return err
+			}
+		}
 		f := last.Frame
 		if f.Offset < s.r.body.fileOff {
 			return s.atStart()
@@ -405,6 +585,16 @@ func (s *reverseState) zstd(ctx context.Context, size int64) error {
 		if consumed += f.Size; s.budget.phys > 0 && consumed > s.budget.phys {
 			return s.r.budgetError(errBudget)
 		}
+		if content == nil && s.probe {
+			// A frame too large for the probe to hold (tailFrameLimit)
+			// is streamed.
+			more, err := s.probeFrame(d, src, f)
+			if err != nil || !more {
+				return err
+			}
+			end = f.Offset
+			continue
+		}
 		if content == nil {
 			// Verified but not kept (the search keeps up to the frame
 			// limit): DecodeAll reports why.
@@ -412,43 +602,146 @@ func (s *reverseState) zstd(ctx context.Context, size int64) error {
 				return fail(err)
 			}
 		}
-		if len(content) > 0 && content[len(content)-1] != '\n' {
-			return l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1), "frame at byte %d does not end on a record boundary", f.Offset)
-		}
-		for len(content) > 0 {
-			var line []byte
-			if k := trailingNewlines(content); k > 1 || len(content) == 1 {
-				// A run of empty lines (k-1 of them, or all k when they
-				// start the frame), taken as one record.
-				if k == len(content) {
-					content = nil
-				} else {
-					content = content[:len(content)-k+1]
-				}
-				line = blankLine[:0]
-			} else {
-				i := bytes.LastIndexByte(content[:len(content)-1], '\n')
-				line = content[i+1 : len(content)-1]
-				content = content[:i+1]
-				if int64(len(line)) > l.lim.record {
-					return l.longRecord(int64(len(line))+1, l.pos(f.Offset, -1, -1, -1))
-				}
-			}
-			if more, err := s.record(line, l.pos(f.Offset, -1, -1, -1)); err != nil || !more {
-				return err
-			}
+		if more, err := s.frame(content, f); err != nil || !more {
+			return err
 		}
 		end = f.Offset
 	}
 	return s.atStart()
 }
 
-// atStart checks, once the scan has gone back to the first body record,
+// probeFrame is the probe of the records of the frame f, too large to
+// hold: it streams them forward once and works out what reading them
+// backward would find. It returns false when the probe should stop.
+func (s *reverseState) probeFrame(d *zstdframe.Decoder, src io.ReaderAt, f zstdframe.Frame) (bool, error) {
+	l, v := s.r.l, s.r.hdr.Version
+	rd, err := d.NewReader(src, f)
+	if err != nil {
+		return false, err
+	}
+	var lr lineReader
+	lr.reset(rd, l.lim.record)
+	var (
+		n           int64 // records read
+		first, next int64 // the first seq of the first record, the next seq after the last
+		valid       bool  // the last record is a valid row
+		// ok says every record from the one before the last turn/end on
+		// (from the first when there is none) is a valid row continuing
+		// the one before it; te that the frame holds such a turn/end,
+		// and teFirst that it is the frame's first record.
+		ok, te, teFirst bool
+	)
+	for {
+		line, size, err := lr.next()
+		if err == io.EOF {
+			if size > 0 {
+				return false, l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1), "frame at byte %d does not end on a record boundary", f.Offset)
+			}
+			break
+		}
+		if err != nil {
+			return false, err
+		}
+		if s.records++; s.budget.records > 0 && s.records > s.budget.records {
+			return false, s.r.budgetError(errBudget)
+		}
+		row, derr := seam.DecodeRecordAlias(line[:len(line)-1], v)
+		cont := derr == nil && valid && row.FirstSeq() == next
+		switch {
+		case n == 0:
+			ok = derr == nil
+			first = row.FirstSeq()
+			te, teFirst = ok && isTurnEnd(line), ok && isTurnEnd(line)
+		case derr == nil && isTurnEnd(line):
+			ok, te, teFirst = cont, true, false
+		default:
+			ok = ok && cont
+		}
+		valid, next = derr == nil, row.NextSeq()
+		n++
+	}
+	switch {
+	case n == 0:
+		return true, nil
+	case s.accepted && (s.expect == 0 || !valid || next != s.expect):
+		return false, nil // a record before seq 0, or one the next does not continue
+	case s.turnEnd:
+		s.clean = true // this frame's last row is the one before the turn/end
+		return false, nil
+	case !ok:
+		return false, nil
+	case te && !teFirst:
+		s.clean = true
+		return false, nil
+	}
+	s.accepted, s.expect, s.turnEnd = true, first, te
+	return true, nil
+}
+
+// tornFrame holds the torn final frame t of a file of size bytes to the
+// forward read's rule (zstdReader.tornFrame): a complete frame inside it
+// makes it damaged structure, not a torn tail.
+func (s *reverseState) tornFrame(src io.ReaderAt, d *zstdframe.Decoder, t zstdframe.Torn, size int64) error {
+	l := s.r.l
+	sc := zstdframe.NewScanner(src, t.Offset+1, size, d)
+	at, found, err := sc.Resync(t.Offset + 1)
+	sc.Close()
+	switch {
+	case err != nil:
+		return s.r.budgetError(l.ioError(err, t.Offset))
+	case found:
+		return l.errorf(seam.ErrCorrupt, l.pos(t.Offset, -1, -1, -1),
+			"frame at byte %d runs past the end of the file, but a complete frame follows at byte %d", t.Offset, at)
+	}
+	return nil
+}
+
+// frame handles the records of content, the decoded text of the frame f
+// (or the part of it read), last to first. It returns false when the walk
+// should stop.
+func (s *reverseState) frame(content []byte, f zstdframe.Frame) (bool, error) {
+	l := s.r.l
+	if len(content) > 0 && content[len(content)-1] != '\n' {
+		return false, l.errorf(seam.ErrCorrupt, l.pos(f.Offset, -1, -1, -1), "frame at byte %d does not end on a record boundary", f.Offset)
+	}
+	for len(content) > 0 {
+		var line []byte
+		if k := trailingNewlines(content); k > 1 || len(content) == 1 {
+			// A run of empty lines (k-1 of them, or all k when they
+			// start the frame), taken as one record.
+			if k == len(content) {
+				content = nil
+			} else {
+				content = content[:len(content)-k+1]
+			}
+			line = blankLine[:0]
+		} else {
+			i := bytes.LastIndexByte(content[:len(content)-1], '\n')
+			line = content[i+1 : len(content)-1]
+			content = content[:i+1]
+			if int64(len(line)) > l.lim.record {
+				return false, l.longRecord(int64(len(line))+1, l.pos(f.Offset, -1, -1, -1))
+			}
+		}
+		if more, err := s.record(line, l.pos(f.Offset, -1, -1, -1)); err != nil || !more {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// atStart checks, once the walk has gone back to the first body record,
 // that the records it accepted begin the log at seq 0: a forward read
 // takes a first record that does not as the start of an uncommitted tail
 // (or of damage), never as committed, so a reverse read that served it
-// must not end as if all were well.
+// must not end as if all were well. A probe that got there read a log
+// without a turn/end, every record valid: it is clean if the first is at
+// seq 0.
 func (s *reverseState) atStart() error {
+	if s.probe {
+		s.clean = !s.accepted || s.expect == 0
+		return nil
+	}
 	if s.accepted && s.expect != 0 {
 		l := s.r.l
 		return l.errorf(seam.ErrCorrupt, l.pos(s.r.body.fileOff, -1, -1, s.expect),

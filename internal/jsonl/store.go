@@ -482,7 +482,11 @@ func (s *Store) readHeadTailWindow(ctx context.Context, l *logFile, d *sessionDi
 		return ht, w, err
 	}
 	ht.tail, err = wl.readTail(ctx, ht.size, &ht.hi, dec)
-	return ht, w, err
+	if err != nil && !errors.Is(err, ErrRecordLimit) {
+		return ht, w, err
+	}
+	r := &reader{l: &wl, hdr: &ht.hi.hdr, body: position{fileOff: ht.hi.bodyOff, textOff: ht.hi.bodyText, lineNo: 1, frame: 1}, lenient: true}
+	return ht, w, r.checkTail(ctx, ht.size, &ht.tail, err)
 }
 
 // snapshotOf is the Snapshot of the session in d whose log's head and tail

@@ -483,6 +483,12 @@ func (w *logWalk) frame(sc *zstdframe.Scanner, f zstdframe.Frame, frame int) err
 				w.finding(seam.ClassDamage, "header-frame", p,
 					"first frame is not exactly one header line: it holds %d more bytes of records", len(content))
 			}
+		case int64(i) > w.max:
+			// Over the record limit: not checked, as in a plain log or a
+			// streamed frame, though it is in memory, since every reader
+			// refuses it (seam.ErrLimit).
+			w.junk = 0
+			w.tooLong(w.pos(f.Offset, frame), int64(i+1))
 		case !w.stop:
 			w.record(line, w.pos(f.Offset, frame))
 		}

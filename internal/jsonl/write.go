@@ -295,14 +295,14 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 	h.body = position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}
 	// Only the tail is read: from the last turn/end on, what a full read
 	// would decide is decided the same way (see tailStart).
-	cp, err := h.tailStart(ctx, size)
+	r := h.reader(false)
+	cp, err := r.tailStart(ctx, size, 0, true)
 	if err != nil {
 		return err
 	}
-	if err := h.checkChain(ctx, cp); err != nil {
+	if err := r.checkChain(ctx, cp); err != nil {
 		return err
 	}
-	r := h.reader(false)
 	if cp.at.relative {
 		r.onCheckpoint = nil
 	}

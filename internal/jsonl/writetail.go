@@ -30,25 +30,29 @@ import (
 // turn/end whose seq skips is itself the first bad record). So a row is a
 // place to start only when the row before it ends at the seq it starts
 // with; the first body row is read from the header, which checks seq 0.
-func (h *handle) tailStart(ctx context.Context, size int64) (checkpoint, error) {
-	if h.log.enc == Zstd {
-		return h.zstdTailStart(ctx, size)
+//
+// It reads at most phys bytes of the file (0: no bound), else fails with
+// errBudget. chain asks for the write open's check of the records before
+// a zstd tail start (see checkChain).
+func (r *reader) tailStart(ctx context.Context, size, phys int64, chain bool) (checkpoint, error) {
+	if r.l.enc == Zstd {
+		return r.zstdTailStart(ctx, size, phys, chain)
 	}
-	return h.plainTailStart(ctx, size)
+	return r.plainTailStart(ctx, size, phys)
 }
 
-func (h *handle) plainTailStart(ctx context.Context, size int64) (checkpoint, error) {
-	l, v := h.log, h.hdr.Version
-	b := newBackLines(ctx, l.f, h.body.fileOff, size, tailBlock, 0, l.lim.record)
+func (r *reader) plainTailStart(ctx context.Context, size, phys int64) (checkpoint, error) {
+	l, v := r.l, r.hdr.Version
+	b := newBackLines(ctx, l.f, r.body.fileOff, size, tailBlock, phys, l.lim.record)
 	seen := false
 	var cand checkpoint // a row to start from once the row before it confirms it
 	for first := true; ; first = false {
 		line, off, err := b.prev()
 		switch {
 		case err == io.EOF:
-			return checkpoint{at: h.body}, nil
+			return checkpoint{at: r.body}, nil
 		case err != nil && !errors.Is(err, errLongLine):
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || errors.Is(err, errBudget) {
 				return checkpoint{}, err
 			}
 			return checkpoint{}, l.ioError(err, off)
@@ -78,14 +82,14 @@ func (h *handle) plainTailStart(ctx context.Context, size int64) (checkpoint, er
 	}
 }
 
-func (h *handle) zstdTailStart(ctx context.Context, size int64) (checkpoint, error) {
-	l, v := h.log, h.hdr.Version
+func (r *reader) zstdTailStart(ctx context.Context, size, phys int64, chain bool) (checkpoint, error) {
+	l, v := r.l, r.hdr.Version
 	d, err := l.decoder(ctx)
 	if err != nil {
 		return checkpoint{}, err
 	}
 	defer l.putDecoder(d)
-	c := newBlockCache(l.f, 0)
+	c := newBlockCache(l.f, phys)
 	defer c.release()
 	var content []byte
 	rv, err := zstdframe.NewReverse(c, size, zstdframe.LastOptions{Decoder: d, KeepContent: min(tailFrameLimit, l.lim.frame), Content: &content})
@@ -95,11 +99,14 @@ func (h *handle) zstdTailStart(ctx context.Context, size int64) (checkpoint, err
 	defer rv.Close()
 	seen := false
 	var cand checkpoint // a frame to start from once the frame before it confirms it
-	for end := size; end > h.body.fileOff; {
+	for end := size; end > r.body.fileOff; {
 		if err := ctx.Err(); err != nil {
 			return checkpoint{}, err
 		}
 		last, err := rv.LastFrame(end)
+		if errors.Is(err, errBudget) {
+			return checkpoint{}, err
+		}
 		if err != nil {
 			return checkpoint{}, l.frameError(err, -1, 0)
 		}
@@ -107,7 +114,7 @@ func (h *handle) zstdTailStart(ctx context.Context, size int64) (checkpoint, err
 			return checkpoint{}, l.errorf(seam.ErrCorrupt, l.pos(last.Torn.Offset, -1, -1, -1), "invalid frame at byte %d", last.Torn.Offset)
 		}
 		f := last.Frame
-		if f.Offset < h.body.fileOff || content == nil {
+		if f.Offset < r.body.fileOff || content == nil {
 			// The header frame, or a frame too large to hold: the forward
 			// read from the start streams it and says what it holds.
 			break
@@ -117,7 +124,10 @@ func (h *handle) zstdTailStart(ctx context.Context, size int64) (checkpoint, err
 			last := bytes.TrimSuffix(content, []byte{'\n'})
 			last = last[bytes.LastIndexByte(last, '\n')+1:]
 			if rec, err := seam.DecodeRecord(last, v); err == nil && rec.NextSeq() == cand.next {
-				return cand, h.zstdChain(ctx, rv, &content, f, cand)
+				if !chain {
+					return cand, nil
+				}
+				return cand, r.zstdChain(ctx, rv, &content, f, cand)
 			}
 			cand = checkpoint{}
 		}
@@ -132,7 +142,7 @@ func (h *handle) zstdTailStart(ctx context.Context, size int64) (checkpoint, err
 		}
 		end = f.Offset
 	}
-	return checkpoint{at: h.body}, nil
+	return checkpoint{at: r.body}, nil
 }
 
 // holdsTurnEnd reports whether the decoded text of a frame holds a
