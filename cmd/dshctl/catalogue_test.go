@@ -309,8 +309,14 @@ func treeDigest(ts *testscript.TestScript, dir string) string {
 // -ownlimit leaves GOMEMLIMIT unset, to test the limit dshctl sets itself.
 // -nobody runs it, when the test runs as root, as the unprivileged user
 // nobody (so that file modes apply), and as the current user otherwise.
+// -tries N runs it up to N times while it takes more CPU time than its
+// bound and every other check holds, for a command that changes nothing
+// whose time is near its bound: the CPU time of the same work varies with
+// what else the machine (or its host) runs — 0.65 s to 1.37 s for the
+// stat of bad_zstd_frames_of_newlines — and a command that does more work
+// than it should is over its bound every time.
 //
-//	bounded [-mem 100MB] [-time 2s] [-nobody] [-errors 1] 1 stat s
+//	bounded [-mem 100MB] [-time 2s] [-nobody] [-errors 1] [-tries 1] 1 stat s
 func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	fl := flag.NewFlagSet("bounded", flag.ContinueOnError)
 	memArg := fl.String("mem", "100MB", "peak resident memory")
@@ -318,8 +324,9 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	nobody := fl.Bool("nobody", false, "run as nobody when root")
 	errLines := fl.Int("errors", 1, "most error lines")
 	ownLimit := fl.Bool("ownlimit", false, "set no GOMEMLIMIT: dshctl's own memory limit applies")
-	if neg || fl.Parse(args) != nil || fl.NArg() < 2 {
-		ts.Fatalf("usage: bounded [-mem SIZE] [-time DURATION] [-nobody] [-ownlimit] [-errors N] CODE ARGS...")
+	tries := fl.Int("tries", 1, "runs while only the CPU time bound fails (a command that changes nothing)")
+	if neg || fl.Parse(args) != nil || fl.NArg() < 2 || *tries < 1 {
+		ts.Fatalf("usage: bounded [-mem SIZE] [-time DURATION] [-nobody] [-ownlimit] [-errors N] [-tries N] CODE ARGS...")
 	}
 	mem := parseSize(ts, *memArg)
 	if raceEnabled {
@@ -335,41 +342,31 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	measure, err := exec.LookPath("dshctl-measure")
 	ts.Check(err)
 	out := filepath.Join(ts.MkAbs("."), ".bounded")
-	os.Remove(out)
 	name, argv := measure, append([]string{out, bin}, fl.Args()[1:]...)
 	if *nobody && isRoot() {
 		name, argv = asNobody(ts, measure, bin, argv[2:])
 	}
-	cmd := exec.Command(name, argv...)
-	cmd.Dir = ts.MkAbs(".")
+	var env []string
 	for _, k := range []string{"PATH", "HOME", "XDG_STATE_HOME", "DSH_HOME", "DSHCTL_STORE", "NO_COLOR", "TMPDIR", "DSHCTL_TEST_TTY", "DSHCTL_TEST_INUSE_WINDOW", "COLUMNS"} {
-		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+		env = append(env, k+"="+ts.Getenv(k))
 	}
-	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", cpuLimitEnv, cpuStop(*limit)))
+	env = append(env, fmt.Sprintf("%s=%d", cpuLimitEnv, cpuStop(*limit)))
 	if !*ownLimit {
-		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%d", mem*4/5))
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	ts.Check(cmd.Start())
-	// The bound is on CPU time, which a loaded machine does not inflate: a
-	// command that runs away is stopped by its CPU time (cpuStop). One
-	// that blocks (on a FIFO, say) is killed after a while, long enough
-	// that a busy machine's share of a core does not pass for a hang: 1
-	// CPU-s took 20 s of wall time at a load of 30 on 2 cores, and over a
-	// minute for a test run under nice beside a load of 20.
-	hang := time.AfterFunc(max(30**limit, 10*time.Minute), func() { cmd.Process.Kill() })
-	err = cmd.Wait()
-	hung := !hang.Stop()
-	ts.Stdout().Write(stdout.Bytes())
-	ts.Stderr().Write(stderr.Bytes())
-	if hung {
-		ts.Fatalf("dshctl did not finish: killed")
+		env = append(env, fmt.Sprintf("GOMEMLIMIT=%d", mem*4/5))
 	}
 	var m measured
-	if data, rerr := os.ReadFile(out); rerr != nil || json.Unmarshal(data, &m) != nil {
-		ts.Fatalf("dshctl did not run: %v", err)
+	var stdout, stderr bytes.Buffer
+	for try := 1; ; try++ {
+		stdout.Reset()
+		stderr.Reset()
+		m = runMeasured(ts, out, name, argv, env, *limit, &stdout, &stderr)
+		if m.CPU <= *limit || m.Code != code || m.MaxRSS > mem || try == *tries {
+			break
+		}
+		ts.Logf("bounded: %v of CPU, over %v: run %d of %d", m.CPU, *limit, try+1, *tries)
 	}
+	ts.Stdout().Write(stdout.Bytes())
+	ts.Stderr().Write(stderr.Bytes())
 	if m.CPU > *limit && m.Code != code {
 		ts.Fatalf("dshctl took %v of CPU, over %v (and exited %d, want %d: stopped at %v of CPU)", m.CPU, *limit, m.Code, code, time.Duration(cpuStop(*limit))*time.Second)
 	}
@@ -405,6 +402,36 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	if m.CPU > *limit {
 		ts.Fatalf("dshctl took %v of CPU, over %v", m.CPU, *limit)
 	}
+}
+
+// runMeasured runs dshctl-measure (name and argv, which name out) with
+// env, its output to stdout and stderr, and returns what it measured. The
+// bound is on CPU time: a command that runs away is stopped by its CPU
+// time (cpuStop). One that blocks (on a FIFO, say) is killed after a
+// while, long enough that a busy machine's share of a core does not pass
+// for a hang: 1 CPU-s took 20 s of wall time at a load of 30 on 2 cores,
+// and over a minute for a test run under nice beside a load of 20.
+func runMeasured(ts *testscript.TestScript, out, name string, argv, env []string, limit time.Duration, stdout, stderr *bytes.Buffer) measured {
+	os.Remove(out)
+	cmd := exec.Command(name, argv...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	ts.Check(cmd.Start())
+	hang := time.AfterFunc(max(30*limit, 10*time.Minute), func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	if !hang.Stop() {
+		ts.Stdout().Write(stdout.Bytes())
+		ts.Stderr().Write(stderr.Bytes())
+		ts.Fatalf("dshctl did not finish: killed")
+	}
+	var m measured
+	if data, rerr := os.ReadFile(out); rerr != nil || json.Unmarshal(data, &m) != nil {
+		ts.Stdout().Write(stdout.Bytes())
+		ts.Stderr().Write(stderr.Bytes())
+		ts.Fatalf("dshctl did not run: %v", err)
+	}
+	return m
 }
 
 // raceCPU and raceMem scale bounded's CPU time and memory bounds under
