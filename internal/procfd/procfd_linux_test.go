@@ -30,9 +30,20 @@ func TestWriters(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		return cmd
 	}
-	reader := start("exec 3<" + log + "; exec sleep 30")
-	writer := start("exec 4>>" + other + "; exec sleep 30")
-	time.Sleep(300 * time.Millisecond) // let the shells open their files
+	// Each shell opens its file, then says so: a fixed wait for that may
+	// be too short on a busy machine.
+	reader := start("exec 3<" + log + "; : >" + log + ".open; exec sleep 600")
+	writer := start("exec 4>>" + other + "; : >" + other + ".open; exec sleep 600")
+	for _, p := range []string{log, other} {
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(p + ".open"); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the shell did not open %s in a minute", p)
+			}
+		}
+	}
 	hs, err := Writers(context.Background(), log, filepath.Join(dir, "missing"))
 	if err != nil || len(hs) != 0 {
 		t.Fatalf("Writers of a file open only for reading: %v, %v; want none", hs, err)
