@@ -459,8 +459,8 @@ func (s *source) blocks(f *Frame) (int64, error) {
 	}
 	// No block decodes to more than blockMax, so a larger declared size
 	// is false, whatever a decoder limit.
-	if f.ContentSize > int64(f.Blocks)*int64(blockMax) {
-		return 0, frameError(ErrCorrupt, off, nil, "frame declares %d bytes of content, more than its %d blocks hold", f.ContentSize, f.Blocks)
+	if most := int64(f.Blocks) * int64(blockMax); f.ContentSize > most {
+		return 0, frameError(ErrCorrupt, off, nil, "frame declares %d bytes of content, more than the %d its blocks can hold", f.ContentSize, most)
 	}
 	if f.HasChecksum {
 		pos += checksumLen
