@@ -314,9 +314,11 @@ func treeDigest(ts *testscript.TestScript, dir string) string {
 // whose time is near its bound: the CPU time of the same work varies with
 // what else the machine (or its host) runs — 0.65 s to 1.37 s for the
 // stat of bad_zstd_frames_of_newlines — and a command that does more work
-// than it should is over its bound every time.
+// than it should is over its bound every time. -restore DIR puts DIR back
+// as it was before each further run, for a command that writes only
+// there.
 //
-//	bounded [-mem 100MB] [-time 2s] [-nobody] [-errors 1] [-tries 1] 1 stat s
+//	bounded [-mem 100MB] [-time 2s] [-nobody] [-errors 1] [-tries 1] [-restore DIR] 1 stat s
 func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	fl := flag.NewFlagSet("bounded", flag.ContinueOnError)
 	memArg := fl.String("mem", "100MB", "peak resident memory")
@@ -325,8 +327,13 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 	errLines := fl.Int("errors", 1, "most error lines")
 	ownLimit := fl.Bool("ownlimit", false, "set no GOMEMLIMIT: dshctl's own memory limit applies")
 	tries := fl.Int("tries", 1, "runs while only the CPU time bound fails (a command that changes nothing)")
+	restore := fl.String("restore", "", "the folder to put back before each further run")
 	if neg || fl.Parse(args) != nil || fl.NArg() < 2 || *tries < 1 {
-		ts.Fatalf("usage: bounded [-mem SIZE] [-time DURATION] [-nobody] [-ownlimit] [-errors N] [-tries N] CODE ARGS...")
+		ts.Fatalf("usage: bounded [-mem SIZE] [-time DURATION] [-nobody] [-ownlimit] [-errors N] [-tries N] [-restore DIR] CODE ARGS...")
+	}
+	var saved *savedTree
+	if *restore != "" {
+		saved = saveTree(ts, ts.MkAbs(*restore))
 	}
 	mem := parseSize(ts, *memArg)
 	if raceEnabled {
@@ -364,6 +371,9 @@ func cmdBounded(ts *testscript.TestScript, neg bool, args []string) {
 			break
 		}
 		ts.Logf("bounded: %v of CPU, over %v: run %d of %d", m.CPU, *limit, try+1, *tries)
+		if saved != nil {
+			saved.restore(ts)
+		}
 	}
 	ts.Stdout().Write(stdout.Bytes())
 	ts.Stderr().Write(stderr.Bytes())
@@ -531,5 +541,80 @@ func cmdOwner(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got := fmt.Sprintf("%d %d %#o", uid, gid, fi.Mode().Perm()); got != strings.Join(args[1:], " ") {
 		ts.Fatalf("%s: owner, group and mode %s, want %s", args[0], got, strings.Join(args[1:], " "))
+	}
+}
+
+// savedTree is a folder's files as they were, to put back.
+type savedTree struct {
+	root    string
+	entries []savedEntry
+}
+
+type savedEntry struct {
+	rel   string
+	mode  fs.FileMode
+	data  []byte // a file's bytes; a link's target
+	mtime time.Time
+}
+
+// saveTree reads the tree at root (a small store) into memory.
+func saveTree(ts *testscript.TestScript, root string) *savedTree {
+	t := &savedTree{root: root}
+	size := 0
+	ts.Check(filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		e := savedEntry{rel: rel, mode: info.Mode(), mtime: info.ModTime()}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			e.data = []byte(target)
+			if err != nil {
+				return err
+			}
+		case d.Type().IsRegular():
+			if e.data, err = os.ReadFile(p); err != nil {
+				return err
+			}
+		case !d.IsDir():
+			return fmt.Errorf("%s: cannot save %v", p, d.Type())
+		}
+		if size += len(e.data); size > 64<<20 {
+			return fmt.Errorf("%s: more than 64 MiB to save", root)
+		}
+		t.entries = append(t.entries, e)
+		return nil
+	}))
+	return t
+}
+
+// restore puts the tree back as saveTree found it: the same files, modes
+// and modification times (dshctl tells a log written moments ago by
+// another program by its time).
+func (t *savedTree) restore(ts *testscript.TestScript) {
+	ts.Check(os.RemoveAll(t.root))
+	for _, e := range t.entries {
+		p := filepath.Join(t.root, e.rel)
+		switch {
+		case e.mode&fs.ModeSymlink != 0:
+			ts.Check(os.Symlink(string(e.data), p))
+			continue
+		case e.mode.IsDir():
+			ts.Check(os.Mkdir(p, e.mode.Perm()))
+		default:
+			ts.Check(os.WriteFile(p, e.data, e.mode.Perm()))
+		}
+	}
+	// Times last: making an entry changes its folder's.
+	for i := len(t.entries) - 1; i >= 0; i-- {
+		if e := t.entries[i]; e.mode&fs.ModeSymlink == 0 {
+			ts.Check(os.Chtimes(filepath.Join(t.root, e.rel), e.mtime, e.mtime))
+		}
 	}
 }
