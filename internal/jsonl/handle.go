@@ -136,7 +136,7 @@ func (s *Store) openRead(ctx context.Context, l *logFile, d *sessionDir) (*handl
 // whose size was size and whose last row's vocabulary check gave vocab.
 func (s *Store) openReadWith(ctx context.Context, l *logFile, d *sessionDir, hi *headerInfo, size int64, vocab error) (*handle, error) {
 	h := &handle{s: s, id: d.id, access: seam.Read, hdr: hi.hdr, dir: d, log: l,
-		body: position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}}
+		body: hi.body()}
 	if vocab != nil && !s.opts.AllowUnknownTypes {
 		return nil, vocab
 	}
@@ -370,7 +370,7 @@ func (h *handle) reopenLocked(op string) (fs.FileInfo, bool) {
 	}
 	h.retireLocked(h.log)
 	h.log = l
-	h.body = position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}
+	h.body = hi.body()
 	h.cps = nil
 	return fi, true
 }
@@ -406,7 +406,7 @@ func (h *handle) attach(op string) error {
 		return seam.Wrap(err, seam.ErrIO, op, h.id)
 	}
 	h.log, h.dir = l, d
-	h.body = position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}
+	h.body = hi.body()
 	return nil
 }
 

@@ -149,6 +149,11 @@ type headerInfo struct {
 	bodyText int64
 }
 
+// body is the position of the first body record.
+func (hi *headerInfo) body() position {
+	return position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}
+}
+
 // readHeader reads and validates the header record of a log of the given
 // size: the header line (plain) or frame 0, which must hold exactly the
 // header line (zstd). The header is checked against the log's generation.

@@ -485,7 +485,7 @@ func (s *Store) readHeadTailWindow(ctx context.Context, l *logFile, d *sessionDi
 	if err != nil && !errors.Is(err, ErrRecordLimit) {
 		return ht, w, err
 	}
-	r := &reader{l: &wl, hdr: &ht.hi.hdr, body: position{fileOff: ht.hi.bodyOff, textOff: ht.hi.bodyText, lineNo: 1, frame: 1}, lenient: true}
+	r := &reader{l: &wl, hdr: &ht.hi.hdr, body: ht.hi.body(), lenient: true}
 	return ht, w, r.checkTail(ctx, ht.size, &ht.tail, err)
 }
 

@@ -292,7 +292,7 @@ func (s *Store) loadWriter(ctx context.Context, h *handle) error {
 		return err
 	}
 	h.hdr = hi.hdr
-	h.body = position{fileOff: hi.bodyOff, textOff: hi.bodyText, lineNo: 1, frame: 1}
+	h.body = hi.body()
 	// Only the tail is read: from the last turn/end on, what a full read
 	// would decide is decided the same way (see tailStart).
 	r := h.reader(false)
