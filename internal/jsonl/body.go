@@ -466,18 +466,29 @@ func (z *zstdReader) enterFrame() error {
 // and the frames after it are committed data, which a repair must not cut
 // (verify reports the same finding).
 func (z *zstdReader) tornFrame(f zstdframe.Frame) error {
-	sc := zstdframe.NewScanner(z.shifted, f.Offset-z.base+1, z.size, z.dec)
-	at, found, err := sc.Resync(f.Offset - z.base + 1)
-	sc.Close()
-	if err != nil {
-		return z.l.ioError(err, f.Offset)
-	}
-	if found {
-		return z.l.errorf(seam.ErrCorrupt, z.l.pos(f.Offset, z.pos.frameNo(), -1, -1),
-			"frame at byte %d runs past the end of the file, but a complete frame follows at byte %d", f.Offset, at+z.base)
+	if err := z.l.checkTorn(z.shifted, z.dec, f.Offset-z.base, z.size, z.base, z.pos.frameNo()); err != nil {
+		return err
 	}
 	z.tornN = f.Size
 	return io.EOF
+}
+
+// checkTorn checks the torn final frame at off of src, a file of size
+// bytes that starts base bytes into the log, frame number frame (-1: not
+// known): a complete frame inside it makes it damaged structure
+// (ErrCorrupt), not a torn tail.
+func (l *logFile) checkTorn(src io.ReaderAt, d *zstdframe.Decoder, off, size, base int64, frame int) error {
+	sc := zstdframe.NewScanner(src, off+1, size, d)
+	at, found, err := sc.Resync(off + 1)
+	sc.Close()
+	switch {
+	case err != nil:
+		return l.ioError(err, off+base)
+	case found:
+		return l.errorf(seam.ErrCorrupt, l.pos(off+base, frame, -1, -1),
+			"frame at byte %d runs past the end of the file, but a complete frame follows at byte %d", off+base, at+base)
+	}
+	return nil
 }
 
 func (z *zstdReader) leaveFrame() {

@@ -572,8 +572,9 @@ func (s *reverseState) zstd(ctx context.Context, size, end int64, part *framePar
 			return l.errorf(seam.ErrCorrupt, l.pos(last.Torn.Offset, -1, -1, -1), "invalid frame at byte %d", last.Torn.Offset)
 		}
 		if last.Torn.Size != 0 {
-			if err := s.tornFrame(src, d, last.Torn, size); err != nil {
-				return err
+			// The forward read's rule (zstdReader.tornFrame).
+			if err := l.checkTorn(src, d, last.Torn.Offset, size, 0, -1); err != nil {
+				return s.r.budgetError(err)
 			}
 		}
 		f := last.Frame
@@ -676,24 +677,6 @@ func (s *reverseState) probeFrame(d *zstdframe.Decoder, src io.ReaderAt, f zstdf
 	}
 	s.accepted, s.expect, s.turnEnd = true, first, te
 	return true, nil
-}
-
-// tornFrame holds the torn final frame t of a file of size bytes to the
-// forward read's rule (zstdReader.tornFrame): a complete frame inside it
-// makes it damaged structure, not a torn tail.
-func (s *reverseState) tornFrame(src io.ReaderAt, d *zstdframe.Decoder, t zstdframe.Torn, size int64) error {
-	l := s.r.l
-	sc := zstdframe.NewScanner(src, t.Offset+1, size, d)
-	at, found, err := sc.Resync(t.Offset + 1)
-	sc.Close()
-	switch {
-	case err != nil:
-		return s.r.budgetError(l.ioError(err, t.Offset))
-	case found:
-		return l.errorf(seam.ErrCorrupt, l.pos(t.Offset, -1, -1, -1),
-			"frame at byte %d runs past the end of the file, but a complete frame follows at byte %d", t.Offset, at)
-	}
-	return nil
 }
 
 // frame handles the records of content, the decoded text of the frame f
